@@ -1,0 +1,1 @@
+"""BrowserMesh demo layer."""

@@ -1,0 +1,1 @@
+"""BrowserMesh engine layer."""

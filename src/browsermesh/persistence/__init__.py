@@ -1,0 +1,1 @@
+"""BrowserMesh persistence layer."""

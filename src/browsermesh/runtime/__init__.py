@@ -1,0 +1,1 @@
+"""BrowserMesh runtime layer."""
