@@ -1,0 +1,313 @@
+"""The Playwright engine: the only place Playwright objects live.
+
+Playwright is imported lazily (first browser use) so that spawning the server and answering
+`initialize`/`tools/list` does not pay for it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from browsermesh.engine.classify import browser_error, navigation_error
+from browsermesh.engine.protocol import ContextOptions, EngineEvents, HistoryStep
+from browsermesh.errors import BrowserMeshError, ErrorCode
+
+if TYPE_CHECKING:
+    from playwright.async_api import Browser, BrowserContext, Page, Playwright
+
+# Chromium must not phone home on a closed network (and we promise no background traffic).
+QUIET_FLAGS = (
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+)
+
+
+@dataclass(eq=False)
+class PwContext:
+    """A session's BrowserContext and where it lives."""
+
+    placement: str
+    context: BrowserContext
+    slot: BrowserSlot
+
+
+@dataclass(eq=False)
+class PwPage:
+    """A managed page plus the per-page engine state later features hang on it."""
+
+    page: Page
+    context: PwContext
+    closed: bool = False
+    extras: dict[str, Any] = field(default_factory=dict)
+
+
+class BrowserSlot:
+    """One browser connection (the local Chromium). Concurrent starts coalesce."""
+
+    def __init__(self, key: str) -> None:
+        self.key = key
+        self.state = "not_started"
+        self.browser: Browser | None = None
+        self.version: str | None = None
+        self._lock = asyncio.Lock()
+        self.stopping = False
+
+    async def ensure(self, engine: PlaywrightEngine, timeout_ms: float) -> Browser:
+        async with self._lock:
+            if self.browser is not None and self.browser.is_connected():
+                return self.browser
+            browser = await self._start(engine, timeout_ms)
+            self.browser = browser
+            self.version = browser.version
+            self.state = "ready"
+            browser.on("disconnected", lambda _b: engine._browser_gone(self, browser))
+            return browser
+
+    async def _start(self, engine: PlaywrightEngine, timeout_ms: float) -> Browser:
+        pw = await engine.playwright()
+        try:
+            return await pw.chromium.launch(
+                executable_path=engine.executable_path,
+                headless=engine.headless,
+                chromium_sandbox=engine.sandbox_enabled,
+                args=list(QUIET_FLAGS),
+                timeout=timeout_ms,
+                handle_sigint=False,
+                handle_sigterm=False,
+                handle_sighup=False,
+            )
+        except Exception as exc:
+            self.state = "failed"
+            raise browser_error(exc, "launch") from None
+
+    async def stop(self) -> None:
+        self.stopping = True
+        browser, self.browser = self.browser, None
+        if browser is not None:
+            try:
+                await browser.close()
+            except Exception as exc:
+                raise browser_error(exc) from None
+        self.state = "not_started"
+        self.stopping = False
+
+
+def running_as_root() -> bool:
+    return sys.platform.startswith("linux") and hasattr(os, "geteuid") and os.geteuid() == 0
+
+
+class PlaywrightEngine:
+    """Local launch backend: one lazily started Chromium for every session."""
+
+    def __init__(self, *, executable_path: str | None, headless: bool, no_sandbox: bool) -> None:
+        self.events = EngineEvents()
+        self.executable_path = executable_path
+        self.headless = headless
+        self.sandbox_enabled = not (no_sandbox or running_as_root())
+        self._pw: Playwright | None = None
+        self._pw_lock = asyncio.Lock()
+        self._slot = BrowserSlot("local")
+
+    # ---------------------------------------------------------------- inspection
+
+    @property
+    def backend(self) -> str:
+        return "local"
+
+    @property
+    def launch_state(self) -> str:
+        return self._slot.state
+
+    @property
+    def browser_version(self) -> str | None:
+        browser = self._slot.browser
+        return self._slot.version if browser is not None and browser.is_connected() else None
+
+    @property
+    def sandbox(self) -> bool | None:
+        return self.sandbox_enabled
+
+    def endpoints(self) -> list[dict[str, Any]]:
+        return []
+
+    def live_contexts(self) -> int:
+        """Contexts open in the local browser (tests check for leaks)."""
+        browser = self._slot.browser
+        return len(browser.contexts) if browser is not None else 0
+
+    def browser_pid(self) -> int | None:
+        """Best effort: the launched Chromium's process id (tests kill it)."""
+        browser = self._slot.browser
+        if browser is None:
+            return None
+        proc = getattr(getattr(browser, "_impl_obj", None), "_browser_process", None)
+        return getattr(proc, "pid", None) if proc is not None else None
+
+    # ----------------------------------------------------------------- lifecycle
+
+    async def playwright(self) -> Playwright:
+        async with self._pw_lock:
+            if self._pw is None:
+                from playwright.async_api import async_playwright
+
+                self._pw = await async_playwright().start()
+            return self._pw
+
+    def _browser_gone(self, slot: BrowserSlot, browser: Browser) -> None:
+        if slot.browser is browser:
+            slot.browser = None
+        if slot.stopping:
+            return
+        slot.state = "failed"
+        self.events.on_disconnect(slot.key)
+
+    async def stop(self) -> None:
+        error: BrowserMeshError | None = None
+        try:
+            await self._slot.stop()
+        except BrowserMeshError as err:
+            error = err
+        pw, self._pw = self._pw, None
+        if pw is not None:
+            try:
+                await pw.stop()
+            except Exception as exc:
+                error = error or browser_error(exc)
+        if error is not None:
+            raise error
+
+    # ------------------------------------------------------------------ contexts
+
+    async def new_context(
+        self, options: ContextOptions, timeout_ms: float, live_by_placement: dict[str, int]
+    ) -> PwContext:
+        browser = await asyncio.wait_for(
+            self._slot.ensure(self, timeout_ms), timeout=timeout_ms / 1000 + 1
+        )
+        try:
+            context = await browser.new_context(**context_kwargs(options))
+        except Exception as exc:
+            raise browser_error(exc) from None
+        ctx = PwContext(self._slot.key, context, self._slot)
+        try:
+            for origin in grant_origins(options.settings):
+                await context.grant_permissions(["geolocation"], origin=origin)
+        except BaseException:
+            await self._close_quietly(context)
+            raise
+        return ctx
+
+    async def _close_quietly(self, context: BrowserContext) -> None:
+        try:
+            await context.close()
+        except Exception:
+            pass
+
+    async def close_context(self, context: PwContext) -> None:  # type: ignore[override]
+        try:
+            await context.context.close()
+        except Exception as exc:
+            if not context.slot.browser:
+                return  # the browser is already gone: nothing left to close
+            raise browser_error(exc) from None
+
+    async def storage_state(self, context: PwContext) -> dict[str, Any]:
+        try:
+            state: dict[str, Any] = dict(await context.context.storage_state())
+            return state
+        except Exception as exc:
+            raise browser_error(exc) from None
+
+    # --------------------------------------------------------------------- pages
+
+    async def new_page(self, context: PwContext, timeout_ms: float) -> PwPage:  # type: ignore[override]
+        try:
+            page = await asyncio.wait_for(context.context.new_page(), timeout=timeout_ms / 1000)
+        except TimeoutError:
+            raise BrowserMeshError(ErrorCode.OPERATION_TIMEOUT) from None
+        except Exception as exc:
+            raise browser_error(exc) from None
+        return self.adopt_page(context, page)
+
+    def adopt_page(self, context: PwContext, page: Page) -> PwPage:
+        """Wrap a Playwright page as a managed page and watch for its closing."""
+        handle = PwPage(page, context)
+
+        def on_close(_p: Page) -> None:
+            if not handle.closed:
+                handle.closed = True
+                self.events.on_page_closed(handle)
+
+        page.on("close", on_close)
+        return handle
+
+    async def close_page(self, page: PwPage) -> None:  # type: ignore[override]
+        page.closed = True
+        try:
+            await page.page.close()
+        except Exception as exc:
+            raise browser_error(exc) from None
+
+    async def navigate(self, page: PwPage, url: str, timeout_ms: float) -> str:  # type: ignore[override]
+        try:
+            await page.page.goto(url, wait_until="load", timeout=timeout_ms)
+        except Exception as exc:
+            raise navigation_error(exc, url, timeout_ms) from None
+        return page.page.url
+
+    async def history(self, page: PwPage, step: HistoryStep, timeout_ms: float) -> str:  # type: ignore[override]
+        p = page.page
+        try:
+            if step == "back":
+                await p.go_back(wait_until="load", timeout=timeout_ms)
+            elif step == "forward":
+                await p.go_forward(wait_until="load", timeout=timeout_ms)
+            else:
+                await p.reload(wait_until="load", timeout=timeout_ms)
+        except Exception as exc:
+            raise navigation_error(exc, p.url, timeout_ms) from None
+        return p.url
+
+    def current_url(self, page: PwPage) -> str:  # type: ignore[override]
+        return page.page.url
+
+    async def title(self, page: PwPage, timeout_ms: float) -> str:  # type: ignore[override]
+        try:
+            return await asyncio.wait_for(page.page.title(), timeout=timeout_ms / 1000)
+        except TimeoutError:
+            raise BrowserMeshError(
+                ErrorCode.OPERATION_TIMEOUT, details={"timeoutMs": timeout_ms}
+            ) from None
+        except Exception as exc:
+            raise browser_error(exc) from None
+
+
+def context_kwargs(options: ContextOptions) -> dict[str, Any]:
+    """Map normalized contextSettings (§12) onto Playwright's new_context arguments."""
+    s = options.settings
+    kwargs: dict[str, Any] = {"viewport": s.get("viewport", {"width": 1280, "height": 720})}
+    simple = {
+        "deviceScaleFactor": "device_scale_factor",
+        "locale": "locale",
+        "timezoneId": "timezone_id",
+        "colorScheme": "color_scheme",
+        "reducedMotion": "reduced_motion",
+        "userAgent": "user_agent",
+        "geolocation": "geolocation",
+    }
+    for wire, kw in simple.items():
+        if wire in s:
+            kwargs[kw] = s[wire]
+    if options.storage_state is not None:
+        kwargs["storage_state"] = options.storage_state
+    return kwargs
+
+
+def grant_origins(settings: dict[str, Any]) -> list[str]:
+    return [p["origin"] for p in settings.get("permissions", [])]

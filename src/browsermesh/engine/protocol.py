@@ -1,0 +1,72 @@
+"""The engine port: what the runtime may ask of a browser backend.
+
+Handles are opaque to the runtime: it stores them and passes them back, never looks inside. Every
+method raises `BrowserMeshError` (already classified) on failure, never a Playwright exception.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol
+
+HistoryStep = Literal["back", "forward", "reload"]
+
+
+class EngineContext(Protocol):
+    """One BrowserContext (= one session). `placement` names the backend endpoint it lives on."""
+
+    placement: str
+
+
+class EnginePage(Protocol):
+    """One managed page."""
+
+    closed: bool
+
+
+@dataclass(frozen=True, slots=True)
+class ContextOptions:
+    """Everything a new context is created with."""
+
+    settings: dict[str, Any] = field(default_factory=dict)
+    storage_state: dict[str, Any] | None = None
+
+
+@dataclass(slots=True)
+class EngineEvents:
+    """Callbacks the engine fires; the runtime installs them once."""
+
+    on_disconnect: Callable[[str], None] = lambda placement: None
+    on_page_closed: Callable[[EnginePage], None] = lambda page: None
+
+
+class Engine(Protocol):
+    """A browser backend (local launch, CDP attach or a browser-server pool)."""
+
+    events: EngineEvents
+
+    @property
+    def backend(self) -> str: ...
+    @property
+    def launch_state(self) -> str: ...
+    @property
+    def browser_version(self) -> str | None: ...
+    @property
+    def sandbox(self) -> bool | None: ...
+    def endpoints(self) -> list[dict[str, Any]]: ...
+
+    async def new_context(
+        self, options: ContextOptions, timeout_ms: float, live_by_placement: dict[str, int]
+    ) -> EngineContext:
+        """Create a context on the backend endpoint the engine picks (fewest live sessions)."""
+        ...
+
+    async def close_context(self, context: EngineContext) -> None: ...
+    async def new_page(self, context: EngineContext, timeout_ms: float) -> EnginePage: ...
+    async def close_page(self, page: EnginePage) -> None: ...
+    async def navigate(self, page: EnginePage, url: str, timeout_ms: float) -> str: ...
+    async def history(self, page: EnginePage, step: HistoryStep, timeout_ms: float) -> str: ...
+    def current_url(self, page: EnginePage) -> str: ...
+    async def title(self, page: EnginePage, timeout_ms: float) -> str: ...
+    async def stop(self) -> None: ...

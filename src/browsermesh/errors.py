@@ -1,0 +1,339 @@
+"""The error model: 20 stable codes, fixed messages and next steps, and the details allowlist.
+
+Every failure that crosses MCP is built here (`error_payload`). Raw exception text, stacks and
+secrets stay in `BrowserMeshError.cause` / `internal`, which are never serialized for a client.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any, Literal
+
+from browsermesh.redact import cut_chars, sanitize_url
+
+
+class ErrorCode(StrEnum):
+    """The 20 stable error codes (contract §16.2)."""
+
+    SESSION_NOT_FOUND = "SESSION_NOT_FOUND"
+    SESSION_NOT_READY = "SESSION_NOT_READY"
+    SESSION_CLOSING = "SESSION_CLOSING"
+    SESSION_CLOSED = "SESSION_CLOSED"
+    PAGE_NOT_FOUND = "PAGE_NOT_FOUND"
+    INVALID_ARGUMENT = "INVALID_ARGUMENT"
+    OPERATION_TIMEOUT = "OPERATION_TIMEOUT"
+    OPERATION_CANCELLED = "OPERATION_CANCELLED"
+    NAVIGATION_FAILED = "NAVIGATION_FAILED"
+    ELEMENT_NOT_FOUND = "ELEMENT_NOT_FOUND"
+    LOCATOR_AMBIGUOUS = "LOCATOR_AMBIGUOUS"
+    STALE_ELEMENT_REFERENCE = "STALE_ELEMENT_REFERENCE"
+    STALE_SNAPSHOT_CURSOR = "STALE_SNAPSHOT_CURSOR"
+    BROWSER_ERROR = "BROWSER_ERROR"
+    BROWSER_DISCONNECTED = "BROWSER_DISCONNECTED"
+    INTERNAL_ERROR = "INTERNAL_ERROR"
+    LIMIT_EXCEEDED = "LIMIT_EXCEEDED"
+    RUNTIME_SHUTTING_DOWN = "RUNTIME_SHUTTING_DOWN"
+    SAVED_STATE_NOT_FOUND = "SAVED_STATE_NOT_FOUND"
+    PERSISTENCE_DISABLED = "PERSISTENCE_DISABLED"
+
+
+INSTALL_REMEDIATION = "Run: browsermesh --install-browser"
+
+_MESSAGES: dict[ErrorCode, str] = {
+    ErrorCode.SESSION_NOT_FOUND: "Session not found.",
+    ErrorCode.SESSION_NOT_READY: "Session is not ready.",
+    ErrorCode.SESSION_CLOSING: "Session is closing.",
+    ErrorCode.SESSION_CLOSED: "Session is closed.",
+    ErrorCode.PAGE_NOT_FOUND: "Page not found in the addressed session.",
+    ErrorCode.INVALID_ARGUMENT: "Invalid argument.",
+    ErrorCode.OPERATION_TIMEOUT: "Operation timed out.",
+    ErrorCode.OPERATION_CANCELLED: "Operation cancelled.",
+    ErrorCode.NAVIGATION_FAILED: "Navigation failed.",
+    ErrorCode.ELEMENT_NOT_FOUND: "Element not found.",
+    ErrorCode.LOCATOR_AMBIGUOUS: "Locator matched multiple elements.",
+    ErrorCode.STALE_ELEMENT_REFERENCE: "Element ref is stale.",
+    ErrorCode.STALE_SNAPSHOT_CURSOR: "Snapshot cursor is stale.",
+    ErrorCode.BROWSER_ERROR: "The browser operation failed.",
+    ErrorCode.BROWSER_DISCONNECTED: "Browser disconnected; the session cannot be recovered.",
+    ErrorCode.INTERNAL_ERROR: "Unexpected internal error.",
+    ErrorCode.LIMIT_EXCEEDED: "Configured resource limit exceeded.",
+    ErrorCode.RUNTIME_SHUTTING_DOWN: "Runtime is shutting down.",
+    ErrorCode.SAVED_STATE_NOT_FOUND: "Saved state not found.",
+    ErrorCode.PERSISTENCE_DISABLED: "Persistence is disabled.",
+}
+
+BrowserErrorVariant = Literal["launch", "connect", "operation"]
+_BROWSER_ERROR_MESSAGES: dict[BrowserErrorVariant, str] = {
+    "launch": "Chromium could not be started. Run: browsermesh --install-browser",
+    "connect": "Could not connect to the configured browser endpoint.",
+    "operation": "The browser operation failed.",
+}
+
+_NEXT_STEPS: dict[ErrorCode, str] = {
+    ErrorCode.SESSION_NOT_FOUND: (
+        "Use browser_session_list to find your sessions or browser_session_create to make one."
+    ),
+    ErrorCode.SESSION_NOT_READY: (
+        "Check with browser_session_get: if creating, retry shortly; if failed, create a "
+        "replacement session (failureCode says why)."
+    ),
+    ErrorCode.SESSION_CLOSING: (
+        "Stop using this session; use another session or create one with browser_session_create."
+    ),
+    ErrorCode.SESSION_CLOSED: (
+        "Create a replacement with browser_session_create; pass stateId to restore saved auth."
+    ),
+    ErrorCode.PAGE_NOT_FOUND: (
+        "Use browser_page_list for this session's pageIds; pageIds of other sessions are always "
+        "rejected."
+    ),
+    ErrorCode.INVALID_ARGUMENT: (
+        "Re-read the tool's inputSchema; some bounds are runtime-only and browser_runtime_info "
+        "reports the configured limits."
+    ),
+    ErrorCode.OPERATION_TIMEOUT: (
+        "Check with browser_snapshot whether the target is visible and enabled or the condition "
+        "can happen, then retry with a larger timeoutMs."
+    ),
+    ErrorCode.OPERATION_CANCELLED: "Reissue the operation only after confirming the page state.",
+    ErrorCode.NAVIGATION_FAILED: (
+        "Check that the absolute http(s) URL is reachable; use browser_observe with source "
+        "requestFailed for evidence."
+    ),
+    ErrorCode.ELEMENT_NOT_FOUND: (
+        'Take browser_snapshot (format: "actions" or interactiveOnly: true), then use a ref or a '
+        "role/label/testId locator; use exact: false for partial names."
+    ),
+    ErrorCode.LOCATOR_AMBIGUOUS: (
+        "Narrow the locator by role name, scope it to a container, or use a ref from "
+        "browser_snapshot."
+    ),
+    ErrorCode.STALE_ELEMENT_REFERENCE: (
+        "Refs expire after 30 s and die on navigation and on every newer ref capture; take a new "
+        "browser_snapshot or use a locator."
+    ),
+    ErrorCode.STALE_SNAPSHOT_CURSOR: (
+        "Cursors expire after 30 s and die on navigation; call browser_snapshot again without "
+        "cursor."
+    ),
+    ErrorCode.BROWSER_ERROR: (
+        "Call browser_runtime_info; run the remediation if details names one; otherwise retry or "
+        "create a new session."
+    ),
+    ErrorCode.BROWSER_DISCONNECTED: (
+        "Create new sessions with browser_session_create; restore auth with stateId."
+    ),
+    ErrorCode.INTERNAL_ERROR: (
+        "Retry once unless the action may already have happened; quote the operationId when "
+        "reporting."
+    ),
+    ErrorCode.LIMIT_EXCEEDED: (
+        "Ask for less (maxChars, maxBytes, maxRefs, limit, scope) or close unused sessions or "
+        "pages."
+    ),
+    ErrorCode.RUNTIME_SHUTTING_DOWN: "Reconnect to a running server before retrying.",
+    ErrorCode.SAVED_STATE_NOT_FOUND: "Use browser_state_list, or save a state first.",
+    ErrorCode.PERSISTENCE_DISABLED: (
+        "Continue without saved state, or restart the server with BROWSERMESH_PERSISTENCE=true."
+    ),
+}
+
+Reason = Literal[
+    "timeout",
+    "dns",
+    "connection",
+    "tls",
+    "invalid_url",
+    "locator_ambiguous",
+    "element_not_found",
+    "other",
+]
+REASONS: frozenset[str] = frozenset(
+    {
+        "timeout",
+        "dns",
+        "connection",
+        "tls",
+        "invalid_url",
+        "locator_ambiguous",
+        "element_not_found",
+        "other",
+    }
+)
+_DEFAULT_REASON: dict[ErrorCode, str] = {
+    ErrorCode.OPERATION_TIMEOUT: "timeout",
+    ErrorCode.LOCATOR_AMBIGUOUS: "locator_ambiguous",
+    ErrorCode.ELEMENT_NOT_FOUND: "element_not_found",
+    ErrorCode.NAVIGATION_FAILED: "other",
+    ErrorCode.BROWSER_ERROR: "other",
+    ErrorCode.BROWSER_DISCONNECTED: "other",
+}
+OPERATIONS: frozenset[str] = frozenset(
+    {
+        "capture screenshot",
+        "capture snapshot",
+        "check",
+        "click",
+        "double-click",
+        "drag",
+        "evaluate",
+        "fill",
+        "focus",
+        "hover over",
+        "press",
+        "read visible text",
+        "scroll into view",
+        "select option",
+        "uncheck",
+    }
+)
+_LOCATOR_STRATEGIES = frozenset({"role", "text", "label", "placeholder", "testId", "css"})
+MAX_TIMEOUT_MS = 300_000
+
+
+@dataclass(frozen=True, slots=True)
+class Bound:
+    """A numeric bound for the message's bound clause, e.g. ``limit <= 100 (VAR)``."""
+
+    name: str
+    op: Literal["<=", ">="]
+    number: int
+    variable: str | None = None
+
+    def clause(self) -> str:
+        suffix = f" ({self.variable})" if self.variable else ""
+        return f" Bound: {self.name} {self.op} {self.number}{suffix}."
+
+
+@dataclass(eq=False)
+class BrowserMeshError(Exception):
+    """A classified failure. Only `code`, the fixed message, `details` (allowlisted) and
+    `operation_id` ever reach a client; `cause` and `internal` are for tests and debug logs."""
+
+    code: ErrorCode
+    details: dict[str, Any] = field(default_factory=dict)
+    bound: Bound | None = None
+    variant: BrowserErrorVariant = "operation"
+    cause: str | None = None
+    internal: dict[str, Any] = field(default_factory=dict)
+    operation_id: str | None = None
+
+    def __post_init__(self) -> None:
+        Exception.__init__(self, self.code.value)
+
+    @property
+    def message(self) -> str:
+        """The fixed client-facing message (plus the bound clause when one applies)."""
+        if self.code is ErrorCode.BROWSER_ERROR:
+            base = _BROWSER_ERROR_MESSAGES[self.variant]
+        else:
+            base = _MESSAGES[self.code]
+        if self.bound is not None and self.code in (
+            ErrorCode.INVALID_ARGUMENT,
+            ErrorCode.LIMIT_EXCEEDED,
+        ):
+            base += self.bound.clause()
+        return base[:512]
+
+    @property
+    def next_step(self) -> str:
+        return _NEXT_STEPS[self.code]
+
+    def __str__(self) -> str:  # never the cause: str(err) may end up in a log line
+        return f"{self.code.value}: {self.message}"
+
+
+def message_for(code: ErrorCode) -> str:
+    """The fixed message of `code` (the generic BROWSER_ERROR variant)."""
+    return _MESSAGES[code]
+
+
+def next_step_for(code: ErrorCode) -> str:
+    return _NEXT_STEPS[code]
+
+
+def _clean_locator(value: Any) -> dict[str, Any] | None:
+    if not isinstance(value, dict):
+        return None
+    strategy = value.get("strategy")
+    if strategy not in _LOCATOR_STRATEGIES:
+        return None
+    out: dict[str, Any] = {"strategy": strategy}
+    for key in ("value", "name"):
+        raw = value.get(key)
+        if isinstance(raw, str):
+            cleaned = "".join(ch for ch in raw if not _is_control(ch))
+            out[key] = cut_chars(cleaned, 256)
+    exact = value.get("exact")
+    if isinstance(exact, bool):
+        out["exact"] = exact
+    return out
+
+
+def _is_control(ch: str) -> bool:
+    cp = ord(ch)
+    return cp <= 31 or 127 <= cp <= 159
+
+
+def clean_details(code: ErrorCode, raw: Any) -> dict[str, Any]:
+    """Apply the §16.4 allowlist. Never raises, whatever `raw` is."""
+    out: dict[str, Any] = {}
+    try:
+        items = dict(raw) if isinstance(raw, dict) else {}
+    except Exception:
+        items = {}
+
+    def get(key: str) -> Any:
+        try:
+            return items.get(key)
+        except Exception:
+            return None
+
+    reason = get("reason")
+    if isinstance(reason, str) and reason in REASONS:
+        out["reason"] = reason
+    elif code in _DEFAULT_REASON:
+        out["reason"] = _DEFAULT_REASON[code]
+    timeout = get("timeoutMs")
+    if (
+        isinstance(timeout, int | float)
+        and not isinstance(timeout, bool)
+        and math.isfinite(timeout)
+    ):
+        clamped = min(max(timeout, 0), MAX_TIMEOUT_MS)
+        out["timeoutMs"] = int(clamped) if float(clamped).is_integer() else clamped
+    operation = get("operation")
+    if isinstance(operation, str) and operation in OPERATIONS:
+        out["operation"] = operation
+    if get("remediation") == INSTALL_REMEDIATION:
+        out["remediation"] = INSTALL_REMEDIATION
+    url = get("url")
+    if isinstance(url, str):
+        out["url"] = sanitize_url(url, max_chars=256, origin_and_path=True)
+    locator = _clean_locator(get("locator"))
+    if locator is not None:
+        out["locator"] = locator
+    return out
+
+
+def error_payload(error: BrowserMeshError) -> dict[str, Any]:
+    """The `{ok: false, error: {...}}` object sent as the single text block of a failure."""
+    body: dict[str, Any] = {
+        "code": error.code.value,
+        "message": error.message,
+        "nextStep": error.next_step,
+    }
+    details = clean_details(error.code, error.details)
+    if details:
+        body["details"] = details
+    if error.operation_id:
+        body["operationId"] = error.operation_id
+    return {"ok": False, "error": body}
+
+
+def internal_error(cause: BaseException | None = None) -> BrowserMeshError:
+    """Wrap an unexpected exception: the client sees only INTERNAL_ERROR."""
+    text = None if cause is None else cut_chars(f"{type(cause).__name__}: {cause}", 2000)
+    return BrowserMeshError(ErrorCode.INTERNAL_ERROR, cause=text)

@@ -1,0 +1,190 @@
+"""Tool specifications, the input-validation channel and the result envelope (§3.3, §16.1).
+
+A handler is thin: it receives validated arguments, calls one runtime method and returns the
+structured result. Everything that can go wrong becomes an `isError` result here; no exception
+text ever reaches the SDK.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import mcp.types as types
+
+from browsermesh.errors import BrowserMeshError, error_payload, internal_error
+from browsermesh.mcp.schemas import Schema, with_dialect
+
+if TYPE_CHECKING:
+    from jsonschema.protocols import Validator
+
+    from browsermesh.runtime.runtime import Runtime
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCall:
+    """One call as a handler sees it."""
+
+    runtime: Runtime
+    principal: str
+    args: dict[str, Any]
+
+    def session_id(self) -> object:
+        return self.args.get("sessionId")
+
+    def page_id(self) -> object:
+        return self.args.get("pageId")
+
+    def timeout(self) -> object:
+        return self.args.get("timeoutMs")
+
+
+@dataclass(slots=True)
+class ToolOutput:
+    """A success: `structured` becomes structuredContent; `leading` blocks go before the JSON
+    text block (screenshots); `text` replaces the JSON text (runtime_info's summary)."""
+
+    structured: dict[str, Any]
+    leading: list[types.ContentBlock] = field(default_factory=list)
+    text: str | None = None
+
+
+Handler = Callable[[ToolCall], Awaitable[ToolOutput | dict[str, Any]]]
+
+
+@dataclass(frozen=True, slots=True)
+class ToolSpec:
+    """Everything published about a tool, and its handler."""
+
+    name: str
+    title: str
+    description: str
+    profile: str
+    read_only: bool
+    destructive: bool
+    idempotent: bool
+    open_world: bool
+    input_schema: Schema
+    output_schema: Schema
+    handler: Handler
+
+    def published(self, input_schema: Schema, output_schema: Schema) -> types.Tool:
+        return types.Tool(
+            name=self.name,
+            title=self.title,
+            description=self.description,
+            input_schema=input_schema,
+            output_schema=output_schema,
+            annotations=types.ToolAnnotations(
+                title=self.title,
+                read_only_hint=self.read_only,
+                destructive_hint=self.destructive,
+                idempotent_hint=self.idempotent,
+                open_world_hint=self.open_world,
+            ),
+        )
+
+    def full_input_schema(self) -> Schema:
+        return with_dialect(self.input_schema)
+
+    def full_output_schema(self) -> Schema:
+        return with_dialect(self.output_schema)
+
+
+def compact_json(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def error_result(error: BrowserMeshError) -> types.CallToolResult:
+    """Application failure: one text block, the compact payload, no structuredContent."""
+    text = compact_json(error_payload(error))
+    return types.CallToolResult(content=[types.TextContent(type="text", text=text)], is_error=True)
+
+
+def validation_result(name: str, problems: list[str]) -> types.CallToolResult:
+    text = f"Input validation error: Invalid arguments for tool {name}: " + "\n".join(problems[:10])
+    return types.CallToolResult(content=[types.TextContent(type="text", text=text)], is_error=True)
+
+
+def success_result(out: ToolOutput) -> types.CallToolResult:
+    text = out.text if out.text is not None else compact_json(out.structured)
+    content: list[types.ContentBlock] = [*out.leading, types.TextContent(type="text", text=text)]
+    return types.CallToolResult(content=content, structured_content=out.structured)
+
+
+def describe_problem(error: Any) -> str:
+    """`<path>: <problem>` for one jsonschema error (values are not echoed)."""
+    path = "/".join(str(p) for p in error.absolute_path) or "(root)"
+    validator = error.validator
+    if validator == "additionalProperties":
+        extra = sorted(set(error.instance) - set(error.schema.get("properties", {})))
+        problem = "unknown field " + ", ".join(repr(n[:64]) for n in extra[:5])
+    elif validator == "required":
+        missing = [n for n in error.validator_value if n not in error.instance]
+        problem = "missing required field " + ", ".join(repr(n) for n in missing)
+    elif validator == "type":
+        problem = f"must be of type {error.validator_value}"
+    elif validator in (
+        "minLength",
+        "maxLength",
+        "minimum",
+        "maximum",
+        "minItems",
+        "maxItems",
+        "maxProperties",
+        "minProperties",
+        "exclusiveMinimum",
+        "exclusiveMaximum",
+    ):
+        problem = f"violates {validator} {error.validator_value}"
+    elif validator == "enum":
+        problem = "must be one of " + ", ".join(map(str, error.validator_value))
+    elif validator == "const":
+        problem = f"must be {error.validator_value!r}"
+    elif validator == "pattern":
+        problem = "does not match the required pattern"
+    elif validator == "oneOf":
+        problem = "does not match exactly one allowed shape"
+    else:
+        problem = f"violates {validator}"
+    return f"{path}: {problem}"
+
+
+class ToolDispatcher:
+    """Validates arguments against the expanded schema, runs the handler, shapes the result."""
+
+    def __init__(self, specs: list[ToolSpec], runtime: Runtime) -> None:
+        from jsonschema import Draft202012Validator
+
+        self.runtime = runtime
+        self.specs = {s.name: s for s in specs}
+        self._validators: dict[str, Validator] = {
+            s.name: Draft202012Validator(s.full_input_schema()) for s in specs
+        }
+
+    async def call(
+        self, name: str, arguments: dict[str, Any] | None, principal: str
+    ) -> types.CallToolResult:
+        spec = self.specs.get(name)
+        if spec is None:
+            return validation_result(name, ["(root): unknown tool"])
+        args = arguments if arguments is not None else {}
+        errors = sorted(
+            self._validators[name].iter_errors(args), key=lambda e: list(e.absolute_path)
+        )
+        if errors:
+            return validation_result(name, [describe_problem(e) for e in errors])
+        try:
+            out = await spec.handler(ToolCall(self.runtime, principal, args))
+        except asyncio.CancelledError:
+            raise
+        except BrowserMeshError as err:
+            return error_result(err)
+        except Exception as exc:
+            return error_result(internal_error(exc))
+        if isinstance(out, dict):
+            out = ToolOutput(out)
+        return success_result(out)

@@ -1,0 +1,285 @@
+"""Runtime, session and page tools."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from browsermesh.mcp.registry import ToolCall, ToolOutput, ToolSpec
+from browsermesh.mcp.schemas import (
+    BOOL,
+    EMPTY_INPUT,
+    NO_CONTROL,
+    PAGE_ID,
+    PAGE_VIEW,
+    SESSION_ID,
+    SESSION_VIEW,
+    Schema,
+    array,
+    enum,
+    integer,
+    obj,
+    output,
+    page_output,
+    session_address,
+    string,
+)
+
+_POSITIVE = integer(1)
+_INFO_OUTPUT: Schema = output(
+    {
+        "serverVersion": string(),
+        "pythonVersion": string(),
+        "playwrightVersion": string(),
+        "mcpVersion": string(),
+        "browserProduct": {"const": "chromium"},
+        "browserVersion": {"type": ["string", "null"]},
+        "browserLaunchState": enum("not_started", "ready", "failed"),
+        "browserBackend": enum("local", "cdp", "browser-server"),
+        "endpoints": array(
+            obj(
+                {
+                    "endpoint": string(),
+                    "state": enum("not_connected", "connected", "failed"),
+                    "activeSessions": integer(0),
+                    "browserVersion": {"type": ["string", "null"]},
+                },
+                ["endpoint", "state", "activeSessions", "browserVersion"],
+                closed=False,
+            )
+        ),
+        "sandbox": {"type": ["boolean", "null"]},
+        "transport": enum("stdio", "http"),
+        "toolProfiles": array(enum("core", "observability", "persistence", "eval")),
+        "headless": BOOL,
+        "persistenceEnabled": BOOL,
+        "defaultTimeoutMs": _POSITIVE,
+        "maxSessions": _POSITIVE,
+        "maxPagesPerSession": _POSITIVE,
+        "resourceLimits": {
+            "type": "object",
+            "additionalProperties": {"type": "object", "additionalProperties": _POSITIVE},
+        },
+        "activeSessions": integer(0),
+        "failedSessions": integer(0),
+    }
+)
+
+_METADATA: Schema = {
+    "type": "object",
+    "maxProperties": 32,
+    "propertyNames": {
+        "minLength": 1,
+        "maxLength": 64,
+        "pattern": NO_CONTROL,
+        "not": {"enum": ["__proto__", "constructor", "prototype"]},
+    },
+    "additionalProperties": string(max_length=512, pattern=NO_CONTROL),
+    "description": "Neutral string labels (e.g. role, account); no meaning to the server.",
+}
+
+_SESSION_OUT = output({"sessionId": string(), "session": SESSION_VIEW})
+
+
+async def runtime_info(call: ToolCall) -> ToolOutput:
+    info = call.runtime.info()
+    state = {"ready": "browser ready", "failed": "browser failed"}.get(
+        info["browserLaunchState"], "browser not started"
+    )
+    summary = (
+        f"BrowserMesh {info['serverVersion']} · {state} · {info['activeSessions']} active, "
+        f"{info['failedSessions']} failed sessions"
+    )
+    return ToolOutput(info, text=summary)
+
+
+async def session_create(call: ToolCall) -> dict[str, Any]:
+    a = call.args
+    op_id, view, page_id = await call.runtime.create_session(
+        call.principal,
+        name=a.get("name"),
+        metadata=a.get("metadata"),
+        state_id=a.get("stateId"),
+        context_settings=a.get("contextSettings"),
+    )
+    return {
+        "operationId": op_id,
+        "session": view,
+        "initialPage": {"sessionId": view["sessionId"], "pageId": page_id},
+    }
+
+
+async def session_list(call: ToolCall) -> dict[str, Any]:
+    op_id, views = call.runtime.list_sessions(call.principal)
+    return {"operationId": op_id, "sessions": views}
+
+
+async def session_get(call: ToolCall) -> dict[str, Any]:
+    op_id, view = call.runtime.get_session(call.principal, call.session_id())
+    return {"operationId": op_id, "sessionId": view["sessionId"], "session": view}
+
+
+async def session_close(call: ToolCall) -> dict[str, Any]:
+    op_id, view = await call.runtime.close_session(call.principal, call.session_id())
+    return {"operationId": op_id, "sessionId": view["sessionId"], "session": view}
+
+
+async def page_create(call: ToolCall) -> dict[str, Any]:
+    op_id, page = await call.runtime.create_page(call.principal, call.session_id())
+    return {
+        "operationId": op_id,
+        "sessionId": page["sessionId"],
+        "pageId": page["pageId"],
+        "page": page,
+    }
+
+
+async def page_list(call: ToolCall) -> dict[str, Any]:
+    op_id, pages = await call.runtime.list_pages(call.principal, call.session_id())
+    return {"operationId": op_id, "sessionId": call.args["sessionId"], "pages": pages}
+
+
+async def page_close(call: ToolCall) -> dict[str, Any]:
+    op_id = await call.runtime.close_page(call.principal, call.session_id(), call.page_id())
+    return {
+        "operationId": op_id,
+        "sessionId": call.args["sessionId"],
+        "pageId": call.args["pageId"],
+        "closed": True,
+    }
+
+
+def create_input_schema(context_settings: Schema) -> Schema:
+    return obj(
+        {
+            "name": string(1, 128, pattern=NO_CONTROL, description="Label, e.g. the role."),
+            "metadata": _METADATA,
+            "stateId": string(1, 128, description="Saved state to restore (cookies, storage)."),
+            "contextSettings": context_settings,
+        }
+    )
+
+
+def specs(context_settings: Schema) -> list[ToolSpec]:
+    """The session and page tools (profile `core`)."""
+    return [
+        ToolSpec(
+            "browser_runtime_info",
+            "Inspect BrowserMesh runtime",
+            "Report server, browser and limit information without touching any session. Use it "
+            "to learn configured limits or to diagnose BROWSER_ERROR.",
+            "core",
+            True,
+            False,
+            True,
+            False,
+            EMPTY_INPUT,
+            _INFO_OUTPUT,
+            runtime_info,
+        ),
+        ToolSpec(
+            "browser_session_create",
+            "Create isolated browser session",
+            "Create an isolated browser session (own cookies, storage, permissions, pages) and "
+            "its first page. Create a separate session for each different user, account, role, "
+            "auth state, device or permission profile, and for each independent parallel "
+            "workflow; sessions run in parallel and never share state. Returns sessionId and "
+            "the initial pageId; every later call names them.",
+            "core",
+            False,
+            False,
+            False,
+            False,
+            create_input_schema(context_settings),
+            output(
+                {
+                    "session": SESSION_VIEW,
+                    "initialPage": obj(
+                        {"sessionId": string(), "pageId": string()},
+                        ["sessionId", "pageId"],
+                        closed=False,
+                    ),
+                }
+            ),
+            session_create,
+        ),
+        ToolSpec(
+            "browser_session_list",
+            "List browser sessions",
+            "List your sessions (live and recently closed or failed) with status and labels. Use "
+            "it to recover sessionIds.",
+            "core",
+            True,
+            False,
+            True,
+            False,
+            EMPTY_INPUT,
+            output({"sessions": array(SESSION_VIEW)}),
+            session_list,
+        ),
+        ToolSpec(
+            "browser_session_get",
+            "Get browser session",
+            "Get one session's status, labels and failureCode without waiting for its queue.",
+            "core",
+            True,
+            False,
+            True,
+            False,
+            session_address(),
+            _SESSION_OUT,
+            session_get,
+        ),
+        ToolSpec(
+            "browser_session_close",
+            "Close browser session",
+            "Close a session after its queued work finishes; idempotent. Close every session "
+            "you created when done.",
+            "core",
+            False,
+            True,
+            True,
+            False,
+            session_address(),
+            _SESSION_OUT,
+            session_close,
+        ),
+        ToolSpec(
+            "browser_page_create",
+            "Create browser page",
+            "Open another page (tab) in a session; returns its pageId.",
+            "core",
+            False,
+            False,
+            False,
+            False,
+            session_address(),
+            output({"sessionId": string(), "pageId": string(), "page": PAGE_VIEW}),
+            page_create,
+        ),
+        ToolSpec(
+            "browser_page_list",
+            "List browser pages",
+            "List a session's pages with live URLs (waits behind the session's queued work).",
+            "core",
+            True,
+            False,
+            True,
+            False,
+            session_address(),
+            output({"sessionId": string(), "pages": array(PAGE_VIEW)}),
+            page_list,
+        ),
+        ToolSpec(
+            "browser_page_close",
+            "Close browser page",
+            "Close one page of a session; the oldest remaining page becomes the default.",
+            "core",
+            False,
+            True,
+            False,
+            False,
+            obj({"sessionId": SESSION_ID, "pageId": PAGE_ID}, ["sessionId", "pageId"]),
+            page_output({"closed": {"const": True}}),
+            page_close,
+        ),
+    ]

@@ -1,0 +1,42 @@
+"""Bounding text by code points and UTF-8 bytes (cuts always on code-point boundaries)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+def utf8_len(text: str) -> int:
+    return len(text.encode("utf-8"))
+
+
+@dataclass(frozen=True, slots=True)
+class BoundedText:
+    text: str
+    truncated: bool
+    original_chars: int
+    original_bytes: int
+    returned_chars: int
+    returned_bytes: int
+
+
+def fit_prefix(text: str, max_chars: int, max_bytes: int) -> str:
+    """The longest prefix with at most `max_chars` code points and `max_bytes` UTF-8 bytes."""
+    prefix = text[:max_chars]
+    encoded = prefix.encode("utf-8")
+    if len(encoded) <= max_bytes:
+        return prefix
+    # Cut the bytes, then drop a partial trailing code point.
+    return encoded[:max_bytes].decode("utf-8", errors="ignore")
+
+
+def bound_text(text: str, max_chars: int, max_bytes: int) -> BoundedText:
+    """Cut first at `max_chars` code points, then before exceeding `max_bytes`."""
+    out = fit_prefix(text, max_chars, max_bytes)
+    return BoundedText(
+        text=out,
+        truncated=len(out) < len(text),
+        original_chars=len(text),
+        original_bytes=utf8_len(text),
+        returned_chars=len(out),
+        returned_bytes=utf8_len(out),
+    )

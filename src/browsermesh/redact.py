@@ -1,0 +1,358 @@
+"""The URL sanitizer and the text redactor (contract §17).
+
+This module is the single place that decides what URL and free-text data may leave the
+process (observability events, action-and-wait events, error details, endpoint listings and
+log fields).  Everything here is a pure function over ``str``; it uses only the standard
+library and never raises on hostile input (only a programming error such as a non-positive
+bound raises).
+
+URL sanitizer (§17.1), :func:`sanitize_url`:
+
+1. Parse with :func:`urllib.parse.urlsplit`; unparsable input (``ValueError``, an invalid port,
+   no scheme, or no host) becomes ``<invalid-url>``.  A scheme outside the caller's allowed set
+   becomes ``<redacted-url>``.
+2. Username, password and fragment are removed; host (IPv6 hosts keep their brackets) and port
+   are kept.
+3. Query: the query is split on ``&``; each pair is split at its first ``=``; the name is
+   decoded up to three rounds (percent-decoding with ``+`` as space, stopping early when a round
+   changes nothing); if the decoded, case-folded name contains any of :data:`SENSITIVE_NAME_PARTS`
+   the value becomes ``[REDACTED]``.  Names and all other pairs keep their original encoding and
+   order (the query is never re-encoded).  Two extensions that only ever redact more: legacy
+   ``;`` sub-pairs inside a query pair (``a=1;token=x``) and ``;name=value`` path parameters
+   (``/app;jsessionid=x``) with a sensitive name are redacted too.
+4. The result is cut to the caller's bound, ending with ``…`` when cut.
+5. Origin-and-path mode drops the query entirely and bounds the result to at most 256 chars.
+
+Text redactor (§17.2), :func:`redact_text`: ``Bearer <token>`` becomes ``Bearer [REDACTED]``,
+and a run following a sensitive keyword and a ``whitespace/:/=`` separator becomes
+``[REDACTED]``; the result is then cut to the bound.
+
+All regular expressions are precompiled and linear time: every quantified group is followed by a
+constraint that either succeeds on the first character or fails immediately, and separator
+characters never overlap keyword letters, so hostile inputs of any length cannot trigger
+catastrophic backtracking.
+"""
+
+from __future__ import annotations
+
+import enum
+import re
+from typing import Final
+from urllib.parse import unquote_plus, urlsplit
+
+__all__ = [
+    "ELLIPSIS",
+    "ENDPOINT_SCHEMES",
+    "HTTP_SCHEMES",
+    "INVALID_URL",
+    "NAME_DECODE_ROUNDS",
+    "ORIGIN_AND_PATH_MAX_CHARS",
+    "REDACTED",
+    "REDACTED_URL",
+    "SENSITIVE_NAME_PARTS",
+    "TEXT_KEYWORDS",
+    "cut_chars",
+    "redact_text",
+    "sanitize_url",
+    "sanitize_url_or_none",
+]
+
+REDACTED: Final = "[REDACTED]"
+"""Replacement for a redacted value (query value or text run)."""
+
+INVALID_URL: Final = "<invalid-url>"
+"""Sanitizer output for input that cannot be parsed as a URL with a scheme and a host."""
+
+REDACTED_URL: Final = "<redacted-url>"
+"""Sanitizer output for a URL whose scheme is outside the caller's allowed set."""
+
+ELLIPSIS: Final = "…"
+"""Last character of a string that was cut."""
+
+HTTP_SCHEMES: Final[frozenset[str]] = frozenset({"http", "https"})
+"""Default allowed schemes (observability, action-and-wait events, error details, logs)."""
+
+ENDPOINT_SCHEMES: Final[frozenset[str]] = frozenset({"http", "https", "ws", "wss"})
+"""Allowed schemes for browser endpoint URLs (``browser_runtime_info``, endpoint log fields)."""
+
+ORIGIN_AND_PATH_MAX_CHARS: Final = 256
+"""Upper bound of the origin-and-path mode (error-detail ``url``)."""
+
+NAME_DECODE_ROUNDS: Final = 3
+"""Maximum number of percent-decoding rounds applied to a query name."""
+
+SENSITIVE_NAME_PARTS: Final[tuple[str, ...]] = (
+    "token",
+    "secret",
+    "password",
+    "passwd",
+    "auth",
+    "key",
+    "code",
+    "session",
+    "cookie",
+    "credential",
+    "signature",
+    "sig",
+)
+"""A query name whose decoded, case-folded form contains one of these has its value redacted."""
+
+TEXT_KEYWORDS: Final[tuple[str, ...]] = (
+    "authorization",
+    "cookie",
+    "password",
+    "passwd",
+    "token",
+    "secret",
+    "api_key",
+    "api-key",
+    "apikey",
+    "session",
+)
+"""Keywords whose following value run is redacted by :func:`redact_text`."""
+
+# HTTP authentication scheme names.  When one of them is the first run after a keyword (as in
+# "Authorization: Basic abc"), the run after the scheme name is redacted instead, so the
+# credential never survives.  ("Bearer" is also handled by its own rule.)
+_AUTH_SCHEMES: Final[tuple[str, ...]] = (
+    "aws4-hmac-sha256",
+    "basic",
+    "bearer",
+    "digest",
+    "dpop",
+    "gnap",
+    "hoba",
+    "mac",
+    "mutual",
+    "negotiate",
+    "ntlm",
+    "oauth",
+    "privatetoken",
+    "scram-sha-1",
+    "scram-sha-256",
+    "token",
+    "vapid",
+)
+
+# "bearer", whitespace, then a run of non-whitespace characters.  Linear: after the greedy
+# whitespace run, "\S+" either matches its first character (and succeeds) or fails at once.
+_BEARER_RE: Final = re.compile(r"(bearer\s+)\S+", re.IGNORECASE)
+
+# keyword [optional closing quote] separator-run [optional opening quote]
+# [optional auth-scheme name + whitespace] value-run.
+# Separator characters (whitespace, ":", "=", quotes) never occur in a keyword, so each
+# separator run is reachable from exactly one keyword occurrence, and the value run succeeds as
+# soon as it matches one character; the total work is linear in the input length.
+_KEYWORD_RE: Final = re.compile(
+    r"((?:"
+    + "|".join(re.escape(k) for k in TEXT_KEYWORDS)
+    + r")[\"']?[\s:=]+[\"']?(?:(?:"
+    + "|".join(re.escape(s) for s in _AUTH_SCHEMES)
+    + r")\s+)?)[^ ,;]+",
+    re.IGNORECASE,
+)
+
+# An IPv6 (or IPvFuture) literal in brackets, optionally followed by ":port" (already validated).
+_BRACKETED_HOST_RE: Final = re.compile(r"\[[^\[\]]*\](?::[0-9]*)?")
+
+
+class _Failure(enum.Enum):
+    """Why a URL could not be rebuilt."""
+
+    INVALID = enum.auto()
+    NOT_ALLOWED = enum.auto()
+
+
+def cut_chars(text: str, max_chars: int) -> str:
+    """Cut ``text`` to at most ``max_chars`` Unicode code points.
+
+    Text that already fits is returned unchanged.  Longer text is cut on a code-point boundary
+    and its last character replaced by ``…``, so the result is exactly ``max_chars`` code points
+    long.
+
+    Raises:
+        ValueError: ``max_chars`` is smaller than 1 (a programming error: no bound in the
+            contract is below 1 and a cut string must be able to hold the ``…``).
+    """
+    if max_chars < 1:
+        raise ValueError("max_chars must be >= 1")
+    if len(text) <= max_chars:
+        return text
+    return text[: max_chars - 1] + ELLIPSIS
+
+
+def _decode_name(name: str) -> str:
+    """Percent-decode ``name`` (``+`` as space) up to :data:`NAME_DECODE_ROUNDS` rounds.
+
+    Decoding stops early when a round changes nothing.
+    """
+    for _ in range(NAME_DECODE_ROUNDS):
+        decoded = unquote_plus(name)
+        if decoded == name:
+            break
+        name = decoded
+    return name
+
+
+def _is_sensitive_name(name: str) -> bool:
+    """Return whether a raw (still encoded) parameter name designates a secret value.
+
+    The name is decoded up to three rounds and case-folded; it is sensitive when it contains any
+    of :data:`SENSITIVE_NAME_PARTS`.  Over-redaction (``author``, ``zipcode``) is by design.
+    """
+    folded = _decode_name(name).casefold()
+    return any(part in folded for part in SENSITIVE_NAME_PARTS)
+
+
+def _redact_query_pair(pair: str) -> str:
+    """Redact one ``&``-separated query pair, keeping its original encoding.
+
+    The pair is split at its first ``=``.  Legacy ``;``-separated sub-pairs (``a=1;token=x``)
+    are honoured as well: from the first sub-pair with a sensitive name, everything after its
+    ``=`` up to the end of the ``&`` pair is redacted, which covers both the ``&``-only and the
+    ``&``/``;`` readings of the query.  A name without ``=`` has no value and stays as is.
+    """
+    pieces = pair.split(";")
+    for index, piece in enumerate(pieces):
+        name, eq, _value = piece.partition("=")
+        if eq and _is_sensitive_name(name):
+            return ";".join([*pieces[:index], name + "=" + REDACTED])
+    return pair
+
+
+def _redact_query(query: str) -> str:
+    """Redact sensitive values of a raw query; order and encoding are otherwise preserved."""
+    return "&".join(_redact_query_pair(pair) for pair in query.split("&"))
+
+
+def _redact_path_segment(segment: str) -> str:
+    """Redact sensitive matrix parameters of one path segment (``/app;jsessionid=ABC``).
+
+    The part before the first ``;`` is the segment itself and is kept.  From the first
+    ``;name=value`` parameter with a sensitive name, the rest of the segment is replaced by
+    ``[REDACTED]``.
+    """
+    pieces = segment.split(";")
+    for index in range(1, len(pieces)):
+        name, eq, _value = pieces[index].partition("=")
+        if eq and _is_sensitive_name(name):
+            return ";".join([*pieces[:index], name + "=" + REDACTED])
+    return segment
+
+
+def _redact_path(path: str) -> str:
+    """Redact sensitive matrix parameters in every segment of a raw path."""
+    if ";" not in path:
+        return path
+    return "/".join(_redact_path_segment(segment) for segment in path.split("/"))
+
+
+def _rebuild(url: str, allowed_schemes: frozenset[str], origin_and_path: bool) -> str | _Failure:
+    """Parse ``url`` and rebuild it without credentials, fragment and sensitive values."""
+    if not isinstance(url, str):  # defensive: callers may hand through engine data
+        return _Failure.INVALID
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return _Failure.INVALID
+    scheme = parts.scheme  # urlsplit lower-cases the scheme
+    if not scheme:
+        return _Failure.INVALID
+    if scheme not in allowed_schemes:
+        return _Failure.NOT_ALLOWED
+    try:
+        _ = parts.port  # validates the port: non-numeric or out of range raises ValueError
+    except ValueError:
+        return _Failure.INVALID
+    if not parts.hostname:
+        return _Failure.INVALID
+    # Keep the host exactly as written (IPv6 brackets, port); drop "user:password@".
+    host_port = parts.netloc.rpartition("@")[2]
+    if ("[" in host_port or "]" in host_port) and _BRACKETED_HOST_RE.fullmatch(host_port) is None:
+        return _Failure.INVALID  # e.g. "[::1]x": junk around an IPv6 literal
+    base = f"{scheme}://{host_port}{_redact_path(parts.path)}"
+    if origin_and_path or not parts.query:
+        return base
+    return f"{base}?{_redact_query(parts.query)}"
+
+
+def sanitize_url(
+    url: str,
+    *,
+    max_chars: int,
+    allowed_schemes: frozenset[str] = HTTP_SCHEMES,
+    origin_and_path: bool = False,
+) -> str:
+    """Sanitize a URL for output (contract §17.1); the one URL sanitizer of the project.
+
+    Args:
+        url: The raw URL.
+        max_chars: Bound in code points (observability: the configured string length;
+            action-and-wait events: 2,000; logs: 512).  A cut result ends with ``…``.
+        allowed_schemes: Lower-case schemes that may pass (default ``http``/``https``; endpoint
+            URLs add ``ws``/``wss``, see :data:`ENDPOINT_SCHEMES`).
+        origin_and_path: Error-detail mode: drop the query entirely, keep
+            ``scheme://host[:port]/path`` and bound to ``min(max_chars, 256)``.
+
+    Returns:
+        The sanitized URL, ``<invalid-url>`` when unparsable (no scheme, no host, bad port,
+        malformed IPv6 literal), or ``<redacted-url>`` when the scheme is not allowed.
+
+    Raises:
+        ValueError: ``max_chars`` is smaller than 1.
+    """
+    bound = min(max_chars, ORIGIN_AND_PATH_MAX_CHARS) if origin_and_path else max_chars
+    if bound < 1:
+        raise ValueError("max_chars must be >= 1")
+    rebuilt = _rebuild(url, allowed_schemes, origin_and_path)
+    if isinstance(rebuilt, _Failure):
+        rebuilt = INVALID_URL if rebuilt is _Failure.INVALID else REDACTED_URL
+    return cut_chars(rebuilt, bound)
+
+
+def sanitize_url_or_none(url: str, *, max_chars: int) -> str | None:
+    """Sanitize an observability event URL, or return ``None`` when the event must be dropped.
+
+    Observability keeps only ``http``/``https`` URLs (§8.4): a URL with any other scheme
+    (``data:``, ``blob:``, ``javascript:``, ...) or an unparsable URL yields ``None``; otherwise
+    the result equals ``sanitize_url(url, max_chars=max_chars)``.
+
+    Raises:
+        ValueError: ``max_chars`` is smaller than 1.
+    """
+    if max_chars < 1:
+        raise ValueError("max_chars must be >= 1")
+    rebuilt = _rebuild(url, HTTP_SCHEMES, False)
+    if isinstance(rebuilt, _Failure):
+        return None
+    return cut_chars(rebuilt, max_chars)
+
+
+def _keep_prefix(match: re.Match[str]) -> str:
+    """Replacement callback: keep group 1 (keyword and separator), redact the rest."""
+    return match.group(1) + REDACTED
+
+
+def redact_text(text: str, *, max_chars: int) -> str:
+    """Redact secrets from free text (console, page-error and request-failure text, §17.2).
+
+    * ``Bearer <run>`` (case-insensitive, whitespace, then a run of non-whitespace characters)
+      becomes ``Bearer [REDACTED]`` (the keyword and whitespace are kept as written).
+    * For each keyword of :data:`TEXT_KEYWORDS` (case-insensitive; it may end a longer word such
+      as ``x-auth-token`` or ``mysession``) followed by one or more whitespace/``:``/``=``
+      characters, the following run of characters other than space, ``,`` and ``;`` becomes
+      ``[REDACTED]``; the keyword and separator are kept.  Two safe extensions: a quote may
+      close the keyword and open the value (``"token": "abc"``), and when the run is an HTTP
+      authentication scheme name followed by whitespace (``Authorization: Basic abc``) the run
+      after the scheme name is redacted instead, so the credential never survives.
+
+    The result is then cut to ``max_chars`` code points (last char ``…`` when cut).
+
+    Raises:
+        ValueError: ``max_chars`` is smaller than 1.
+    """
+    if max_chars < 1:
+        raise ValueError("max_chars must be >= 1")
+    redacted = _BEARER_RE.sub(_keep_prefix, text)
+    redacted = _KEYWORD_RE.sub(_keep_prefix, redacted)
+    return cut_chars(redacted, max_chars)

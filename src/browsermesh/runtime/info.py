@@ -1,0 +1,75 @@
+"""`browser_runtime_info`: a registry read that never waits on a queue or launches Chromium."""
+
+from __future__ import annotations
+
+import platform
+from functools import cache
+from importlib import metadata
+from typing import TYPE_CHECKING, Any
+
+from browsermesh._version import __version__
+
+if TYPE_CHECKING:
+    from browsermesh.runtime.runtime import Runtime
+
+
+@cache
+def _dist_version(name: str) -> str:
+    try:
+        return metadata.version(name)
+    except metadata.PackageNotFoundError:
+        return "unknown"
+
+
+def runtime_info(runtime: Runtime, transport: str) -> dict[str, Any]:
+    """The runtime_info structured result (contract §4.1)."""
+    from browsermesh.model.labels import LABEL_LIMITS
+
+    cfg = runtime.config
+    engine = runtime.engine
+    active, failed = runtime.counts()
+    return {
+        "operationId": "",  # filled by the caller
+        "serverVersion": __version__,
+        "pythonVersion": platform.python_version(),
+        "playwrightVersion": _dist_version("playwright"),
+        "mcpVersion": _dist_version("mcp"),
+        "browserProduct": "chromium",
+        "browserVersion": engine.browser_version,
+        "browserLaunchState": engine.launch_state,
+        "browserBackend": engine.backend,
+        "endpoints": engine.endpoints(),
+        "sandbox": engine.sandbox,
+        "transport": transport,
+        "toolProfiles": list(cfg.tools),
+        "headless": cfg.headless,
+        "persistenceEnabled": cfg.persistence,
+        "defaultTimeoutMs": cfg.timeout_ms,
+        "maxSessions": cfg.max_sessions,
+        "maxPagesPerSession": cfg.max_pages,
+        "resourceLimits": {
+            "session": dict(LABEL_LIMITS),
+            "screenshot": {
+                "maxDimensionPixels": cfg.screenshot_max_dimension,
+                "maxPixels": cfg.screenshot_max_pixels,
+                "maxBytes": cfg.screenshot_max_bytes,
+            },
+            "visibleText": {
+                "maxChars": cfg.visible_text_max_chars,
+                "maxBytes": cfg.visible_text_max_bytes,
+            },
+            "persistence": {
+                "maxStates": cfg.max_saved_states,
+                "maxStateBytes": cfg.max_state_bytes,
+                "maxTotalBytes": cfg.max_state_total_bytes,
+            },
+            "observability": {
+                "maxEventsPerRing": cfg.observability_events,
+                "maxEventsPerResponse": cfg.observability_page_size,
+                "maxStringChars": cfg.observability_string_chars,
+                "maxResponseBytes": cfg.observability_response_bytes,
+            },
+        },
+        "activeSessions": active,
+        "failedSessions": failed,
+    }

@@ -1,0 +1,634 @@
+"""The multi-session runtime: registry, per-session queues, deadlines, limits, lifecycle.
+
+Business rules live here; browser details live behind the `Engine` port. Every public coroutine
+either returns `(operationId, result)` or raises `BrowserMeshError` carrying the operationId.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any, TypeVar
+from urllib.parse import urlsplit
+
+from browsermesh.config import Config
+from browsermesh.engine.protocol import ContextOptions, Engine, EnginePage, HistoryStep
+from browsermesh.errors import Bound, BrowserMeshError, ErrorCode, internal_error
+from browsermesh.log import EventLog
+from browsermesh.model.clock import Clock, iso_from_epoch
+from browsermesh.runtime.deadline import Deadline, OperationCancelled, OperationContext
+from browsermesh.runtime.queue import await_job
+from browsermesh.runtime.session import (
+    ACTIVE_STATUSES,
+    TERMINAL_STATUSES,
+    PageRecord,
+    SessionRecord,
+    new_id,
+)
+
+T = TypeVar("T")
+LOCAL_PRINCIPAL = "local"
+MAX_TIMEOUT_MS = 300_000
+# Session close must always run once queued; it gets a generous budget of its own.
+_CLOSE_BUDGET_MS = MAX_TIMEOUT_MS
+
+PageJob = Callable[[SessionRecord, PageRecord, OperationContext], Awaitable[T]]
+SessionJob = Callable[[SessionRecord, OperationContext], Awaitable[T]]
+
+
+def validate_timeout(timeout_ms: object, default: int) -> int:
+    """`timeoutMs`: integer 1..300,000 (runtime re-check of the schema)."""
+    if timeout_ms is None:
+        return default
+    if isinstance(timeout_ms, bool) or not isinstance(timeout_ms, int):
+        raise BrowserMeshError(ErrorCode.INVALID_ARGUMENT, internal={"field": "timeoutMs"})
+    if timeout_ms < 1:
+        raise BrowserMeshError(ErrorCode.INVALID_ARGUMENT, bound=Bound("timeoutMs", ">=", 1))
+    if timeout_ms > MAX_TIMEOUT_MS:
+        raise BrowserMeshError(
+            ErrorCode.INVALID_ARGUMENT, bound=Bound("timeoutMs", "<=", MAX_TIMEOUT_MS)
+        )
+    return timeout_ms
+
+
+def validate_http_url(url: object) -> str:
+    """Navigation accepts absolute http(s) URLs only (loopback allowed)."""
+    if isinstance(url, str) and 1 <= len(url) <= 8192:
+        try:
+            parts = urlsplit(url)
+            if parts.scheme.lower() in ("http", "https") and parts.hostname:
+                return url
+        except ValueError:
+            pass
+    raise BrowserMeshError(ErrorCode.INVALID_ARGUMENT, details={"reason": "invalid_url"})
+
+
+class Runtime:
+    """Owns every session. One instance per server process (or per test)."""
+
+    def __init__(
+        self,
+        config: Config,
+        engine: Engine,
+        log: EventLog | None = None,
+        *,
+        states: Any = None,
+        clock: Clock | None = None,
+    ) -> None:
+        self.config = config
+        self.engine = engine
+        self.log = log or EventLog("silent")
+        self.states = states
+        self.clock = clock or Clock()
+        self.transport = "stdio"
+        self._sessions: dict[str, SessionRecord] = {}
+        self._page_owner: dict[int, tuple[str, str]] = {}
+        self._shutting_down = False
+        self._shutdown_task: asyncio.Task[None] | None = None
+        self._close_tasks: dict[str, asyncio.Task[None]] = {}
+        engine.events.on_disconnect = self._on_disconnect
+        engine.events.on_page_closed = self._on_page_closed
+
+    # ------------------------------------------------------------------ helpers
+
+    def _now(self) -> str:
+        return iso_from_epoch(self.clock.wall())
+
+    def _check_running(self) -> None:
+        if self._shutting_down:
+            raise BrowserMeshError(ErrorCode.RUNTIME_SHUTTING_DOWN)
+
+    def _lookup(self, principal: str, session_id: object) -> SessionRecord:
+        self._check_running()
+        rec = self._sessions.get(session_id) if isinstance(session_id, str) else None
+        if rec is None or rec.principal != principal:
+            raise BrowserMeshError(ErrorCode.SESSION_NOT_FOUND)
+        return rec
+
+    def _accept(self, principal: str, session_id: object) -> SessionRecord:
+        """The §13.3 state checks, in order, for work on a session."""
+        rec = self._lookup(principal, session_id)
+        if rec.status == "closing" or (rec.status == "ready" and not rec.accepting):
+            raise BrowserMeshError(ErrorCode.SESSION_CLOSING)
+        if rec.status == "closed":
+            raise BrowserMeshError(ErrorCode.SESSION_CLOSED)
+        if rec.status == "failed" and rec.disconnected:
+            raise BrowserMeshError(ErrorCode.BROWSER_DISCONNECTED)
+        if rec.status != "ready":
+            raise BrowserMeshError(ErrorCode.SESSION_NOT_READY)
+        return rec
+
+    def _page(self, rec: SessionRecord, page_id: object) -> PageRecord:
+        page = rec.pages.get(page_id) if isinstance(page_id, str) else None
+        if page is None:
+            raise BrowserMeshError(ErrorCode.PAGE_NOT_FOUND)
+        return page
+
+    def _make_terminal(self, rec: SessionRecord) -> None:
+        """Move a record that just became terminal to the end and prune old tombstones."""
+        self._sessions.pop(rec.session_id, None)
+        self._sessions[rec.session_id] = rec
+        keep = max(1, self.config.max_sessions)
+        terminal = [r for r in self._sessions.values() if r.status in TERMINAL_STATUSES]
+        for old in terminal[: max(0, len(terminal) - keep)]:
+            del self._sessions[old.session_id]
+
+    def _drop_pages(self, rec: SessionRecord) -> None:
+        for page in rec.pages.values():
+            self._page_owner.pop(id(page.handle), None)
+        rec.pages.clear()
+        rec.default_page_id = None
+
+    def _register_page(self, rec: SessionRecord, handle: EnginePage) -> PageRecord:
+        page = PageRecord(new_id("page"), rec.session_id, self._now(), handle)
+        rec.pages[page.page_id] = page
+        self._page_owner[id(handle)] = (rec.session_id, page.page_id)
+        if rec.default_page_id is None:
+            rec.default_page_id = page.page_id
+        self.log.info(
+            "page.created", sessionId=rec.session_id, pageId=page.page_id, principal=rec.principal
+        )
+        return page
+
+    def _remove_page(self, rec: SessionRecord, page: PageRecord) -> None:
+        rec.pages.pop(page.page_id, None)
+        self._page_owner.pop(id(page.handle), None)
+        if rec.default_page_id == page.page_id:
+            # Closing the default page promotes the oldest remaining page.
+            rec.default_page_id = next(iter(rec.pages), None)
+        self.log.info("page.closed", sessionId=rec.session_id, pageId=page.page_id)
+
+    # ------------------------------------------------------------ engine events
+
+    def _on_disconnect(self, placement: str) -> None:
+        """Fail every live session placed on a browser that went away."""
+        self.log.warn("browser.disconnected")
+        for rec in list(self._sessions.values()):
+            if rec.placement != placement or rec.status not in ACTIVE_STATUSES:
+                continue
+            rec.status = "failed"
+            rec.disconnected = True
+            rec.failure_code = ErrorCode.BROWSER_DISCONNECTED
+            rec.context = None
+            rec.last_activity_at = self._now()
+            self._drop_pages(rec)
+            self._make_terminal(rec)
+            self.log.warn(
+                "session.failed",
+                sessionId=rec.session_id,
+                principal=rec.principal,
+                code=ErrorCode.BROWSER_DISCONNECTED.value,
+            )
+
+    def _on_page_closed(self, handle: EnginePage) -> None:
+        owner = self._page_owner.get(id(handle))
+        if owner is None:
+            return
+        rec = self._sessions.get(owner[0])
+        if rec is not None and owner[1] in rec.pages:
+            self._remove_page(rec, rec.pages[owner[1]])
+
+    # --------------------------------------------------------------- operations
+
+    async def _run(
+        self,
+        rec: SessionRecord,
+        tool: str,
+        deadline: Deadline,
+        job: Callable[[OperationContext], Awaitable[T]],
+        *,
+        page_id: str | None = None,
+        operation_id: str | None = None,
+        touch: bool = True,
+    ) -> tuple[str, T]:
+        """Queue `job` on the session, wait for it on behalf of the caller, log and classify."""
+        ctx = OperationContext(operation_id or new_id("operation"), deadline)
+        started = time.monotonic()
+        fields = {
+            "operationId": ctx.operation_id,
+            "sessionId": rec.session_id,
+            "pageId": page_id,
+            "principal": rec.principal,
+            "tool": tool,
+        }
+        self.log.info("operation.started", **fields)
+
+        async def guarded() -> T:
+            try:
+                return await job(ctx)
+            except BrowserMeshError:
+                if rec.disconnected:
+                    raise BrowserMeshError(ErrorCode.BROWSER_DISCONNECTED) from None
+                raise
+            except (asyncio.CancelledError, KeyboardInterrupt, SystemExit):
+                raise
+            except Exception as exc:
+                if rec.disconnected:
+                    raise BrowserMeshError(ErrorCode.BROWSER_DISCONNECTED) from None
+                raise internal_error(exc) from None
+
+        try:
+            result = await await_job(ctx, rec.queue.submit(ctx, guarded))
+        except asyncio.CancelledError:
+            self.log.info(
+                "operation.failed",
+                code=ErrorCode.OPERATION_CANCELLED.value,
+                durationMs=_ms_since(started),
+                **fields,
+            )
+            raise
+        except BrowserMeshError as err:
+            err.operation_id = ctx.operation_id
+            self.log.info(
+                "operation.failed", code=err.code.value, durationMs=_ms_since(started), **fields
+            )
+            raise
+        if touch:
+            rec.last_activity_at = self._now()
+        self.log.info("operation.completed", durationMs=_ms_since(started), **fields)
+        return ctx.operation_id, result
+
+    async def run_page_op(
+        self,
+        principal: str,
+        session_id: object,
+        page_id: object,
+        tool: str,
+        timeout_ms: object,
+        job: PageJob[T],
+    ) -> tuple[str, T]:
+        """Accept a page-addressed call and run `job(session, page, ctx)` in the queue."""
+        rec = self._accept(principal, session_id)
+        self._page(rec, page_id)  # fail fast: PAGE_NOT_FOUND before queueing
+        deadline = Deadline(validate_timeout(timeout_ms, self.config.timeout_ms))
+
+        async def queued(ctx: OperationContext) -> T:
+            self._recheck(rec)
+            return await job(rec, self._page(rec, page_id), ctx)
+
+        return await self._run(rec, tool, deadline, queued, page_id=str(page_id))
+
+    async def run_session_op(
+        self, principal: str, session_id: object, tool: str, job: SessionJob[T]
+    ) -> tuple[str, T]:
+        """Accept a session-level call (no `timeoutMs`: the configured default applies)."""
+        rec = self._accept(principal, session_id)
+        deadline = Deadline(self.config.timeout_ms)
+
+        async def queued(ctx: OperationContext) -> T:
+            self._recheck(rec)
+            return await job(rec, ctx)
+
+        return await self._run(rec, tool, deadline, queued)
+
+    def _recheck(self, rec: SessionRecord) -> None:
+        if rec.disconnected:
+            raise BrowserMeshError(ErrorCode.BROWSER_DISCONNECTED)
+        if rec.status != "ready" or rec.context is None:
+            raise BrowserMeshError(ErrorCode.SESSION_NOT_READY)
+
+    # ----------------------------------------------------------------- sessions
+
+    def _active_count(self, principal: str | None = None) -> int:
+        return sum(
+            1
+            for r in self._sessions.values()
+            if r.status in ACTIVE_STATUSES and (principal is None or r.principal == principal)
+        )
+
+    async def create_session(
+        self,
+        principal: str = LOCAL_PRINCIPAL,
+        *,
+        name: object = None,
+        metadata: object = None,
+        state_id: object = None,
+        context_settings: object = None,
+    ) -> tuple[str, dict[str, Any], str]:
+        """Create a ready session with its default page: `(operationId, view, pageId)`."""
+        from browsermesh.model.labels import validate_labels
+        from browsermesh.model.settings import normalize_context_settings
+
+        self._check_running()
+        clean_name, clean_metadata = validate_labels(name, metadata)
+        settings = normalize_context_settings(context_settings)
+        if self._active_count() >= self.config.max_sessions:
+            raise BrowserMeshError(
+                ErrorCode.LIMIT_EXCEEDED,
+                bound=Bound("sessions", "<=", self.config.max_sessions, "BROWSERMESH_MAX_SESSIONS"),
+            )
+        per_principal = self.config.max_sessions_per_principal
+        if per_principal is not None and self._active_count(principal) >= per_principal:
+            raise BrowserMeshError(
+                ErrorCode.LIMIT_EXCEEDED,
+                bound=Bound(
+                    "sessions", "<=", per_principal, "BROWSERMESH_MAX_SESSIONS_PER_PRINCIPAL"
+                ),
+            )
+        now = self._now()
+        rec = SessionRecord(
+            session_id=new_id("session"),
+            principal=principal,
+            name=clean_name,
+            metadata=clean_metadata,
+            created_at=now,
+            last_activity_at=now,
+            context_settings=settings,
+        )
+        self._sessions[rec.session_id] = rec
+        deadline = Deadline(self.config.timeout_ms)
+
+        async def create(ctx: OperationContext) -> str:
+            try:
+                return await self._build_session(rec, ctx, state_id, settings)
+            except BaseException as exc:
+                await self._fail_creation(rec, exc)
+                raise
+
+        op_id, page_id = await self._run(rec, "browser_session_create", deadline, create)
+        self.log.info(
+            "session.created",
+            operationId=op_id,
+            sessionId=rec.session_id,
+            pageId=page_id,
+            principal=principal,
+        )
+        return op_id, rec.view(), page_id
+
+    async def _build_session(
+        self,
+        rec: SessionRecord,
+        ctx: OperationContext,
+        state_id: object,
+        settings: dict[str, Any],
+    ) -> str:
+        storage_state = None
+        if state_id is not None:
+            storage_state = await self._load_state(rec.principal, state_id)
+            rec.restored_from_state_id = str(state_id)
+        live: dict[str, int] = {}
+        for other in self._sessions.values():
+            if other.placement and other.status in ACTIVE_STATUSES:
+                live[other.placement] = live.get(other.placement, 0) + 1
+        context = await self.engine.new_context(
+            ContextOptions(settings=settings, storage_state=storage_state),
+            ctx.deadline.budget_ms(),
+            live,
+        )
+        rec.context = context
+        rec.placement = context.placement
+        if rec.disconnected:
+            raise BrowserMeshError(ErrorCode.BROWSER_DISCONNECTED)
+        handle = await self.engine.new_page(context, ctx.deadline.budget_ms())
+        if rec.disconnected:
+            raise BrowserMeshError(ErrorCode.BROWSER_DISCONNECTED)
+        page = self._register_page(rec, handle)
+        rec.status = "ready"
+        return page.page_id
+
+    async def _load_state(self, principal: str, state_id: object) -> dict[str, Any]:
+        if not self.config.persistence or self.states is None:
+            raise BrowserMeshError(ErrorCode.PERSISTENCE_DISABLED)
+        from browsermesh.persistence.states import validate_state_id
+
+        valid = validate_state_id(state_id)
+        state: dict[str, Any] = await self.states.load(principal, valid)
+        return state
+
+    async def _fail_creation(self, rec: SessionRecord, exc: BaseException) -> None:
+        code = exc.code if isinstance(exc, BrowserMeshError) else ErrorCode.INTERNAL_ERROR
+        if isinstance(exc, OperationCancelled | asyncio.CancelledError):
+            code = ErrorCode.OPERATION_CANCELLED
+        if rec.disconnected:
+            code = ErrorCode.BROWSER_DISCONNECTED
+        context, rec.context = rec.context, None
+        self._drop_pages(rec)
+        if context is not None and not rec.disconnected:
+            try:
+                await self.engine.close_context(context)
+            except BrowserMeshError:
+                code = ErrorCode.BROWSER_ERROR
+        if rec.status != "failed":
+            rec.status = "failed"
+            rec.failure_code = code
+            rec.last_activity_at = self._now()
+            self._make_terminal(rec)
+            self.log.warn(
+                "session.failed", sessionId=rec.session_id, principal=rec.principal, code=code.value
+            )
+
+    def list_sessions(self, principal: str = LOCAL_PRINCIPAL) -> tuple[str, list[dict[str, Any]]]:
+        self._check_running()
+        views = [r.view() for r in self._sessions.values() if r.principal == principal]
+        return new_id("operation"), views
+
+    def get_session(self, principal: str, session_id: object) -> tuple[str, dict[str, Any]]:
+        rec = self._lookup(principal, session_id)
+        return new_id("operation"), rec.view()
+
+    async def close_session(
+        self, principal: str, session_id: object, reason: str = "request"
+    ) -> tuple[str, dict[str, Any]]:
+        """Idempotent close that drains the session's accepted work first (§13.5)."""
+        rec = self._lookup(principal, session_id)
+        op_id = new_id("operation")
+        await self._close(rec, reason, op_id)
+        return op_id, rec.view()
+
+    async def _close(self, rec: SessionRecord, reason: str, op_id: str | None = None) -> None:
+        if rec.status == "closed":
+            return
+        if rec.status == "failed":
+            rec.status = "closed"
+            rec.last_activity_at = self._now()
+            self._drop_pages(rec)
+            self._make_terminal(rec)
+            self.log.info("session.closed", sessionId=rec.session_id, reason=reason)
+            return
+        task = self._close_tasks.get(rec.session_id)
+        if task is None:
+            rec.accepting = False
+            rec.close_requested = True
+            ctx = OperationContext(op_id or new_id("operation"), Deadline(_CLOSE_BUDGET_MS))
+
+            async def close_job() -> None:
+                await self._close_now(rec, reason, ctx.operation_id)
+
+            queued = rec.queue.submit(ctx, close_job)
+            task = asyncio.get_running_loop().create_task(_settle(queued))
+            self._close_tasks[rec.session_id] = task
+            task.add_done_callback(lambda _t: self._close_tasks.pop(rec.session_id, None))
+        await asyncio.shield(task)
+
+    async def _close_now(self, rec: SessionRecord, reason: str, op_id: str) -> None:
+        failure: BrowserMeshError | None = None
+        if rec.status in ACTIVE_STATUSES:
+            rec.status = "closing"
+        context, rec.context = rec.context, None
+        self._drop_pages(rec)
+        if context is not None and not rec.disconnected:
+            try:
+                await self.engine.close_context(context)
+            except BrowserMeshError as err:
+                failure = err
+        rec.status = "closed"
+        rec.last_activity_at = self._now()
+        self._make_terminal(rec)
+        self.log.info(
+            "session.closed",
+            operationId=op_id,
+            sessionId=rec.session_id,
+            reason=reason,
+            principal=rec.principal,
+        )
+        if failure is not None:
+            self.log.warn("operation.failed", sessionId=rec.session_id, code=failure.code.value)
+
+    # -------------------------------------------------------------------- pages
+
+    async def create_page(self, principal: str, session_id: object) -> tuple[str, dict[str, Any]]:
+        async def job(rec: SessionRecord, ctx: OperationContext) -> dict[str, Any]:
+            limit = self.config.max_pages
+            if len(rec.pages) >= limit:
+                raise BrowserMeshError(
+                    ErrorCode.LIMIT_EXCEEDED,
+                    bound=Bound("pages", "<=", limit, "BROWSERMESH_MAX_PAGES"),
+                )
+            assert rec.context is not None
+            handle = await self.engine.new_page(rec.context, ctx.deadline.budget_ms())
+            page = self._register_page(rec, handle)
+            return rec.page_view(page, self.engine.current_url(handle))
+
+        return await self.run_session_op(principal, session_id, "browser_page_create", job)
+
+    async def list_pages(
+        self, principal: str, session_id: object
+    ) -> tuple[str, list[dict[str, Any]]]:
+        async def job(rec: SessionRecord, ctx: OperationContext) -> list[dict[str, Any]]:
+            return [rec.page_view(p, self.engine.current_url(p.handle)) for p in rec.pages.values()]
+
+        return await self.run_session_op(principal, session_id, "browser_page_list", job)
+
+    async def close_page(self, principal: str, session_id: object, page_id: object) -> str:
+        rec = self._accept(principal, session_id)
+        self._page(rec, page_id)
+
+        async def job(rec: SessionRecord, ctx: OperationContext) -> None:
+            page = self._page(rec, page_id)
+            self._remove_page(rec, page)
+            await self.engine.close_page(page.handle)
+
+        op_id, _ = await self.run_session_op(principal, session_id, "browser_page_close", job)
+        return op_id
+
+    # --------------------------------------------------------------- navigation
+
+    async def navigate(
+        self, principal: str, session_id: object, page_id: object, url: object, timeout_ms: object
+    ) -> tuple[str, str]:
+        target = validate_http_url(url)
+
+        async def job(rec: SessionRecord, page: PageRecord, ctx: OperationContext) -> str:
+            return await self.engine.navigate(page.handle, target, ctx.deadline.budget_ms())
+
+        return await self.run_page_op(
+            principal, session_id, page_id, "browser_navigate", timeout_ms, job
+        )
+
+    async def history(
+        self,
+        principal: str,
+        session_id: object,
+        page_id: object,
+        step: HistoryStep,
+        timeout_ms: object,
+    ) -> tuple[str, str]:
+        async def job(rec: SessionRecord, page: PageRecord, ctx: OperationContext) -> str:
+            return await self.engine.history(page.handle, step, ctx.deadline.budget_ms())
+
+        return await self.run_page_op(
+            principal, session_id, page_id, f"browser_{step}", timeout_ms, job
+        )
+
+    async def get_url(
+        self, principal: str, session_id: object, page_id: object, timeout_ms: object
+    ) -> tuple[str, str]:
+        async def job(rec: SessionRecord, page: PageRecord, ctx: OperationContext) -> str:
+            return self.engine.current_url(page.handle)
+
+        return await self.run_page_op(
+            principal, session_id, page_id, "browser_get_url", timeout_ms, job
+        )
+
+    async def get_title(
+        self, principal: str, session_id: object, page_id: object, timeout_ms: object
+    ) -> tuple[str, str]:
+        async def job(rec: SessionRecord, page: PageRecord, ctx: OperationContext) -> str:
+            return await self.engine.title(page.handle, ctx.deadline.budget_ms())
+
+        return await self.run_page_op(
+            principal, session_id, page_id, "browser_get_title", timeout_ms, job
+        )
+
+    # --------------------------------------------------------------- inspection
+
+    def info(self) -> dict[str, Any]:
+        """browser_runtime_info: works during shutdown and never launches Chromium."""
+        from browsermesh.runtime.info import runtime_info
+
+        out = runtime_info(self, self.transport)
+        out["operationId"] = new_id("operation")
+        return out
+
+    def counts(self) -> tuple[int, int]:
+        """(active sessions, retained failed records), server-wide."""
+        active = self._active_count()
+        failed = sum(1 for r in self._sessions.values() if r.status == "failed")
+        return active, failed
+
+    def sessions_snapshot(self) -> Mapping[str, SessionRecord]:
+        """Read-only view of the registry (tests and the resource)."""
+        return dict(self._sessions)
+
+    @property
+    def shutting_down(self) -> bool:
+        return self._shutting_down
+
+    # ----------------------------------------------------------------- shutdown
+
+    async def shutdown(self) -> None:
+        """Stop accepting, close every session (each drains first), stop the browser.
+
+        Idempotent: a second call awaits the same shutdown."""
+        if self._shutdown_task is None:
+            self._shutting_down = True
+            self._shutdown_task = asyncio.get_running_loop().create_task(self._shutdown())
+        await asyncio.shield(self._shutdown_task)
+
+    async def _shutdown(self) -> None:
+        live = [r for r in self._sessions.values() if r.status not in TERMINAL_STATUSES]
+        for rec in live:
+            rec.accepting = False
+        results = await asyncio.gather(
+            *(self._close(rec, "shutdown") for rec in live), return_exceptions=True
+        )
+        errors = [r for r in results if isinstance(r, BaseException)]
+        try:
+            await self.engine.stop()
+        except BrowserMeshError as err:
+            errors.append(err)
+        if errors:
+            raise BrowserMeshError(ErrorCode.BROWSER_ERROR, cause=f"{len(errors)} shutdown errors")
+
+
+async def _settle(task: asyncio.Task[None]) -> None:
+    """Wait for a queued close job; its failure is already logged."""
+    try:
+        await task
+    except BrowserMeshError:
+        pass
+
+
+def _ms_since(started: float) -> int:
+    return int((time.monotonic() - started) * 1000)

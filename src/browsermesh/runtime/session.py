@@ -1,0 +1,81 @@
+"""Session and page records, and the one place their client views are built."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from browsermesh.engine.protocol import EngineContext, EnginePage
+from browsermesh.errors import ErrorCode
+from browsermesh.runtime.queue import SessionQueue
+
+SessionStatus = Literal["creating", "ready", "closing", "closed", "failed"]
+ACTIVE_STATUSES: frozenset[str] = frozenset({"creating", "ready", "closing"})
+TERMINAL_STATUSES: frozenset[str] = frozenset({"closed", "failed"})
+
+
+def new_id(prefix: str) -> str:
+    """`<prefix>_<uuid4>`: opaque, canonical lowercase UUID with hyphens."""
+    return f"{prefix}_{uuid.uuid4()}"
+
+
+@dataclass(eq=False)
+class PageRecord:
+    page_id: str
+    session_id: str
+    created_at: str
+    handle: EnginePage
+
+
+@dataclass(eq=False)
+class SessionRecord:
+    session_id: str
+    principal: str
+    name: str | None
+    metadata: Mapping[str, str]
+    created_at: str
+    last_activity_at: str
+    context_settings: dict[str, Any]
+    restored_from_state_id: str | None = None
+    status: SessionStatus = "creating"
+    failure_code: ErrorCode | None = None
+    context: EngineContext | None = None
+    placement: str | None = None
+    pages: dict[str, PageRecord] = field(default_factory=dict)
+    default_page_id: str | None = None
+    queue: SessionQueue = field(default_factory=SessionQueue)
+    accepting: bool = True
+    disconnected: bool = False
+    close_requested: bool = False
+
+    def page_view(self, page: PageRecord, url: str) -> dict[str, Any]:
+        """PageView (contract §3.4)."""
+        return {
+            "pageId": page.page_id,
+            "sessionId": self.session_id,
+            "createdAt": page.created_at,
+            "url": url,
+            "isDefault": page.page_id == self.default_page_id,
+        }
+
+    def view(self) -> dict[str, Any]:
+        """SessionView (contract §3.4)."""
+        out: dict[str, Any] = {"sessionId": self.session_id}
+        if self.name is not None:
+            out["name"] = self.name
+        out.update(
+            {
+                "status": self.status,
+                "createdAt": self.created_at,
+                "lastActivityAt": self.last_activity_at,
+                "metadata": dict(self.metadata),
+            }
+        )
+        if self.restored_from_state_id is not None:
+            out["restoredFromStateId"] = self.restored_from_state_id
+        out["contextSettings"] = dict(self.context_settings)
+        if self.failure_code is not None:
+            out["failureCode"] = self.failure_code.value
+        return out

@@ -1,0 +1,68 @@
+"""`browsermesh` (serve): start the runtime and the MCP transport, shut down cleanly.
+
+stdin close, SIGINT and SIGTERM all lead to the same graceful shutdown that closes every session
+and leaves no Chromium process behind.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+import sys
+
+from browsermesh.config import Config
+from browsermesh.log import EventLog, route_library_logging
+
+FATAL_LINE = '{"level":"error","code":"INTERNAL_ERROR","message":"BrowserMesh stopped after an unexpected internal error."}'
+
+
+def serve(config: Config) -> int:
+    """Run the server until the transport closes or a signal arrives; return the exit code."""
+    route_library_logging()
+    try:
+        return asyncio.run(_serve(config))
+    except KeyboardInterrupt:
+        return 0
+    except Exception:
+        print(FATAL_LINE, file=sys.stderr)
+        return 1
+
+
+async def _serve(config: Config) -> int:
+    from mcp.server.stdio import stdio_server
+
+    from browsermesh.factory import create_runtime
+    from browsermesh.mcp.instructions import instructions_for
+    from browsermesh.mcp.server import create_server
+
+    log = EventLog(config.log_level)
+    runtime = create_runtime(config, log)
+    server = create_server(runtime, instructions=instructions_for(config))
+    main = asyncio.current_task()
+    loop = asyncio.get_running_loop()
+    stopped_by_signal = False
+
+    def on_signal() -> None:
+        nonlocal stopped_by_signal
+        stopped_by_signal = True
+        if main is not None:
+            main.cancel()
+
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        try:
+            loop.add_signal_handler(sig, on_signal)
+        except (NotImplementedError, RuntimeError):
+            pass
+    code = 0
+    try:
+        async with stdio_server() as (read, write):
+            await server.run(read, write, server.create_initialization_options())
+    except asyncio.CancelledError:
+        if not stopped_by_signal:
+            raise
+    finally:
+        try:
+            await runtime.shutdown()
+        except Exception:
+            code = 1
+    return code

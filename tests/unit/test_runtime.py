@@ -1,0 +1,282 @@
+"""Runtime rules on the fake engine: lifecycle, limits, tombstones, queues, deadlines, cancel."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+
+import pytest
+
+from browsermesh.config import default_config
+from browsermesh.errors import BrowserMeshError, ErrorCode
+from browsermesh.log import EventLog
+from browsermesh.runtime.runtime import Runtime
+from tests.fakes import FakeEngine
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.fixture
+async def rig(tmp_path: object) -> AsyncIterator[tuple[Runtime, FakeEngine, list[dict[str, object]]]]:
+    engine = FakeEngine()
+    log = EventLog("silent")
+    records: list[dict[str, object]] = []
+    log.sinks.append(records.append)
+    config = default_config(timeout_ms=1000, max_sessions=3, max_pages=3, data_dir=tmp_path)
+    runtime = Runtime(config, engine, log)
+    yield runtime, engine, records
+    await runtime.shutdown()
+
+
+async def code_of(coro: object) -> ErrorCode:
+    with pytest.raises(BrowserMeshError) as info:
+        await coro  # type: ignore[misc]
+    return info.value.code
+
+
+async def test_create_session_is_ready_with_default_page(rig) -> None:
+    runtime, engine, records = rig
+    op_id, view, page_id = await runtime.create_session(name="buyer", metadata={"role": "buyer"})
+    assert op_id.startswith("operation_") and len(op_id) == len("operation_") + 36
+    assert view["status"] == "ready" and view["name"] == "buyer"
+    assert view["metadata"] == {"role": "buyer"} and view["contextSettings"] == {}
+    _, pages = await runtime.list_pages("local", view["sessionId"])
+    assert [p["pageId"] for p in pages] == [page_id]
+    assert pages[0]["isDefault"] is True and pages[0]["url"] == "about:blank"
+    assert any(r["type"] == "session.created" for r in records)
+
+
+async def test_session_limit_and_tombstones(rig) -> None:
+    runtime, engine, _ = rig
+    ids = [(await runtime.create_session())[1]["sessionId"] for _ in range(3)]
+    assert await code_of(runtime.create_session()) is ErrorCode.LIMIT_EXCEEDED
+    await runtime.close_session("local", ids[0])
+    # closing freed a slot
+    await runtime.create_session()
+    # retention: at most max_sessions terminal records; older ones are pruned
+    for sid in ids[1:]:
+        await runtime.close_session("local", sid)
+    extra = (await runtime.create_session())[1]["sessionId"]
+    await runtime.close_session("local", extra)
+    _, views = runtime.list_sessions("local")
+    assert len([v for v in views if v["status"] == "closed"]) == 3
+    with pytest.raises(BrowserMeshError) as info:
+        runtime.get_session("local", ids[0])
+    assert info.value.code is ErrorCode.SESSION_NOT_FOUND
+
+
+async def test_close_is_idempotent_and_drains(rig) -> None:
+    runtime, engine, _ = rig
+    _, view, page_id = await runtime.create_session()
+    sid = view["sessionId"]
+    engine.delay = 0.05
+    nav = asyncio.create_task(runtime.navigate("local", sid, page_id, "http://a.test/", None))
+    await asyncio.sleep(0.01)
+    closes = await asyncio.gather(
+        runtime.close_session("local", sid), runtime.close_session("local", sid)
+    )
+    assert (await nav)[1] == "http://a.test/"  # accepted work drained before close
+    assert all(v["status"] == "closed" for _, v in closes)
+    assert (await runtime.close_session("local", sid))[1]["status"] == "closed"
+    assert engine.contexts == []
+    assert await code_of(runtime.get_url("local", sid, page_id, None)) is ErrorCode.SESSION_CLOSED
+    assert await code_of(runtime.get_url("local", "nope", page_id, None)) is (
+        ErrorCode.SESSION_NOT_FOUND
+    )
+
+
+async def test_new_work_after_close_requested_is_rejected(rig) -> None:
+    runtime, engine, _ = rig
+    _, view, page_id = await runtime.create_session()
+    sid = view["sessionId"]
+    engine.delay = 0.05
+    nav = asyncio.create_task(runtime.navigate("local", sid, page_id, "http://a.test/", None))
+    await asyncio.sleep(0.005)
+    close = asyncio.create_task(runtime.close_session("local", sid))
+    await asyncio.sleep(0.005)
+    assert await code_of(runtime.get_url("local", sid, page_id, None)) is ErrorCode.SESSION_CLOSING
+    await nav
+    await close
+
+
+async def test_same_session_runs_in_acceptance_order(rig) -> None:
+    runtime, engine, _ = rig
+    _, view, page_id = await runtime.create_session()
+    sid = view["sessionId"]
+    results = await asyncio.gather(
+        runtime.navigate("local", sid, page_id, "http://one.test/", None),
+        runtime.get_url("local", sid, page_id, None),
+        runtime.navigate("local", sid, page_id, "http://two.test/", None),
+        runtime.get_url("local", sid, page_id, None),
+    )
+    assert [r[1] for r in results] == [
+        "http://one.test/", "http://one.test/", "http://two.test/", "http://two.test/",
+    ]
+
+
+async def test_sessions_run_in_parallel(rig) -> None:
+    runtime, engine, _ = rig
+    a = await runtime.create_session()
+    b = await runtime.create_session()
+    engine.gate = asyncio.Event()
+    tasks = [
+        asyncio.create_task(runtime.navigate("local", v["sessionId"], p, "http://x.test/", None))
+        for _, v, p in (a, b)
+    ]
+    for _ in range(50):
+        if engine.active == 2:
+            break
+        await asyncio.sleep(0.005)
+    assert engine.active == 2  # both navigations inside the engine at once: no global lock
+    engine.gate.set()
+    await asyncio.gather(*tasks)
+
+
+async def test_deadline_expiring_in_queue_never_reaches_engine(rig) -> None:
+    runtime, engine, _ = rig
+    _, view, page_id = await runtime.create_session()
+    sid = view["sessionId"]
+    engine.gate = asyncio.Event()
+    blocker = asyncio.create_task(runtime.navigate("local", sid, page_id, "http://a.test/", 2000))
+    await asyncio.sleep(0.01)
+    calls_before = len(engine.calls)
+    code = await code_of(runtime.get_title("local", sid, page_id, 50))
+    assert code is ErrorCode.OPERATION_TIMEOUT
+    engine.gate.set()
+    await blocker
+    await asyncio.sleep(0.02)
+    assert "title" not in engine.calls[calls_before:]
+    # the queue keeps working
+    assert (await runtime.get_title("local", sid, page_id, None))[1] == "Title of http://a.test/"
+
+
+async def test_failure_does_not_poison_queue(rig) -> None:
+    runtime, engine, _ = rig
+    _, view, page_id = await runtime.create_session()
+    sid = view["sessionId"]
+    engine.fail_next_navigation = BrowserMeshError(ErrorCode.NAVIGATION_FAILED)
+    assert await code_of(
+        runtime.navigate("local", sid, page_id, "http://a.test/", None)
+    ) is ErrorCode.NAVIGATION_FAILED
+    assert (await runtime.navigate("local", sid, page_id, "http://b.test/", None))[1] == (
+        "http://b.test/"
+    )
+
+
+async def test_cancelled_queued_call_is_skipped(rig) -> None:
+    runtime, engine, _ = rig
+    _, view, page_id = await runtime.create_session()
+    sid = view["sessionId"]
+    engine.gate = asyncio.Event()
+    first = asyncio.create_task(runtime.navigate("local", sid, page_id, "http://a.test/", None))
+    await asyncio.sleep(0.01)
+    second = asyncio.create_task(runtime.navigate("local", sid, page_id, "http://b.test/", None))
+    await asyncio.sleep(0.01)
+    second.cancel()
+    third = asyncio.create_task(runtime.get_url("local", sid, page_id, None))
+    await asyncio.sleep(0.01)
+    engine.gate.set()
+    await first
+    assert (await third)[1] == "http://a.test/"  # the cancelled navigation never ran
+    assert engine.calls.count("navigate") == 1
+
+
+async def test_cancelled_running_call_keeps_its_slot(rig) -> None:
+    runtime, engine, _ = rig
+    _, view, page_id = await runtime.create_session()
+    sid = view["sessionId"]
+    engine.gate = asyncio.Event()
+    first = asyncio.create_task(runtime.navigate("local", sid, page_id, "http://a.test/", None))
+    await asyncio.sleep(0.01)
+    first.cancel()
+    follower = asyncio.create_task(runtime.get_url("local", sid, page_id, None))
+    await asyncio.sleep(0.02)
+    assert not follower.done()  # cannot overtake the still-running navigation
+    engine.gate.set()
+    assert (await follower)[1] == "http://a.test/"
+
+
+async def test_page_limit_and_page_isolation(rig) -> None:
+    runtime, engine, _ = rig
+    _, a, page_a = await runtime.create_session()
+    _, b, page_b = await runtime.create_session()
+    await runtime.create_page("local", a["sessionId"])
+    await runtime.create_page("local", a["sessionId"])
+    assert await code_of(runtime.create_page("local", a["sessionId"])) is ErrorCode.LIMIT_EXCEEDED
+    assert await code_of(
+        runtime.get_url("local", a["sessionId"], page_b, None)
+    ) is ErrorCode.PAGE_NOT_FOUND
+    await runtime.close_page("local", a["sessionId"], page_a)
+    _, pages = await runtime.list_pages("local", a["sessionId"])
+    assert len(pages) == 2 and pages[0]["isDefault"] is True
+    assert await code_of(
+        runtime.close_page("local", a["sessionId"], page_a)
+    ) is ErrorCode.PAGE_NOT_FOUND
+
+
+async def test_disconnect_fails_sessions_and_keeps_failure_code(rig) -> None:
+    runtime, engine, records = rig
+    _, view, page_id = await runtime.create_session()
+    sid = view["sessionId"]
+    engine.disconnect()
+    _, got = runtime.get_session("local", sid)
+    assert got["status"] == "failed" and got["failureCode"] == "BROWSER_DISCONNECTED"
+    assert await code_of(
+        runtime.get_url("local", sid, page_id, None)
+    ) is ErrorCode.BROWSER_DISCONNECTED
+    _, closed = await runtime.close_session("local", sid)
+    assert closed["status"] == "closed" and closed["failureCode"] == "BROWSER_DISCONNECTED"
+    assert (await runtime.create_session())[1]["status"] == "ready"
+    assert any(r["type"] == "browser.disconnected" for r in records)
+
+
+async def test_failed_creation_leaves_tombstone(rig) -> None:
+    runtime, engine, _ = rig
+    engine.fail_next_context = BrowserMeshError(ErrorCode.BROWSER_ERROR)
+    with pytest.raises(BrowserMeshError) as info:
+        await runtime.create_session()
+    assert info.value.code is ErrorCode.BROWSER_ERROR and info.value.operation_id
+    _, views = runtime.list_sessions("local")
+    assert views[-1]["status"] == "failed" and views[-1]["failureCode"] == "BROWSER_ERROR"
+    assert runtime.counts() == (0, 1)
+
+
+async def test_principals_do_not_see_each_other(rig) -> None:
+    runtime, engine, _ = rig
+    _, view, _ = await runtime.create_session("alice")
+    assert runtime.list_sessions("bob")[1] == []
+    with pytest.raises(BrowserMeshError) as info:
+        runtime.get_session("bob", view["sessionId"])
+    assert info.value.code is ErrorCode.SESSION_NOT_FOUND
+
+
+async def test_shutdown_closes_everything_and_rejects_new_work(rig) -> None:
+    runtime, engine, records = rig
+    for _ in range(3):
+        await runtime.create_session()
+    await asyncio.gather(runtime.shutdown(), runtime.shutdown())
+    assert engine.contexts == []
+    with pytest.raises(BrowserMeshError) as info:
+        runtime.list_sessions("local")
+    assert info.value.code is ErrorCode.RUNTIME_SHUTTING_DOWN
+    assert runtime.info()["activeSessions"] == 0
+    assert sum(1 for r in records if r["type"] == "session.closed") == 3
+
+
+async def test_timeout_and_url_validation(rig) -> None:
+    runtime, engine, _ = rig
+    _, view, page_id = await runtime.create_session()
+    sid = view["sessionId"]
+    for bad in (0, 300_001, "5", True):
+        assert await code_of(runtime.get_url("local", sid, page_id, bad)) is (
+            ErrorCode.INVALID_ARGUMENT
+        )
+    for url in ("file:///etc/passwd", "javascript:alert(1)", "/relative", "chrome://version"):
+        assert await code_of(runtime.navigate("local", sid, page_id, url, None)) is (
+            ErrorCode.INVALID_ARGUMENT
+        )
