@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import os
-
-from browsermesh.config import Config, find_chromium
+from browsermesh.config import Config, find_chromium, process_environ
 from browsermesh.log import EventLog
 from browsermesh.runtime.runtime import Runtime
 
@@ -14,7 +12,7 @@ def create_engine(config: Config) -> object:
     from browsermesh.engine.playwright_engine import PlaywrightEngine
 
     return PlaywrightEngine(
-        executable_path=find_chromium(config, os.environ),
+        executable_path=find_chromium(config, process_environ()),
         headless=config.headless,
         no_sandbox=config.no_sandbox,
     )

@@ -7,13 +7,18 @@ and leaves no Chromium process behind.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import os
 import signal
 import sys
 
 from browsermesh.config import Config
 from browsermesh.log import EventLog, route_library_logging
 
-FATAL_LINE = '{"level":"error","code":"INTERNAL_ERROR","message":"BrowserMesh stopped after an unexpected internal error."}'
+FATAL_LINE = (
+    '{"level":"error","code":"INTERNAL_ERROR",'
+    '"message":"BrowserMesh stopped after an unexpected internal error."}'
+)
 
 
 def serve(config: Config) -> int:
@@ -38,31 +43,30 @@ async def _serve(config: Config) -> int:
     log = EventLog(config.log_level)
     runtime = create_runtime(config, log)
     server = create_server(runtime, instructions=instructions_for(config))
-    main = asyncio.current_task()
     loop = asyncio.get_running_loop()
-    stopped_by_signal = False
-
-    def on_signal() -> None:
-        nonlocal stopped_by_signal
-        stopped_by_signal = True
-        if main is not None:
-            main.cancel()
-
+    stop = asyncio.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
-        try:
-            loop.add_signal_handler(sig, on_signal)
-        except (NotImplementedError, RuntimeError):
-            pass
-    code = 0
-    try:
+        with contextlib.suppress(NotImplementedError, RuntimeError):
+            loop.add_signal_handler(sig, stop.set)
+
+    async def run_transport() -> None:
         async with stdio_server() as (read, write):
             await server.run(read, write, server.create_initialization_options())
-    except asyncio.CancelledError:
-        if not stopped_by_signal:
-            raise
-    finally:
-        try:
-            await runtime.shutdown()
-        except Exception:
-            code = 1
+
+    transport = loop.create_task(run_transport())
+    stopper = loop.create_task(stop.wait())
+    await asyncio.wait({transport, stopper}, return_when=asyncio.FIRST_COMPLETED)
+    code = 0
+    try:
+        await runtime.shutdown()
+    except Exception:
+        code = 1
+    if stop.is_set():
+        # The stdio reader is blocked in a worker thread that cannot be interrupted; everything
+        # that matters (sessions, Chromium) is closed, so leave without waiting for it.
+        sys.stderr.flush()
+        os._exit(code)
+    stopper.cancel()
+    if transport.done() and not transport.cancelled() and transport.exception() is not None:
+        code = 1
     return code

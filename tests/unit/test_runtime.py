@@ -22,7 +22,9 @@ def anyio_backend() -> str:
 
 
 @pytest.fixture
-async def rig(tmp_path: object) -> AsyncIterator[tuple[Runtime, FakeEngine, list[dict[str, object]]]]:
+async def rig(
+    tmp_path: object,
+) -> AsyncIterator[tuple[Runtime, FakeEngine, list[dict[str, object]]]]:
     engine = FakeEngine()
     log = EventLog("silent")
     records: list[dict[str, object]] = []
@@ -40,7 +42,7 @@ async def code_of(coro: object) -> ErrorCode:
 
 
 async def test_create_session_is_ready_with_default_page(rig) -> None:
-    runtime, engine, records = rig
+    runtime, _engine, records = rig
     op_id, view, page_id = await runtime.create_session(name="buyer", metadata={"role": "buyer"})
     assert op_id.startswith("operation_") and len(op_id) == len("operation_") + 36
     assert view["status"] == "ready" and view["name"] == "buyer"
@@ -52,7 +54,7 @@ async def test_create_session_is_ready_with_default_page(rig) -> None:
 
 
 async def test_session_limit_and_tombstones(rig) -> None:
-    runtime, engine, _ = rig
+    runtime, _engine, _ = rig
     ids = [(await runtime.create_session())[1]["sessionId"] for _ in range(3)]
     assert await code_of(runtime.create_session()) is ErrorCode.LIMIT_EXCEEDED
     await runtime.close_session("local", ids[0])
@@ -105,7 +107,7 @@ async def test_new_work_after_close_requested_is_rejected(rig) -> None:
 
 
 async def test_same_session_runs_in_acceptance_order(rig) -> None:
-    runtime, engine, _ = rig
+    runtime, _engine, _ = rig
     _, view, page_id = await runtime.create_session()
     sid = view["sessionId"]
     results = await asyncio.gather(
@@ -115,7 +117,10 @@ async def test_same_session_runs_in_acceptance_order(rig) -> None:
         runtime.get_url("local", sid, page_id, None),
     )
     assert [r[1] for r in results] == [
-        "http://one.test/", "http://one.test/", "http://two.test/", "http://two.test/",
+        "http://one.test/",
+        "http://one.test/",
+        "http://two.test/",
+        "http://two.test/",
     ]
 
 
@@ -160,9 +165,10 @@ async def test_failure_does_not_poison_queue(rig) -> None:
     _, view, page_id = await runtime.create_session()
     sid = view["sessionId"]
     engine.fail_next_navigation = BrowserMeshError(ErrorCode.NAVIGATION_FAILED)
-    assert await code_of(
-        runtime.navigate("local", sid, page_id, "http://a.test/", None)
-    ) is ErrorCode.NAVIGATION_FAILED
+    assert (
+        await code_of(runtime.navigate("local", sid, page_id, "http://a.test/", None))
+        is ErrorCode.NAVIGATION_FAILED
+    )
     assert (await runtime.navigate("local", sid, page_id, "http://b.test/", None))[1] == (
         "http://b.test/"
     )
@@ -202,21 +208,23 @@ async def test_cancelled_running_call_keeps_its_slot(rig) -> None:
 
 
 async def test_page_limit_and_page_isolation(rig) -> None:
-    runtime, engine, _ = rig
+    runtime, _engine, _ = rig
     _, a, page_a = await runtime.create_session()
-    _, b, page_b = await runtime.create_session()
+    _, _b, page_b = await runtime.create_session()
     await runtime.create_page("local", a["sessionId"])
     await runtime.create_page("local", a["sessionId"])
     assert await code_of(runtime.create_page("local", a["sessionId"])) is ErrorCode.LIMIT_EXCEEDED
-    assert await code_of(
-        runtime.get_url("local", a["sessionId"], page_b, None)
-    ) is ErrorCode.PAGE_NOT_FOUND
+    assert (
+        await code_of(runtime.get_url("local", a["sessionId"], page_b, None))
+        is ErrorCode.PAGE_NOT_FOUND
+    )
     await runtime.close_page("local", a["sessionId"], page_a)
     _, pages = await runtime.list_pages("local", a["sessionId"])
     assert len(pages) == 2 and pages[0]["isDefault"] is True
-    assert await code_of(
-        runtime.close_page("local", a["sessionId"], page_a)
-    ) is ErrorCode.PAGE_NOT_FOUND
+    assert (
+        await code_of(runtime.close_page("local", a["sessionId"], page_a))
+        is ErrorCode.PAGE_NOT_FOUND
+    )
 
 
 async def test_disconnect_fails_sessions_and_keeps_failure_code(rig) -> None:
@@ -226,9 +234,10 @@ async def test_disconnect_fails_sessions_and_keeps_failure_code(rig) -> None:
     engine.disconnect()
     _, got = runtime.get_session("local", sid)
     assert got["status"] == "failed" and got["failureCode"] == "BROWSER_DISCONNECTED"
-    assert await code_of(
-        runtime.get_url("local", sid, page_id, None)
-    ) is ErrorCode.BROWSER_DISCONNECTED
+    assert (
+        await code_of(runtime.get_url("local", sid, page_id, None))
+        is ErrorCode.BROWSER_DISCONNECTED
+    )
     _, closed = await runtime.close_session("local", sid)
     assert closed["status"] == "closed" and closed["failureCode"] == "BROWSER_DISCONNECTED"
     assert (await runtime.create_session())[1]["status"] == "ready"
@@ -247,7 +256,7 @@ async def test_failed_creation_leaves_tombstone(rig) -> None:
 
 
 async def test_principals_do_not_see_each_other(rig) -> None:
-    runtime, engine, _ = rig
+    runtime, _engine, _ = rig
     _, view, _ = await runtime.create_session("alice")
     assert runtime.list_sessions("bob")[1] == []
     with pytest.raises(BrowserMeshError) as info:
@@ -269,7 +278,7 @@ async def test_shutdown_closes_everything_and_rejects_new_work(rig) -> None:
 
 
 async def test_timeout_and_url_validation(rig) -> None:
-    runtime, engine, _ = rig
+    runtime, _engine, _ = rig
     _, view, page_id = await runtime.create_session()
     sid = view["sessionId"]
     for bad in (0, 300_001, "5", True):

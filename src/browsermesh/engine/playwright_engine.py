@@ -7,6 +7,7 @@ Playwright is imported lazily (first browser use) so that spawning the server an
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import sys
 from dataclasses import dataclass, field
@@ -141,14 +142,6 @@ class PlaywrightEngine:
         browser = self._slot.browser
         return len(browser.contexts) if browser is not None else 0
 
-    def browser_pid(self) -> int | None:
-        """Best effort: the launched Chromium's process id (tests kill it)."""
-        browser = self._slot.browser
-        if browser is None:
-            return None
-        proc = getattr(getattr(browser, "_impl_obj", None), "_browser_process", None)
-        return getattr(proc, "pid", None) if proc is not None else None
-
     # ----------------------------------------------------------------- lifecycle
 
     async def playwright(self) -> Playwright:
@@ -204,10 +197,8 @@ class PlaywrightEngine:
         return ctx
 
     async def _close_quietly(self, context: BrowserContext) -> None:
-        try:
+        with contextlib.suppress(Exception):
             await context.close()
-        except Exception:
-            pass
 
     async def close_context(self, context: PwContext) -> None:  # type: ignore[override]
         try:

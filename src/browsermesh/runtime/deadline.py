@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from dataclasses import dataclass, field
 
@@ -65,10 +66,8 @@ class OperationContext:
         """Sleep up to `ms` (bounded by the deadline); raise on cancellation."""
         delay = min(ms, self.deadline.remaining_ms()) / 1000
         if delay > 0:
-            try:
+            with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self.cancelled.wait(), timeout=delay)
-            except TimeoutError:
-                pass
         if self.cancelled.is_set():
             raise OperationCancelled()
 

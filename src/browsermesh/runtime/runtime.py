@@ -7,6 +7,7 @@ either returns `(operationId, result)` or raises `BrowserMeshError` carrying the
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, TypeVar
@@ -624,10 +625,8 @@ class Runtime:
 
 async def _settle(task: asyncio.Task[None]) -> None:
     """Wait for a queued close job; its failure is already logged."""
-    try:
+    with contextlib.suppress(BrowserMeshError):
         await task
-    except BrowserMeshError:
-        pass
 
 
 def _ms_since(started: float) -> int:

@@ -1,0 +1,10 @@
+#!/usr/bin/env bash
+# Set up (see setup.sh) and run every check: lint, format, types, the whole test suite.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/setup.sh
+export PATH="$PWD/.venv/bin:$PATH"
+echo "== ruff check" && ruff check src tests benchmarks
+echo "== ruff format --check" && ruff format --check src tests benchmarks
+echo "== mypy (strict)" && mypy
+echo "== pytest" && python -m pytest "$@"

@@ -1,0 +1,405 @@
+"""Context-settings validation and normalization (contract §12).
+
+`normalize_context_settings` turns the `contextSettings` argument of `browser_session_create` into
+the normalized wire-form dict shown in `SessionView.contextSettings`: only supplied fields appear
+(in the contract's field order), `{}` when none. Every violation is `INVALID_ARGUMENT` with internal
+details `{"field": "contextSettings.<path>", "requirement": ...}` (integer range violations also
+carry a bound clause).
+
+Normalization rules where the contract leaves room (documented decisions):
+
+- **locale**: the input must be a well-formed BCP 47 tag (RFC 5646 syntax: hyphens only, so
+  `en_US` or `en_US,fr` are rejected; the irregular grandfathered tags such as `i-klingon` are
+  accepted), `langcodes.tag_is_valid` must accept it, and `langcodes.standardize_tag` must turn it
+  into exactly one valid, well-formed tag with a determined primary language (not `und`, not a
+  private-use-only `x-…` tag, no leftover extlang). That canonical tag is returned
+  (`EN-us` → `en-US`, `iw` → `he`, `zh-cmn-Hans` → `zh-Hans`).
+- **timezoneId**: zone names are matched case-insensitively against
+  `zoneinfo.available_timezones()` (minus the non-IANA system entries `localtime`, `posixrules` and
+  `Factory`) and returned in their IANA spelling. Every name of the UTC/GMT equivalence class
+  (`UTC`, `Etc/UTC`, `Etc/UCT`, `UCT`, `Etc/Universal`, `Universal`, `Etc/Zulu`, `Zulu`, `GMT`,
+  `Etc/GMT`, `Etc/GMT+0`, `Etc/GMT-0`, `Etc/GMT0`, `GMT+0`, `GMT-0`, `GMT0`, `Etc/Greenwich`,
+  `Greenwich`) is returned as `UTC`, like ECMA-402 does; these are accepted even without tzdata.
+  Other IANA links (e.g. `US/Eastern`) are kept as given, because `zoneinfo` exposes no link table.
+- **origin**: absolute `http`/`https` URL; scheme and host lowercased; internationalized host
+  names converted to their IDNA (punycode) form; default ports (80/443) dropped, other ports kept
+  as decimal; `/` or empty path only; no credentials, query (even an empty `?`), fragment (even an
+  empty `#`), whitespace, percent-escapes or `*` anywhere. A host ending in a number must be a
+  dotted-quad IPv4 address; IPv6 literals are returned bracketed in compressed lowercase form.
+- **numbers**: booleans never count as numbers; `viewport` sizes accept integral floats (as JSON
+  Schema does) and are returned as ints; other numbers are returned as given.
+
+Pure rules: no Playwright, no MCP, no file I/O of our own (`zoneinfo` reads its database).
+"""
+
+from __future__ import annotations
+
+import functools
+import ipaddress
+import math
+import re
+import zoneinfo
+from collections.abc import Mapping
+from typing import Any, Final, NoReturn
+from urllib.parse import urlsplit
+
+import langcodes
+
+from browsermesh.errors import Bound, BrowserMeshError, ErrorCode
+
+MAX_VIEWPORT_SIZE: Final = 10_000
+MIN_DEVICE_SCALE_FACTOR: Final = 0.1
+MAX_DEVICE_SCALE_FACTOR: Final = 10.0
+MAX_LOCALE_CHARS: Final = 64
+MAX_TIMEZONE_CHARS: Final = 128
+MAX_USER_AGENT_CHARS: Final = 512
+MAX_ORIGIN_CHARS: Final = 2_000
+MAX_PERMISSIONS: Final = 100
+MAX_ACCURACY_METRES: Final = 100_000
+COLOR_SCHEMES: Final = ("light", "dark", "no-preference")
+REDUCED_MOTION: Final = ("reduce", "no-preference")
+PERMISSION_NAMES: Final = ("geolocation",)
+
+FIELDS: Final = (
+    "viewport",
+    "deviceScaleFactor",
+    "locale",
+    "timezoneId",
+    "colorScheme",
+    "reducedMotion",
+    "userAgent",
+    "geolocation",
+    "permissions",
+)
+"""The supported fields, in the order they appear in the normalized result."""
+
+_PREFIX: Final = "contextSettings"
+_CONTROL_RE: Final = re.compile("[\x00-\x1f\x7f-\x9f]")
+_SURROGATE_RE: Final = re.compile("[\ud800-\udfff]")
+
+# RFC 5646 `langtag` / `privateuse` (case-insensitive). Grandfathered "regular" tags such as
+# `art-lojban` or `zh-min-nan` already match `langtag`; the irregular ones are listed below.
+_LANGTAG_RE: Final = re.compile(
+    r"""
+    (?:
+      (?:[a-z]{2,3}(?:-[a-z]{3}){0,3}|[a-z]{4}|[a-z]{5,8})  # language (+ extlang)
+      (?:-[a-z]{4})?                                         # script
+      (?:-(?:[a-z]{2}|[0-9]{3}))?                            # region
+      (?:-(?:[a-z0-9]{5,8}|[0-9][a-z0-9]{3}))*               # variants
+      (?:-[0-9a-wyz](?:-[a-z0-9]{2,8})+)*                    # extensions
+      (?:-x(?:-[a-z0-9]{1,8})+)?                             # private use
+    |
+      x(?:-[a-z0-9]{1,8})+                                   # private use only
+    )
+    """,
+    re.IGNORECASE | re.VERBOSE | re.ASCII,
+)
+_IRREGULAR_GRANDFATHERED: Final = frozenset(
+    {
+        "en-gb-oed", "i-ami", "i-bnn", "i-default", "i-enochian", "i-hak", "i-klingon", "i-lux",
+        "i-mingo", "i-navajo", "i-pwn", "i-tao", "i-tay", "i-tsu", "sgn-be-fr", "sgn-be-nl",
+        "sgn-ch-de",
+    }
+)  # fmt: skip
+
+UTC_ALIASES: Final = frozenset(
+    {
+        "UTC", "Etc/UTC", "Etc/UCT", "UCT", "Etc/Universal", "Universal", "Etc/Zulu", "Zulu",
+        "GMT", "Etc/GMT", "Etc/GMT+0", "Etc/GMT-0", "Etc/GMT0", "GMT+0", "GMT-0", "GMT0",
+        "Etc/Greenwich", "Greenwich",
+    }
+)  # fmt: skip
+"""Names that canonicalize to `UTC` (IANA links to `Etc/UTC` or `Etc/GMT`)."""
+_UTC_FOLDED: Final = frozenset(name.casefold() for name in UTC_ALIASES)
+_NOT_ZONES: Final = frozenset({"localtime", "posixrules", "Factory"})
+
+_HOST_RE: Final = re.compile(r"[a-z0-9_-]+(?:\.[a-z0-9_-]+)*\.?", re.ASCII)
+_DEFAULT_PORTS: Final = {"http": 80, "https": 443}
+
+
+def _fail(path: str, requirement: str, bound: Bound | None = None) -> NoReturn:
+    field = f"{_PREFIX}.{path}" if path else _PREFIX
+    raise BrowserMeshError(
+        ErrorCode.INVALID_ARGUMENT,
+        bound=bound,
+        internal={"field": field, "requirement": requirement},
+    )
+
+
+def _mapping(value: object, path: str, allowed: frozenset[str]) -> Mapping[str, Any]:
+    if not isinstance(value, Mapping):
+        _fail(path, "must be an object")
+    for key in value:
+        if not isinstance(key, str) or key not in allowed:
+            _fail(path, f"unknown field (allowed: {', '.join(sorted(allowed))})")
+    return value
+
+
+def _number(value: object, path: str) -> int | float:
+    """A finite JSON number; booleans are rejected."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        _fail(path, "must be a number")
+    if isinstance(value, float) and not math.isfinite(value):
+        _fail(path, "must be finite")
+    return value
+
+
+def _number_in(value: object, path: str, low: float, high: float) -> int | float:
+    number = _number(value, path)
+    if not low <= number <= high:
+        _fail(path, f"must be in {low:g}..{high:g}")
+    return number
+
+
+def _integer_in(value: object, path: str, low: int, high: int) -> int:
+    number = _number(value, path)
+    if isinstance(number, float):
+        if not number.is_integer():
+            _fail(path, "must be an integer")
+        number = int(number)
+    if number < low:
+        _fail(path, f"must be an integer in {low}..{high}", Bound(path, ">=", low))
+    if number > high:
+        _fail(path, f"must be an integer in {low}..{high}", Bound(path, "<=", high))
+    return number
+
+
+def _text(value: object, path: str, max_chars: int) -> str:
+    """A string of 1..max_chars code points without control characters or lone surrogates."""
+    if not isinstance(value, str):
+        _fail(path, "must be a string")
+    if value == "":
+        _fail(path, "must not be empty")
+    if len(value) > max_chars:
+        _fail(path, f"must be at most {max_chars} characters", Bound(path, "<=", max_chars))
+    if _CONTROL_RE.search(value):
+        _fail(path, "must not contain control characters")
+    if _SURROGATE_RE.search(value):
+        _fail(path, "must be valid Unicode")
+    return value
+
+
+def _enum(value: object, path: str, allowed: tuple[str, ...]) -> str:
+    if not isinstance(value, str) or value not in allowed:
+        _fail(path, f"must be one of {', '.join(allowed)}")
+    return value
+
+
+# --- individual fields -------------------------------------------------------------------------
+
+
+def _viewport(value: object) -> dict[str, int]:
+    viewport = _mapping(value, "viewport", frozenset({"width", "height"}))
+    out: dict[str, int] = {}
+    for key in ("width", "height"):
+        if key not in viewport:
+            _fail(f"viewport.{key}", "is required")
+        out[key] = _integer_in(viewport[key], f"viewport.{key}", 1, MAX_VIEWPORT_SIZE)
+    return out
+
+
+def canonical_locale(value: object, path: str = "locale") -> str:
+    """The canonical BCP 47 form of one locale tag (`EN-us` → `en-US`); see the module doc."""
+    tag = _text(value, path, MAX_LOCALE_CHARS)
+    requirement = "must be exactly one valid BCP 47 language tag"
+    if not (_LANGTAG_RE.fullmatch(tag) or tag.lower() in _IRREGULAR_GRANDFATHERED):
+        _fail(path, requirement)
+    if not langcodes.tag_is_valid(tag):
+        _fail(path, requirement)
+    try:
+        canonical = str(langcodes.standardize_tag(tag))
+        parsed = langcodes.Language.get(canonical)
+    except (ValueError, LookupError):  # LanguageTagError is a ValueError
+        _fail(path, requirement)
+    if (
+        not _LANGTAG_RE.fullmatch(canonical)
+        or not langcodes.tag_is_valid(canonical)
+        or not parsed.language
+        or parsed.language.startswith("x")
+        or parsed.extlangs
+    ):
+        _fail(path, requirement)
+    return canonical
+
+
+@functools.lru_cache(maxsize=1)
+def _zone_index() -> Mapping[str, str]:
+    """casefolded zone name → IANA spelling, for every zone the interpreter knows."""
+    return {
+        name.casefold(): name for name in zoneinfo.available_timezones() if name not in _NOT_ZONES
+    }
+
+
+def canonical_timezone(value: object, path: str = "timezoneId") -> str:
+    """A valid IANA zone name in canonical form (`Etc/UTC` → `UTC`); see the module doc."""
+    name = _text(value, path, MAX_TIMEZONE_CHARS)
+    folded = name.casefold()
+    if folded in _UTC_FOLDED:
+        return "UTC"
+    found = _zone_index().get(folded)
+    if found is None:
+        _fail(path, "must be a valid IANA time zone")
+    return found
+
+
+def _geolocation(value: object) -> dict[str, int | float]:
+    geo = _mapping(value, "geolocation", frozenset({"latitude", "longitude", "accuracy"}))
+    out: dict[str, int | float] = {}
+    for key, low, high in (("latitude", -90, 90), ("longitude", -180, 180)):
+        if key not in geo:
+            _fail(f"geolocation.{key}", "is required")
+        out[key] = _number_in(geo[key], f"geolocation.{key}", low, high)
+    if "accuracy" in geo:
+        out["accuracy"] = _number_in(
+            geo["accuracy"], "geolocation.accuracy", 0, MAX_ACCURACY_METRES
+        )
+    return out
+
+
+def _canonical_host(host: str, path: str) -> str:
+    if host.startswith("["):
+        if not host.endswith("]"):
+            _fail(path, "invalid IPv6 host")
+        try:
+            address = ipaddress.IPv6Address(host[1:-1])
+        except ValueError:
+            _fail(path, "invalid IPv6 host")
+        if address.scope_id is not None:
+            _fail(path, "IPv6 zone identifiers are not allowed")
+        return f"[{address.compressed}]"
+    if host == "":
+        _fail(path, "must have a host")
+    try:
+        ascii_host = host.lower().encode("idna").decode("ascii").lower()
+    except UnicodeError:
+        _fail(path, "invalid host name")
+    if not _HOST_RE.fullmatch(ascii_host):
+        _fail(path, "invalid host name")
+    last_label = ascii_host.rstrip(".").rsplit(".", 1)[-1]
+    if last_label.isdigit() or last_label.startswith("0x"):
+        # WHATWG treats such hosts as IPv4; only the plain dotted-quad form is accepted.
+        try:
+            return str(ipaddress.IPv4Address(ascii_host))
+        except ValueError:
+            _fail(path, "invalid IPv4 host")
+    return ascii_host
+
+
+def canonical_origin(value: object, path: str = "origin") -> str:
+    """`HTTPS://EXAMPLE.COM:443/` → `https://example.com`; see the module doc for the rules."""
+    raw = _text(value, path, MAX_ORIGIN_CHARS)
+    if any(ch.isspace() for ch in raw):
+        _fail(path, "must not contain whitespace")
+    if "*" in raw:
+        _fail(path, "wildcards are not allowed")
+    if "?" in raw:
+        _fail(path, "must not have a query")
+    if "#" in raw:
+        _fail(path, "must not have a fragment")
+    if "%" in raw:
+        _fail(path, "must not contain percent-escapes")
+    try:
+        parts = urlsplit(raw)
+    except ValueError:
+        _fail(path, "must be an absolute http(s) URL")
+    scheme = parts.scheme.lower()
+    if scheme not in _DEFAULT_PORTS or not raw[len(scheme) :].startswith("://"):
+        _fail(path, "must be an absolute http(s) URL")
+    if parts.path not in ("", "/"):
+        _fail(path, "path must be exactly /")
+    netloc = parts.netloc
+    if "@" in netloc:
+        _fail(path, "must not contain credentials")
+    if netloc.startswith("["):
+        end = netloc.find("]")
+        host, rest = netloc[: end + 1], netloc[end + 1 :]
+        if rest and not rest.startswith(":"):
+            _fail(path, "invalid port")
+        port_text = rest[1:]
+    else:
+        host, _, port_text = netloc.partition(":")
+    port: int | None = None
+    if port_text:
+        if not port_text.isdigit() or not port_text.isascii():
+            _fail(path, "invalid port")
+        port = int(port_text)
+        if port > 65_535:
+            _fail(path, "invalid port")
+    canonical_host = _canonical_host(host, path)
+    if port is None or port == _DEFAULT_PORTS[scheme]:
+        return f"{scheme}://{canonical_host}"
+    return f"{scheme}://{canonical_host}:{port}"
+
+
+def _permissions(value: object) -> list[dict[str, str]]:
+    if not isinstance(value, list | tuple):
+        _fail("permissions", "must be an array")
+    if len(value) > MAX_PERMISSIONS:
+        _fail(
+            "permissions",
+            f"at most {MAX_PERMISSIONS} entries",
+            Bound("permissions", "<=", MAX_PERMISSIONS),
+        )
+    out: list[dict[str, str]] = []
+    seen: set[str] = set()
+    for index, item in enumerate(value):
+        path = f"permissions[{index}]"
+        entry = _mapping(item, path, frozenset({"permission", "origin"}))
+        if "permission" not in entry:
+            _fail(f"{path}.permission", "is required")
+        permission = _enum(entry["permission"], f"{path}.permission", PERMISSION_NAMES)
+        if "origin" not in entry:
+            _fail(f"{path}.origin", "is required")
+        origin = canonical_origin(entry["origin"], f"{path}.origin")
+        if origin in seen:
+            _fail(f"{path}.origin", "duplicate origin after canonicalization")
+        seen.add(origin)
+        out.append({"permission": permission, "origin": origin})
+    return out
+
+
+# --- entry points -------------------------------------------------------------------------------
+
+
+def normalize_context_settings(raw: object) -> dict[str, Any]:
+    """Validate `contextSettings` (§12) and return its normalized wire form.
+
+    `None` (not supplied) and `{}` give `{}`. Unknown keys, `null` values, booleans posing as
+    numbers and every bound violation raise `BrowserMeshError(INVALID_ARGUMENT)` with internal
+    `{"field": "contextSettings.<path>", "requirement": ...}`.
+    """
+    if raw is None:
+        return {}
+    settings = _mapping(raw, "", frozenset(FIELDS))
+    out: dict[str, Any] = {}
+    for key in FIELDS:
+        if key not in settings:
+            continue
+        value = settings[key]
+        if key == "viewport":
+            out[key] = _viewport(value)
+        elif key == "deviceScaleFactor":
+            out[key] = _number_in(value, key, MIN_DEVICE_SCALE_FACTOR, MAX_DEVICE_SCALE_FACTOR)
+        elif key == "locale":
+            out[key] = canonical_locale(value, key)
+        elif key == "timezoneId":
+            out[key] = canonical_timezone(value, key)
+        elif key == "colorScheme":
+            out[key] = _enum(value, key, COLOR_SCHEMES)
+        elif key == "reducedMotion":
+            out[key] = _enum(value, key, REDUCED_MOTION)
+        elif key == "userAgent":
+            out[key] = _text(value, key, MAX_USER_AGENT_CHARS)
+        elif key == "geolocation":
+            out[key] = _geolocation(value)
+        else:  # permissions
+            out[key] = _permissions(value)
+    if out.get("permissions") and "geolocation" not in out:
+        _fail("permissions", "non-empty permissions require the geolocation field")
+    return out
+
+
+def geolocation_grant_origins(normalized: Mapping[str, Any]) -> list[str]:
+    """The origins to grant `geolocation` to, in order, from an already normalized settings dict."""
+    permissions = normalized.get("permissions") or []
+    return [entry["origin"] for entry in permissions if entry.get("permission") == "geolocation"]

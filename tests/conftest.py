@@ -1,0 +1,163 @@
+"""Shared fixtures: the loopback site, a real-Chromium runtime, MCP clients in both eras."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from jsonschema import Draft202012Validator
+from mcp import Client
+
+from browsermesh.config import Config, default_config
+from browsermesh.factory import create_runtime
+from browsermesh.log import EventLog
+from browsermesh.mcp.server import create_server
+from browsermesh.runtime.runtime import Runtime
+from tests.fixtures.site import FixtureSite
+
+ERAS = ["auto", "legacy"]
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.fixture(scope="session")
+def site() -> Iterator[FixtureSite]:
+    with FixtureSite() as s:
+        yield s
+
+
+def real_config(tmp_path: Path, **overrides: Any) -> Config:
+    """The real-runtime harness settings (contract §26.1)."""
+    values: dict[str, Any] = {
+        "headless": True,
+        "timeout_ms": 5000,
+        "max_sessions": 50,
+        "max_pages": 10,
+        "data_dir": tmp_path / "data",
+        "tools": ("core", "observability", "persistence", "eval"),
+    }
+    values.update(overrides)
+    return default_config(**values)
+
+
+@pytest.fixture
+def log_records() -> list[dict[str, Any]]:
+    return []
+
+
+@pytest.fixture
+async def runtime(tmp_path: Path, log_records: list[dict[str, Any]]) -> AsyncIterator[Runtime]:
+    log = EventLog("silent")
+    log.sinks.append(log_records.append)
+    rt = create_runtime(real_config(tmp_path), log)
+    yield rt
+    await rt.shutdown()
+
+
+class ToolClient:
+    """A thin wrapper over the SDK client that checks every success against its outputSchema
+    and that the compatibility text equals structuredContent."""
+
+    def __init__(self, client: Client, tools: dict[str, Any]) -> None:
+        self.client = client
+        self.tools = tools
+
+    async def raw(self, name: str, args: dict[str, Any] | None = None, **kw: Any) -> Any:
+        return await self.client.call_tool(name, args or {}, **kw)
+
+    async def ok(self, name: str, args: dict[str, Any] | None = None, **kw: Any) -> dict[str, Any]:
+        result = await self.raw(name, args, **kw)
+        assert not result.is_error, result.content[0].text
+        data: dict[str, Any] = result.structured_content
+        Draft202012Validator(self.tools[name].output_schema).validate(data)
+        text_blocks = [c for c in result.content if c.type == "text"]
+        if name != "browser_runtime_info":
+            assert json.loads(text_blocks[-1].text) == data
+        assert data["operationId"].startswith("operation_")
+        return data
+
+    async def err(self, name: str, args: dict[str, Any] | None = None, **kw: Any) -> dict[str, Any]:
+        result = await self.raw(name, args, **kw)
+        assert result.is_error and result.structured_content is None
+        assert len(result.content) == 1
+        payload: dict[str, Any] = json.loads(result.content[0].text)
+        assert payload["ok"] is False
+        return payload["error"]
+
+    async def session(self, **args: Any) -> tuple[str, str]:
+        data = await self.ok("browser_session_create", args)
+        return data["session"]["sessionId"], data["initialPage"]["pageId"]
+
+
+@pytest.fixture(params=ERAS)
+async def mcp_client(request: pytest.FixtureRequest, runtime: Runtime) -> AsyncIterator[ToolClient]:
+    server = create_server(runtime)
+    async with Client(server, mode=request.param) as client:
+        tools = {t.name: t for t in (await client.list_tools()).tools}
+        yield ToolClient(client, tools)
+
+
+def chromium_pids_with_marker(marker: str) -> list[int]:
+    """Processes whose environment carries `marker` (Chromium inherits the server's env)."""
+    found = []
+    needle = marker.encode()
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/environ", "rb") as fh:
+                env = fh.read()
+            with open(f"/proc/{entry}/cmdline", "rb") as fh:
+                cmd = fh.read()
+        except OSError:
+            continue
+        if needle in env and b"chrom" in cmd.lower():
+            found.append(int(entry))
+    return found
+
+
+def _ppid(pid: int) -> int:
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return int(fh.read().rsplit(")", 1)[1].split()[1])
+    except (OSError, ValueError, IndexError):
+        return 0
+
+
+def browser_main_pids(root: int | None = None) -> list[int]:
+    """Chromium browser (not renderer/helper) processes descending from `root` (default: us)."""
+    root = root or os.getpid()
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        pid = int(entry)
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as fh:
+                cmd = fh.read()
+        except OSError:
+            continue
+        if b"chrom" not in cmd.lower() or b"--type=" in cmd:
+            continue
+        ancestor = _ppid(pid)
+        while ancestor > 1 and ancestor != root:
+            ancestor = _ppid(ancestor)
+        if ancestor == root:
+            found.append(pid)
+    return found
+
+
+def closed_port() -> int:
+    """A loopback port with nothing listening (a real 'connection refused')."""
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])

@@ -1,0 +1,179 @@
+"""The published surface and the real stdio transport (both protocol eras)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from mcp import Client, StdioServerParameters
+
+from tests.conftest import ERAS, ToolClient, chromium_pids_with_marker
+from tests.fixtures.site import FixtureSite
+
+pytestmark = pytest.mark.anyio
+
+# Contract §3.2: title, readOnly, destructive, idempotent, openWorld.
+ANNOTATIONS: dict[str, tuple[str, str]] = {
+    "browser_runtime_info": ("Inspect BrowserMesh runtime", "TFTF"),
+    "browser_session_create": ("Create isolated browser session", "FFFF"),
+    "browser_session_list": ("List browser sessions", "TFTF"),
+    "browser_session_get": ("Get browser session", "TFTF"),
+    "browser_session_close": ("Close browser session", "FTTF"),
+    "browser_page_create": ("Create browser page", "FFFF"),
+    "browser_page_list": ("List browser pages", "TFTF"),
+    "browser_page_close": ("Close browser page", "FTFF"),
+    "browser_navigate": ("Navigate browser page", "FFFT"),
+    "browser_back": ("Navigate browser page back", "FFFT"),
+    "browser_forward": ("Navigate browser page forward", "FFFT"),
+    "browser_reload": ("Reload browser page", "FFFT"),
+    "browser_get_url": ("Get browser page URL", "TFTF"),
+    "browser_get_title": ("Get browser page title", "TFTT"),
+}
+
+
+def _flags(t: Any) -> str:
+    a = t.annotations
+    return "".join(
+        "T" if v else "F"
+        for v in (a.read_only_hint, a.destructive_hint, a.idempotent_hint, a.open_world_hint)
+    )
+
+
+async def test_tools_are_published_with_titles_hints_and_schemas(mcp_client: ToolClient) -> None:
+    for name, (title, flags) in ANNOTATIONS.items():
+        tool = mcp_client.tools[name]
+        assert tool.title == title and tool.annotations.title == title
+        assert _flags(tool) == flags, name
+        assert tool.output_schema["type"] == "object"
+        for schema in (tool.input_schema, tool.output_schema):
+            assert schema["$schema"] == "https://json-schema.org/draft/2020-12/schema"
+        assert tool.description
+    create = mcp_client.tools["browser_session_create"].description
+    assert "different user, account, role" in create and "independent parallel workflow" in create
+    assert not [n for n in mcp_client.tools if "agent" in n or "message" in n or "assign" in n]
+
+
+async def test_input_validation_channel(mcp_client: ToolClient) -> None:
+    result = await mcp_client.raw(
+        "browser_get_url", {"sessionId": "s", "pageId": "p", "timeoutMs": "2"}
+    )
+    assert result.is_error and result.structured_content is None
+    text = result.content[0].text
+    assert text.startswith("Input validation error: Invalid arguments for tool browser_get_url: ")
+    assert "timeoutMs" in text
+    extra = await mcp_client.raw("browser_session_list", {"bogus": 1})
+    assert extra.is_error and "unknown field" in extra.content[0].text
+
+
+def _server_params(marker: str, tmp_path: Path, *extra: str) -> StdioServerParameters:
+    env = {
+        "BROWSERMESH_HEADLESS": "true",
+        "BROWSERMESH_DATA_DIR": str(tmp_path / "data"),
+        "BROWSERMESH_LOG_LEVEL": "warn",
+        "BM_TEST_MARKER": marker,
+    }
+    return StdioServerParameters(
+        command=sys.executable, args=["-m", "browsermesh", *extra], env=env
+    )
+
+
+@pytest.mark.parametrize("mode", ERAS)
+async def test_stdio_subprocess_roundtrip(mode: str, tmp_path: Path, site: FixtureSite) -> None:
+    marker = f"bm-{uuid.uuid4()}"
+    async with Client(_server_params(marker, tmp_path), mode=mode) as client:
+        tools = {t.name: t for t in (await client.list_tools()).tools}
+        c = ToolClient(client, tools)
+        assert "browser_session_create" in tools
+        assert client.session.instructions and "sessionId" in client.session.instructions
+        s, p = await c.session(name="stdio")
+        await c.ok(
+            "browser_navigate", {"sessionId": s, "pageId": p, "url": site.url("/delay?value=stdio")}
+        )
+        assert (await c.ok("browser_get_title", {"sessionId": s, "pageId": p}))["title"] == (
+            "Delay stdio"
+        )
+        assert chromium_pids_with_marker(marker)
+    # closing stdin ended the server, which closed Chromium
+    with anyio.fail_after(10):
+        while chromium_pids_with_marker(marker):
+            await anyio.sleep(0.1)
+
+
+async def test_no_agent_guidelines_sends_no_instructions(tmp_path: Path) -> None:
+    params = _server_params("x", tmp_path, "--no-agent-guidelines")
+    async with Client(params, mode="legacy") as client:
+        assert not client.session.instructions
+
+
+def test_sigterm_shuts_down_and_leaves_no_chromium(tmp_path: Path, site: FixtureSite) -> None:
+    marker = f"bm-{uuid.uuid4()}"
+    env = {
+        **os.environ,
+        "BROWSERMESH_HEADLESS": "true",
+        "BM_TEST_MARKER": marker,
+        "BROWSERMESH_DATA_DIR": str(tmp_path / "d"),
+        "BROWSERMESH_LOG_LEVEL": "info",
+    }
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "browsermesh"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+    )
+    assert proc.stdin and proc.stdout
+
+    def send(msg: dict[str, Any]) -> None:
+        assert proc.stdin
+        proc.stdin.write((json.dumps(msg) + "\n").encode())
+        proc.stdin.flush()
+
+    def receive() -> dict[str, Any]:
+        assert proc.stdout
+        return json.loads(proc.stdout.readline())  # type: ignore[no-any-return]
+
+    send(
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-11-25",
+                "capabilities": {},
+                "clientInfo": {"name": "raw", "version": "1"},
+            },
+        }
+    )
+    assert receive()["result"]["serverInfo"]["name"] == "browsermesh"
+    send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+    send(
+        {
+            "jsonrpc": "2.0",
+            "id": 2,
+            "method": "tools/call",
+            "params": {"name": "browser_session_create", "arguments": {}},
+        }
+    )
+    created = receive()["result"]["structuredContent"]
+    assert created["session"]["status"] == "ready"
+    assert chromium_pids_with_marker(marker)
+    started = time.monotonic()
+    proc.terminate()
+    code = proc.wait(timeout=15)
+    assert code == 0 and time.monotonic() - started < 5
+    stderr = proc.stderr.read().decode() if proc.stderr else ""
+    assert "Traceback" not in stderr
+    lines = [json.loads(line) for line in stderr.splitlines() if line.startswith("{")]
+    assert any(r.get("type") == "session.closed" and r.get("reason") == "shutdown" for r in lines)
+    deadline = time.monotonic() + 5
+    while chromium_pids_with_marker(marker) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not chromium_pids_with_marker(marker)
