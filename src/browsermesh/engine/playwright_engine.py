@@ -8,17 +8,25 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 import os
 import sys
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from browsermesh.engine import elements
 from browsermesh.engine.classify import browser_error, navigation_error
+from browsermesh.engine.elements import RefRegistry
 from browsermesh.engine.protocol import ContextOptions, EngineEvents, HistoryStep
 from browsermesh.errors import BrowserMeshError, ErrorCode
+from browsermesh.model.clock import Clock
+from browsermesh.model.deadline import OperationContext
+from browsermesh.model.locators import Locator, Target
 
 if TYPE_CHECKING:
     from playwright.async_api import Browser, BrowserContext, Page, Playwright
+
+_TWO_FRAMES = "() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))"
 
 # Chromium must not phone home on a closed network (and we promise no background traffic).
 QUIET_FLAGS = (
@@ -40,10 +48,11 @@ class PwContext:
 
 @dataclass(eq=False)
 class PwPage:
-    """A managed page plus the per-page engine state later features hang on it."""
+    """A managed page and its engine-side state (element refs)."""
 
     page: Page
     context: PwContext
+    refs: RefRegistry
     closed: bool = False
     extras: dict[str, Any] = field(default_factory=dict)
 
@@ -114,6 +123,12 @@ class PlaywrightEngine:
         self._pw: Playwright | None = None
         self._pw_lock = asyncio.Lock()
         self._slot = BrowserSlot("local")
+        self.clock = Clock()
+        # One runtime-wide counter: a generation value belongs to exactly one page.
+        self._generations = itertools.count(1)
+
+    def next_generation(self) -> int:
+        return int(next(self._generations))
 
     # ---------------------------------------------------------------- inspection
 
@@ -228,14 +243,22 @@ class PlaywrightEngine:
 
     def adopt_page(self, context: PwContext, page: Page) -> PwPage:
         """Wrap a Playwright page as a managed page and watch for its closing."""
-        handle = PwPage(page, context)
+        handle = PwPage(page, context, RefRegistry(self.clock))
 
         def on_close(_p: Page) -> None:
             if not handle.closed:
                 handle.closed = True
+                handle.refs.advance(self.next_generation())
                 self.events.on_page_closed(handle)
 
+        def on_navigated(frame: Any) -> None:
+            # A main-frame navigation kills every ref of the page (the document is gone, so
+            # the old handles die with it).
+            if frame == page.main_frame:
+                handle.refs.advance(self.next_generation())
+
         page.on("close", on_close)
+        page.on("framenavigated", on_navigated)
         return handle
 
     async def close_page(self, page: PwPage) -> None:  # type: ignore[override]
@@ -277,6 +300,54 @@ class PlaywrightEngine:
             ) from None
         except Exception as exc:
             raise browser_error(exc) from None
+
+    # ------------------------------------------------------------------ elements
+
+    async def act(  # type: ignore[override]
+        self, page: PwPage, target: Target, op: str, arg: str | None, ctx: OperationContext
+    ) -> None:
+        """One element action (click, fill, check, ...) on a locator or a ref."""
+        await elements.on_target(
+            page.page, page.refs, target, ctx, op, elements.element_call(op, arg)
+        )
+
+    async def visible_text(self, page: PwPage, locator: Locator, ctx: OperationContext) -> str:  # type: ignore[override]
+        text: str = await elements.on_locator(
+            page.page, locator, ctx, "visible_text", elements.read_text
+        )
+        return text
+
+    async def scroll(self, page: PwPage, dx: int, dy: int, ctx: OperationContext) -> None:  # type: ignore[override]
+        try:
+            await asyncio.wait_for(
+                self._wheel(page.page, dx, dy), timeout=ctx.deadline.budget_ms() / 1000
+            )
+        except TimeoutError:
+            raise ctx.deadline.timeout_error() from None
+        except Exception as exc:
+            raise browser_error(exc) from None
+
+    @staticmethod
+    async def _wheel(page: Page, dx: int, dy: int) -> None:
+        await page.mouse.wheel(dx, dy)
+        # The wheel scroll lands asynchronously; two animation frames later it has been applied
+        # and its scroll events dispatched, so the next call sees the scrolled page.
+        await page.evaluate(_TWO_FRAMES)
+
+    async def drag(  # type: ignore[override]
+        self, page: PwPage, source: Locator, target: Locator, ctx: OperationContext
+    ) -> None:
+        """Drag `source` onto `target`; both endpoints are strict single matches."""
+        dst = await elements.resolve(page.page, target, ctx, "drag")
+        for endpoint in (source, target):
+            probe = await elements.resolve(page.page, endpoint, ctx, "drag")
+            if await probe.count() > 1:
+                raise elements._ambiguous(endpoint, "drag")
+
+        async def call(src: Any, timeout_ms: float) -> None:
+            await src.drag_to(dst, timeout=timeout_ms)
+
+        await elements.on_locator(page.page, source, ctx, "drag", call)
 
 
 def context_kwargs(options: ContextOptions) -> dict[str, Any]:

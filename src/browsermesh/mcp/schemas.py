@@ -171,3 +171,57 @@ CONTEXT_SETTINGS: Schema = obj(
     },
     description="Per-session browser settings; permissions grant geolocation to exact origins.",
 )
+
+
+# ---------------------------------------------------------------------- locators
+
+_ROLES = [
+    "button",
+    "link",
+    "textbox",
+    "checkbox",
+    "radio",
+    "combobox",
+    "heading",
+    "listitem",
+    "option",
+    "tab",
+]
+_SELECTOR_PROPS: dict[str, Schema] = {
+    "strategy": enum("role", "text", "label", "placeholder", "testId", "css"),
+    "value": string(1),
+    "name": string(),
+    "exact": BOOL,
+}
+_ROLE_RULE: Schema = {
+    "if": {"properties": {"strategy": {"const": "role"}}},
+    "then": {"properties": {"value": {"enum": _ROLES}}},
+}
+SELECTOR: Schema = {**obj(_SELECTOR_PROPS, ["strategy", "value"]), **_ROLE_RULE}
+LOCATOR: Schema = {
+    **obj(
+        {
+            **_SELECTOR_PROPS,
+            "frame": obj(
+                {
+                    "kind": enum("main", "iframe"),
+                    "chain": array(SELECTOR, minItems=1, maxItems=5),
+                },
+                ["kind"],
+                description='{"kind":"main"} or {"kind":"iframe","chain":[selector,...]} '
+                "(1-5 iframe selectors, outer to inner).",
+            ),
+        },
+        ["strategy", "value"],
+        description='{"strategy":"role|text|label|placeholder|testId|css","value":...,'
+        '"name"?,"exact"?(role only, default true),"frame"?}. Strict: one match only.',
+    ),
+    **_ROLE_RULE,
+}
+REF: Schema = string(
+    pattern="^@?[a-z0-9.]{2,12}$", description="Element ref from browser_snapshot, e.g. s3e12."
+)
+ELEMENT_TARGET: Schema = {
+    "oneOf": [LOCATOR, obj({"ref": REF}, ["ref"])],
+    "description": 'A locator object, or {"ref":"s3e12"} from browser_snapshot.',
+}

@@ -11,7 +11,7 @@ import asyncio
 from collections.abc import Awaitable, Callable
 from typing import TypeVar
 
-from browsermesh.runtime.deadline import OperationCancelled, OperationContext
+from browsermesh.model.deadline import OperationCancelled, OperationContext
 
 T = TypeVar("T")
 

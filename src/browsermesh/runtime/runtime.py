@@ -10,7 +10,7 @@ import asyncio
 import contextlib
 import time
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 from urllib.parse import urlsplit
 
 from browsermesh.config import Config
@@ -18,7 +18,9 @@ from browsermesh.engine.protocol import ContextOptions, Engine, EnginePage, Hist
 from browsermesh.errors import Bound, BrowserMeshError, ErrorCode, internal_error
 from browsermesh.log import EventLog
 from browsermesh.model.clock import Clock, iso_from_epoch
-from browsermesh.runtime.deadline import Deadline, OperationCancelled, OperationContext
+from browsermesh.model.deadline import Deadline, OperationCancelled, OperationContext
+from browsermesh.model.locators import parse_locator, parse_target
+from browsermesh.model.text import bound_text
 from browsermesh.runtime.queue import await_job
 from browsermesh.runtime.session import (
     ACTIVE_STATUSES,
@@ -31,6 +33,7 @@ from browsermesh.runtime.session import (
 T = TypeVar("T")
 LOCAL_PRINCIPAL = "local"
 MAX_TIMEOUT_MS = 300_000
+MAX_SCROLL_DELTA = 1_000_000
 # Session close must always run once queued; it gets a generous budget of its own.
 _CLOSE_BUDGET_MS = MAX_TIMEOUT_MS
 
@@ -51,6 +54,16 @@ def validate_timeout(timeout_ms: object, default: int) -> int:
             ErrorCode.INVALID_ARGUMENT, bound=Bound("timeoutMs", "<=", MAX_TIMEOUT_MS)
         )
     return timeout_ms
+
+
+def _delta(value: object, name: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise BrowserMeshError(ErrorCode.INVALID_ARGUMENT, internal={"field": name})
+    if abs(value) > MAX_SCROLL_DELTA:
+        op: Literal["<=", ">="] = "<=" if value > 0 else ">="
+        limit = MAX_SCROLL_DELTA if value > 0 else -MAX_SCROLL_DELTA
+        raise BrowserMeshError(ErrorCode.INVALID_ARGUMENT, bound=Bound(name, op, limit))
+    return value
 
 
 def validate_http_url(url: object) -> str:
@@ -570,6 +583,102 @@ class Runtime:
 
         return await self.run_page_op(
             principal, session_id, page_id, "browser_get_title", timeout_ms, job
+        )
+
+    # ----------------------------------------------------------------- elements
+
+    async def element_action(
+        self,
+        principal: str,
+        session_id: object,
+        page_id: object,
+        op: str,
+        args: dict[str, Any],
+        arg: str | None,
+        timeout_ms: object,
+    ) -> str:
+        """One of the 10 element actions on exactly one of `locator` / `ref`."""
+        target = parse_target(args)
+
+        async def job(rec: SessionRecord, page: PageRecord, ctx: OperationContext) -> None:
+            await self.engine.act(page.handle, target, op, arg, ctx)
+
+        op_id, _ = await self.run_page_op(
+            principal, session_id, page_id, f"browser_{op}", timeout_ms, job
+        )
+        return op_id
+
+    async def scroll(
+        self,
+        principal: str,
+        session_id: object,
+        page_id: object,
+        delta_x: object,
+        delta_y: object,
+        timeout_ms: object,
+    ) -> str:
+        dx, dy = _delta(delta_x, "deltaX"), _delta(delta_y, "deltaY")
+
+        async def job(rec: SessionRecord, page: PageRecord, ctx: OperationContext) -> None:
+            await self.engine.scroll(page.handle, dx, dy, ctx)
+
+        op_id, _ = await self.run_page_op(
+            principal, session_id, page_id, "browser_scroll", timeout_ms, job
+        )
+        return op_id
+
+    async def drag(
+        self,
+        principal: str,
+        session_id: object,
+        page_id: object,
+        source: object,
+        target: object,
+        timeout_ms: object,
+    ) -> str:
+        src, dst = parse_locator(source, "source"), parse_locator(target, "target")
+
+        async def job(rec: SessionRecord, page: PageRecord, ctx: OperationContext) -> None:
+            await self.engine.drag(page.handle, src, dst, ctx)
+
+        op_id, _ = await self.run_page_op(
+            principal, session_id, page_id, "browser_drag_and_drop", timeout_ms, job
+        )
+        return op_id
+
+    async def visible_text(
+        self,
+        principal: str,
+        session_id: object,
+        page_id: object,
+        locator: object,
+        timeout_ms: object,
+    ) -> tuple[str, dict[str, Any]]:
+        """The element's rendered innerText, cut to the configured chars then bytes."""
+        loc = parse_locator(locator)
+        max_chars = self.config.visible_text_max_chars
+        max_bytes = self.config.visible_text_max_bytes
+
+        async def job(
+            rec: SessionRecord, page: PageRecord, ctx: OperationContext
+        ) -> dict[str, Any]:
+            text = await self.engine.visible_text(page.handle, loc, ctx)
+            cut = bound_text(text, max_chars, max_bytes)
+            return {
+                "text": cut.text,
+                "truncation": {
+                    "truncated": cut.truncated,
+                    "originalChars": cut.original_chars,
+                    "originalBytes": cut.original_bytes,
+                    "returnedChars": cut.returned_chars,
+                    "returnedBytes": cut.returned_bytes,
+                    "maxChars": max_chars,
+                    "maxBytes": max_bytes,
+                },
+            }
+
+        return await self.run_page_op(
+            principal, session_id, page_id, "browser_visible_text", timeout_ms, job
         )
 
     # --------------------------------------------------------------- inspection

@@ -1,0 +1,278 @@
+"""Element actions, scrolling, drag and drop, and visible text."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from browsermesh.mcp.registry import Handler, ToolCall, ToolSpec
+from browsermesh.mcp.schemas import (
+    LOCATOR,
+    REF,
+    Schema,
+    integer,
+    obj,
+    page_address,
+    page_output,
+    string,
+)
+
+_COMPLETED = page_output({"completed": {"const": True}})
+_TARGET_HINT = (
+    "Pass exactly one of locator or ref. Role names match exactly by default (exact:false for "
+    "substring); more than one match is LOCATOR_AMBIGUOUS, no match by the deadline "
+    "ELEMENT_NOT_FOUND. Reach into iframes with locator.frame."
+)
+
+
+def _done(call: ToolCall, op_id: str) -> dict[str, Any]:
+    return {
+        "operationId": op_id,
+        "sessionId": call.args["sessionId"],
+        "pageId": call.args["pageId"],
+        "completed": True,
+    }
+
+
+def _action(op: str, arg_field: str | None = None) -> Handler:
+    async def handler(call: ToolCall) -> dict[str, Any]:
+        arg = call.args.get(arg_field) if arg_field else None
+        op_id = await call.runtime.element_action(
+            call.principal, call.session_id(), call.page_id(), op, call.args, arg, call.timeout()
+        )
+        return _done(call, op_id)
+
+    return handler
+
+
+async def scroll(call: ToolCall) -> dict[str, Any]:
+    op_id = await call.runtime.scroll(
+        call.principal,
+        call.session_id(),
+        call.page_id(),
+        call.args.get("deltaX"),
+        call.args.get("deltaY"),
+        call.timeout(),
+    )
+    return _done(call, op_id)
+
+
+async def drag(call: ToolCall) -> dict[str, Any]:
+    op_id = await call.runtime.drag(
+        call.principal,
+        call.session_id(),
+        call.page_id(),
+        call.args.get("source"),
+        call.args.get("target"),
+        call.timeout(),
+    )
+    return _done(call, op_id)
+
+
+async def visible_text(call: ToolCall) -> dict[str, Any]:
+    op_id, data = await call.runtime.visible_text(
+        call.principal,
+        call.session_id(),
+        call.page_id(),
+        call.args.get("locator"),
+        call.timeout(),
+    )
+    return {
+        "operationId": op_id,
+        "sessionId": call.args["sessionId"],
+        "pageId": call.args["pageId"],
+        **data,
+    }
+
+
+def _target_input(extra: dict[str, Schema] | None = None, required: tuple[str, ...] = ()) -> Schema:
+    return page_address({"locator": LOCATOR, "ref": REF, **(extra or {})}, required)
+
+
+# (name, op, title, description, R, D, I, O, extra input, required extras, arg field)
+_ACTIONS: list[tuple[str, str, str, str, str, dict[str, Schema], tuple[str, ...], str | None]] = [
+    (
+        "browser_click",
+        "click",
+        "Click page element",
+        "Click an element. " + _TARGET_HINT,
+        "FTFT",
+        {},
+        (),
+        None,
+    ),
+    (
+        "browser_double_click",
+        "double_click",
+        "Double-click page element",
+        "Double-click an element. " + _TARGET_HINT,
+        "FTFT",
+        {},
+        (),
+        None,
+    ),
+    (
+        "browser_hover",
+        "hover",
+        "Hover over page element",
+        "Move the mouse over an element (menus, tooltips). " + _TARGET_HINT,
+        "FFTT",
+        {},
+        (),
+        None,
+    ),
+    (
+        "browser_focus",
+        "focus",
+        "Focus page element",
+        "Focus an element. " + _TARGET_HINT,
+        "FFTT",
+        {},
+        (),
+        None,
+    ),
+    (
+        "browser_check",
+        "check",
+        "Check page control",
+        "Ensure a checkbox or radio is checked (no-op when it already is). " + _TARGET_HINT,
+        "FFTT",
+        {},
+        (),
+        None,
+    ),
+    (
+        "browser_uncheck",
+        "uncheck",
+        "Uncheck page control",
+        "Ensure a checkbox is unchecked (no-op when it already is). " + _TARGET_HINT,
+        "FFTT",
+        {},
+        (),
+        None,
+    ),
+    (
+        "browser_scroll_into_view",
+        "scroll_into_view",
+        "Scroll page element into view",
+        "Scroll an element into view only if needed. " + _TARGET_HINT,
+        "FFTT",
+        {},
+        (),
+        None,
+    ),
+    (
+        "browser_fill",
+        "fill",
+        "Fill page field",
+        "Replace a text field's content with value (may be empty). " + _TARGET_HINT,
+        "FFFT",
+        {"value": string(description="New content.")},
+        ("value",),
+        "value",
+    ),
+    (
+        "browser_press",
+        "press",
+        "Press key on page element",
+        "Press a key on an element, e.g. Enter, End, Control+A. " + _TARGET_HINT,
+        "FTFT",
+        {"key": string(1, 64, description="Playwright key name.")},
+        ("key",),
+        "key",
+    ),
+    (
+        "browser_select_option",
+        "select_option",
+        "Select page option",
+        "Select one option of a <select> by its value or label. " + _TARGET_HINT,
+        "FFFT",
+        {"value": string(description="Option value or label.")},
+        ("value",),
+        "value",
+    ),
+]
+
+
+def specs() -> list[ToolSpec]:
+    """Interaction tools (profile `core`)."""
+    out = []
+    for name, op, title, desc, flags, extra, required, arg_field in _ACTIONS:
+        r, d, i, o = (f == "T" for f in flags)
+        out.append(
+            ToolSpec(
+                name,
+                title,
+                desc,
+                "core",
+                r,
+                d,
+                i,
+                o,
+                _target_input(extra, required),
+                _COMPLETED,
+                _action(op, arg_field),
+            )
+        )
+    delta = integer(-1_000_000, 1_000_000)
+    out += [
+        ToolSpec(
+            "browser_scroll",
+            "Scroll browser page",
+            "Scroll the page with the mouse wheel by integer CSS-pixel deltas.",
+            "core",
+            False,
+            False,
+            False,
+            True,
+            page_address({"deltaX": delta, "deltaY": delta}, ("deltaX", "deltaY")),
+            _COMPLETED,
+            scroll,
+        ),
+        ToolSpec(
+            "browser_drag_and_drop",
+            "Drag and drop page element",
+            "Drag the source element onto the target element (locators only, same page).",
+            "core",
+            False,
+            True,
+            False,
+            True,
+            page_address({"source": LOCATOR, "target": LOCATOR}, ("source", "target")),
+            _COMPLETED,
+            drag,
+        ),
+        ToolSpec(
+            "browser_visible_text",
+            "Get visible page text",
+            "Read the rendered text (innerText) of one element, bounded; use a locator such as "
+            '{"strategy":"css","value":"main"}.',
+            "core",
+            True,
+            False,
+            True,
+            True,
+            page_address({"locator": LOCATOR}, ("locator",)),
+            page_output(
+                {
+                    "text": string(),
+                    "truncation": obj(
+                        {
+                            k: {"type": "boolean"} if k == "truncated" else integer(0)
+                            for k in (
+                                "truncated",
+                                "originalChars",
+                                "originalBytes",
+                                "returnedChars",
+                                "returnedBytes",
+                                "maxChars",
+                                "maxBytes",
+                            )
+                        },
+                        closed=False,
+                    ),
+                }
+            ),
+            visible_text,
+        ),
+    ]
+    return out

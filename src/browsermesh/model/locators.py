@@ -1,0 +1,171 @@
+"""The locator model (contract §5.1–5.2): selectors, frame chains and element targets.
+
+Runtime checks repeat the schema so direct library callers get the same protection. Nothing here
+knows about Playwright; the engine turns a `Locator` into a Playwright locator.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from browsermesh.errors import Bound, BrowserMeshError, ErrorCode
+
+STRATEGIES = ("role", "text", "label", "placeholder", "testId", "css")
+ROLES = (
+    "button",
+    "link",
+    "textbox",
+    "checkbox",
+    "radio",
+    "combobox",
+    "heading",
+    "listitem",
+    "option",
+    "tab",
+)
+MAX_FRAME_DEPTH = 5
+REF_PATTERN = re.compile(r"^@?[a-z0-9.]{2,12}$")
+
+Strategy = Literal["role", "text", "label", "placeholder", "testId", "css"]
+
+
+def _invalid(field: str, requirement: str) -> BrowserMeshError:
+    return BrowserMeshError(
+        ErrorCode.INVALID_ARGUMENT, internal={"field": field, "requirement": requirement}
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class Selector:
+    """One LocatorSelector. For `role`, `value` is the role and `name`/`exact` apply."""
+
+    strategy: Strategy
+    value: str
+    name: str | None = None
+    exact: bool = True
+
+    def wire(self) -> dict[str, Any]:
+        """The normalized echo (role selectors get `exact: true` filled in)."""
+        out: dict[str, Any] = {"strategy": self.strategy, "value": self.value}
+        if self.strategy == "role":
+            if self.name is not None:
+                out["name"] = self.name
+            out["exact"] = self.exact
+        return out
+
+    def describe(self) -> str:
+        """Internal description for logs and tests, e.g. `role=link, name=X, exact=false`."""
+        if self.strategy == "role":
+            parts = [f"role={self.value}"]
+            if self.name is not None:
+                parts += [f"name={self.name}", f"exact={str(self.exact).lower()}"]
+            return ", ".join(parts)
+        return f"{self.strategy}={self.value}"
+
+
+@dataclass(frozen=True, slots=True)
+class Locator:
+    """A selector plus an optional iframe chain (outer → inner)."""
+
+    selector: Selector
+    frames: tuple[Selector, ...] = ()
+
+    def wire(self) -> dict[str, Any]:
+        out = self.selector.wire()
+        if self.frames:
+            out["frame"] = {"kind": "iframe", "chain": [f.wire() for f in self.frames]}
+        return out
+
+    def detail(self) -> dict[str, Any]:
+        """The `locator` error detail: strategy, value, name, exact (no frame chain)."""
+        return self.selector.wire()
+
+    def describe(self) -> str:
+        text = self.selector.describe()
+        return f"{text}, frameDepth={len(self.frames)}" if self.frames else text
+
+
+@dataclass(frozen=True, slots=True)
+class RefTarget:
+    """A ref token from a snapshot (one leading `@` already removed)."""
+
+    token: str
+
+
+Target = Locator | RefTarget
+
+
+def parse_selector(raw: object, field: str) -> Selector:
+    if not isinstance(raw, dict):
+        raise _invalid(field, "object")
+    strategy = raw.get("strategy")
+    value = raw.get("value")
+    if strategy not in STRATEGIES:
+        raise _invalid(f"{field}.strategy", "one of " + ", ".join(STRATEGIES))
+    allowed = {"strategy", "value", "frame"} | ({"name", "exact"} if strategy == "role" else set())
+    if set(raw) - allowed:
+        raise _invalid(field, "no unknown fields")
+    if not isinstance(value, str) or not value:
+        raise _invalid(f"{field}.value", "non-empty string")
+    if strategy == "role":
+        if value not in ROLES:
+            raise _invalid(f"{field}.value", "a supported role")
+        name = raw.get("name")
+        exact = raw.get("exact", True)
+        if name is not None and not isinstance(name, str):
+            raise _invalid(f"{field}.name", "string")
+        if not isinstance(exact, bool):
+            raise _invalid(f"{field}.exact", "boolean")
+        return Selector("role", value, name, exact)
+    return Selector(strategy, value)
+
+
+def parse_locator(raw: object, field: str = "locator") -> Locator:
+    """Validate and normalize a Locator (selector + optional frame)."""
+    selector = parse_selector(raw, field)
+    frame = raw.get("frame") if isinstance(raw, dict) else None
+    if frame is None:
+        return Locator(selector)
+    if not isinstance(frame, dict):
+        raise _invalid(f"{field}.frame", "object")
+    kind = frame.get("kind")
+    if kind == "main" and set(frame) == {"kind"}:
+        return Locator(selector)
+    chain = frame.get("chain")
+    if kind != "iframe" or not isinstance(chain, list) or set(frame) != {"kind", "chain"}:
+        raise _invalid(f"{field}.frame", "{kind: main} or {kind: iframe, chain: [...]}")
+    if not 1 <= len(chain) <= MAX_FRAME_DEPTH:
+        raise BrowserMeshError(
+            ErrorCode.INVALID_ARGUMENT,
+            bound=Bound("frame.chain", "<=", MAX_FRAME_DEPTH),
+            internal={"frameDepth": len(chain), "maximumFrameDepth": MAX_FRAME_DEPTH},
+        )
+    steps = []
+    for i, step in enumerate(chain):
+        if isinstance(step, dict) and "frame" in step:
+            raise _invalid(f"{field}.frame.chain.{i}", "no nested frame")
+        steps.append(parse_selector(step, f"{field}.frame.chain.{i}"))
+    return Locator(selector, tuple(steps))
+
+
+def parse_ref(raw: object) -> RefTarget:
+    if not isinstance(raw, str) or not REF_PATTERN.match(raw):
+        raise _invalid("ref", "a ref token from browser_snapshot")
+    return RefTarget(raw[1:] if raw.startswith("@") else raw)
+
+
+def parse_target(args: dict[str, Any]) -> Target:
+    """Exactly one of `locator` or `ref` (both or neither → INVALID_ARGUMENT)."""
+    has_locator, has_ref = "locator" in args, "ref" in args
+    if has_locator == has_ref:
+        raise _invalid("locator|ref", "exactly one of locator or ref")
+    return parse_locator(args["locator"]) if has_locator else parse_ref(args["ref"])
+
+
+def parse_element_target(raw: object, field: str = "target") -> Target:
+    """An ElementTarget: a Locator or `{"ref": token}`."""
+    if isinstance(raw, dict) and set(raw) == {"ref"}:
+        return parse_ref(raw["ref"])
+    return parse_locator(raw, field)
