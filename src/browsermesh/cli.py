@@ -68,9 +68,9 @@ def _dispatch(invocation: Invocation) -> int:
 
         return install_browser()
     if isinstance(invocation, DoctorInvocation):
-        from browsermesh.doctor import run_doctor  # type: ignore[import-not-found]
+        from browsermesh.doctor import run_doctor
 
-        return int(run_doctor(invocation.config, invocation.as_json))
+        return run_doctor(invocation.config, invocation.as_json)
     if isinstance(invocation, DemoInvocation):
         from browsermesh.demo.scenario import run_demo  # type: ignore[import-not-found]
 

@@ -14,7 +14,7 @@ import sys
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from browsermesh.engine import elements
+from browsermesh.engine import capture, elements
 from browsermesh.engine.classify import browser_error, navigation_error
 from browsermesh.engine.elements import RefRegistry
 from browsermesh.engine.protocol import ContextOptions, EngineEvents, HistoryStep
@@ -22,6 +22,7 @@ from browsermesh.errors import BrowserMeshError, ErrorCode
 from browsermesh.model.clock import Clock
 from browsermesh.model.deadline import OperationContext
 from browsermesh.model.locators import Locator, Target
+from browsermesh.model.png import ScreenshotLimits
 
 if TYPE_CHECKING:
     from playwright.async_api import Browser, BrowserContext, Page, Playwright
@@ -326,6 +327,16 @@ class PlaywrightEngine:
             raise ctx.deadline.timeout_error() from None
         except Exception as exc:
             raise browser_error(exc) from None
+
+    async def screenshot(  # type: ignore[override]
+        self,
+        page: PwPage,
+        kind: str,
+        locator: Locator | None,
+        limits: ScreenshotLimits,
+        ctx: OperationContext,
+    ) -> tuple[bytes, int, int]:
+        return await capture.screenshot(page.page, kind, locator, limits, ctx)
 
     @staticmethod
     async def _wheel(page: Page, dx: int, dy: int) -> None:

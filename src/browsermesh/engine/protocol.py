@@ -12,6 +12,7 @@ from typing import Any, Literal, Protocol
 
 from browsermesh.model.deadline import OperationContext
 from browsermesh.model.locators import Locator, Target
+from browsermesh.model.png import ScreenshotLimits
 
 HistoryStep = Literal["back", "forward", "reload"]
 
@@ -82,4 +83,12 @@ class Engine(Protocol):
     async def drag(
         self, page: EnginePage, source: Locator, target: Locator, ctx: OperationContext
     ) -> None: ...
+    async def screenshot(
+        self,
+        page: EnginePage,
+        kind: str,
+        locator: Locator | None,
+        limits: ScreenshotLimits,
+        ctx: OperationContext,
+    ) -> tuple[bytes, int, int]: ...
     async def stop(self) -> None: ...

@@ -19,7 +19,8 @@ from browsermesh.errors import Bound, BrowserMeshError, ErrorCode, internal_erro
 from browsermesh.log import EventLog
 from browsermesh.model.clock import Clock, iso_from_epoch
 from browsermesh.model.deadline import Deadline, OperationCancelled, OperationContext
-from browsermesh.model.locators import parse_locator, parse_target
+from browsermesh.model.locators import Locator, parse_locator, parse_target
+from browsermesh.model.png import ScreenshotLimits
 from browsermesh.model.text import bound_text
 from browsermesh.runtime.queue import await_job
 from browsermesh.runtime.session import (
@@ -64,6 +65,18 @@ def _delta(value: object, name: str) -> int:
         limit = MAX_SCROLL_DELTA if value > 0 else -MAX_SCROLL_DELTA
         raise BrowserMeshError(ErrorCode.INVALID_ARGUMENT, bound=Bound(name, op, limit))
     return value
+
+
+def _parse_capture(capture: object) -> tuple[str, Locator | None]:
+    if capture is None:
+        return "viewport", None
+    if isinstance(capture, dict):
+        kind = capture.get("kind")
+        if kind in ("viewport", "fullPage") and set(capture) == {"kind"}:
+            return str(kind), None
+        if kind == "element" and set(capture) == {"kind", "locator"}:
+            return "element", parse_locator(capture["locator"], "capture.locator")
+    raise BrowserMeshError(ErrorCode.INVALID_ARGUMENT, internal={"field": "capture"})
 
 
 def validate_http_url(url: object) -> str:
@@ -679,6 +692,30 @@ class Runtime:
 
         return await self.run_page_op(
             principal, session_id, page_id, "browser_visible_text", timeout_ms, job
+        )
+
+    async def screenshot(
+        self,
+        principal: str,
+        session_id: object,
+        page_id: object,
+        capture: object,
+        timeout_ms: object,
+    ) -> tuple[str, tuple[bytes, int, int]]:
+        """A PNG of the viewport, the full page or one element, within the configured limits."""
+        kind, locator = _parse_capture(capture)
+        cfg = self.config
+        limits = ScreenshotLimits(
+            cfg.screenshot_max_dimension, cfg.screenshot_max_pixels, cfg.screenshot_max_bytes
+        )
+
+        async def job(
+            rec: SessionRecord, page: PageRecord, ctx: OperationContext
+        ) -> tuple[bytes, int, int]:
+            return await self.engine.screenshot(page.handle, kind, locator, limits, ctx)
+
+        return await self.run_page_op(
+            principal, session_id, page_id, "browser_screenshot", timeout_ms, job
         )
 
     # --------------------------------------------------------------- inspection

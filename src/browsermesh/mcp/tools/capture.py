@@ -1,0 +1,70 @@
+"""Screenshots: an image block plus structured width/height/bytes."""
+
+from __future__ import annotations
+
+import base64
+
+import mcp.types as types
+
+from browsermesh.mcp.registry import ToolCall, ToolOutput, ToolSpec
+from browsermesh.mcp.schemas import LOCATOR, const, integer, obj, page_address, page_output
+
+_CAPTURE = {
+    "oneOf": [
+        obj({"kind": const("viewport")}, ["kind"]),
+        obj({"kind": const("fullPage")}, ["kind"]),
+        obj({"kind": const("element"), "locator": LOCATOR}, ["kind", "locator"]),
+    ],
+    "description": '{"kind":"viewport"} (default), {"kind":"fullPage"} or '
+    '{"kind":"element","locator":{...}}.',
+}
+
+
+async def screenshot(call: ToolCall) -> ToolOutput:
+    op_id, (png, width, height) = await call.runtime.screenshot(
+        call.principal,
+        call.session_id(),
+        call.page_id(),
+        call.args.get("capture"),
+        call.timeout(),
+    )
+    data = {
+        "operationId": op_id,
+        "sessionId": call.args["sessionId"],
+        "pageId": call.args["pageId"],
+        "mimeType": "image/png",
+        "width": width,
+        "height": height,
+        "bytes": len(png),
+    }
+    image = types.ImageContent(
+        type="image", data=base64.b64encode(png).decode("ascii"), mime_type="image/png"
+    )
+    return ToolOutput(data, leading=[image])
+
+
+def specs() -> list[ToolSpec]:
+    return [
+        ToolSpec(
+            "browser_screenshot",
+            "Capture page screenshot",
+            "Capture a PNG of the viewport, the full page or one element (bounded by the "
+            "configured pixel and byte limits). Prefer browser_snapshot to read the page; use "
+            "this to check layout or visuals.",
+            "core",
+            True,
+            False,
+            True,
+            True,
+            page_address({"capture": _CAPTURE}),
+            page_output(
+                {
+                    "mimeType": const("image/png"),
+                    "width": integer(1),
+                    "height": integer(1),
+                    "bytes": integer(1),
+                }
+            ),
+            screenshot,
+        )
+    ]
