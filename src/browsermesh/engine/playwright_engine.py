@@ -14,7 +14,7 @@ import sys
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from browsermesh.engine import capture, elements
+from browsermesh.engine import capture, elements, waits
 from browsermesh.engine.classify import browser_error, navigation_error
 from browsermesh.engine.elements import RefRegistry
 from browsermesh.engine.protocol import ContextOptions, EngineEvents, HistoryStep
@@ -22,6 +22,7 @@ from browsermesh.errors import BrowserMeshError, ErrorCode
 from browsermesh.model.clock import Clock
 from browsermesh.model.deadline import OperationContext
 from browsermesh.model.locators import Locator, Target
+from browsermesh.model.matchers import ActionSpec, Condition, WaitSpec
 from browsermesh.model.png import ScreenshotLimits
 
 if TYPE_CHECKING:
@@ -55,6 +56,7 @@ class PwPage:
     context: PwContext
     refs: RefRegistry
     closed: bool = False
+    listener_count: int = 0
     extras: dict[str, Any] = field(default_factory=dict)
 
 
@@ -337,6 +339,18 @@ class PlaywrightEngine:
         ctx: OperationContext,
     ) -> tuple[bytes, int, int]:
         return await capture.screenshot(page.page, kind, locator, limits, ctx)
+
+    async def wait(self, page: PwPage, condition: Condition, ctx: OperationContext) -> None:  # type: ignore[override]
+        await waits.wait_for(page.page, condition, ctx)
+
+    async def action_and_wait(  # type: ignore[override]
+        self, page: PwPage, action: ActionSpec, wait: WaitSpec, ctx: OperationContext
+    ) -> tuple[dict[str, Any], PwPage | None]:
+        """Act, await the expected event; a popup comes back as a new managed page."""
+        outcome = await waits.action_and_wait(page, action, wait, ctx)
+        if outcome.popup is None:
+            return outcome.event, None
+        return outcome.event, self.adopt_page(page.context, outcome.popup)
 
     @staticmethod
     async def _wheel(page: Page, dx: int, dy: int) -> None:

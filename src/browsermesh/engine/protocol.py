@@ -12,6 +12,7 @@ from typing import Any, Literal, Protocol
 
 from browsermesh.model.deadline import OperationContext
 from browsermesh.model.locators import Locator, Target
+from browsermesh.model.matchers import ActionSpec, Condition, WaitSpec
 from browsermesh.model.png import ScreenshotLimits
 
 HistoryStep = Literal["back", "forward", "reload"]
@@ -91,4 +92,8 @@ class Engine(Protocol):
         limits: ScreenshotLimits,
         ctx: OperationContext,
     ) -> tuple[bytes, int, int]: ...
+    async def wait(self, page: EnginePage, condition: Condition, ctx: OperationContext) -> None: ...
+    async def action_and_wait(
+        self, page: EnginePage, action: ActionSpec, wait: WaitSpec, ctx: OperationContext
+    ) -> tuple[dict[str, Any], EnginePage | None]: ...
     async def stop(self) -> None: ...

@@ -18,13 +18,14 @@ from browsermesh.runtime.runtime import LOCAL_PRINCIPAL, Runtime
 def all_tool_specs() -> list[ToolSpec]:
     """Every tool BrowserMesh has, in publication order."""
     from browsermesh.mcp.schemas import CONTEXT_SETTINGS
-    from browsermesh.mcp.tools import capture, interaction, navigation, sessions
+    from browsermesh.mcp.tools import capture, interaction, navigation, sessions, waits
 
     return [
         *sessions.specs(CONTEXT_SETTINGS),
         *navigation.specs(),
         *interaction.specs(),
         *capture.specs(),
+        *waits.specs(),
     ]
 
 

@@ -20,6 +20,7 @@ from browsermesh.log import EventLog
 from browsermesh.model.clock import Clock, iso_from_epoch
 from browsermesh.model.deadline import Deadline, OperationCancelled, OperationContext
 from browsermesh.model.locators import Locator, parse_locator, parse_target
+from browsermesh.model.matchers import parse_action, parse_condition, parse_wait
 from browsermesh.model.png import ScreenshotLimits
 from browsermesh.model.text import bound_text
 from browsermesh.runtime.queue import await_job
@@ -693,6 +694,67 @@ class Runtime:
         return await self.run_page_op(
             principal, session_id, page_id, "browser_visible_text", timeout_ms, job
         )
+
+    async def wait(
+        self,
+        principal: str,
+        session_id: object,
+        page_id: object,
+        condition: object,
+        timeout_ms: object,
+    ) -> str:
+        """One passive condition, holding the session queue until satisfied or timed out."""
+        cond = parse_condition(condition)
+
+        async def job(rec: SessionRecord, page: PageRecord, ctx: OperationContext) -> None:
+            await self.engine.wait(page.handle, cond, ctx)
+
+        op_id, _ = await self.run_page_op(
+            principal, session_id, page_id, "browser_wait", timeout_ms, job
+        )
+        return op_id
+
+    async def action_and_wait(
+        self,
+        principal: str,
+        session_id: object,
+        page_id: object,
+        action: object,
+        wait: object,
+        timeout_ms: object,
+    ) -> tuple[str, dict[str, Any]]:
+        """Register the waiter, act, await the event; a popup becomes a managed page."""
+        act = parse_action(action)
+        spec = parse_wait(wait)
+
+        async def job(
+            rec: SessionRecord, page: PageRecord, ctx: OperationContext
+        ) -> dict[str, Any]:
+            try:
+                event, popup = await self.engine.action_and_wait(page.handle, act, spec, ctx)
+                if popup is None:
+                    return event
+                if len(rec.pages) >= self.config.max_pages:
+                    await self.engine.close_page(popup)
+                    raise BrowserMeshError(
+                        ErrorCode.LIMIT_EXCEEDED,
+                        bound=Bound("pages", "<=", self.config.max_pages, "BROWSERMESH_MAX_PAGES"),
+                    )
+                new_page = self._register_page(rec, popup)
+                return {
+                    "kind": "popup",
+                    "page": rec.page_view(new_page, self.engine.current_url(popup)),
+                }
+            finally:
+                self._clear_snapshots(page)
+
+        return await self.run_page_op(
+            principal, session_id, page_id, "browser_action_and_wait", timeout_ms, job
+        )
+
+    def _clear_snapshots(self, page: PageRecord) -> None:
+        """Drop the page's retained snapshots (cursors die)."""
+        page.snapshots.clear()
 
     async def screenshot(
         self,

@@ -27,6 +27,8 @@ class PageRecord:
     session_id: str
     created_at: str
     handle: EnginePage
+    # Retained snapshot contents for cursor pagination (§6.6); cleared on navigation etc.
+    snapshots: Any = field(default_factory=dict)
 
 
 @dataclass(eq=False)

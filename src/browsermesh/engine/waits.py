@@ -1,0 +1,303 @@
+"""Passive waits and action-and-wait (contract §7).
+
+A wait checks its condition, then sleeps min(25 ms, remaining) until satisfied; an
+action-and-wait registers its listeners before acting and always removes them afterwards.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from browsermesh.engine import elements
+from browsermesh.engine.classify import raw_cause
+from browsermesh.errors import BrowserMeshError, ErrorCode
+from browsermesh.model.deadline import OperationContext
+from browsermesh.model.matchers import (
+    ActionSpec,
+    Condition,
+    DialogWait,
+    LoadCondition,
+    LocatorCondition,
+    NavigationWait,
+    PopupWait,
+    ResponseWait,
+    UrlCondition,
+    WaitSpec,
+)
+from browsermesh.redact import cut_chars, sanitize_url
+
+if TYPE_CHECKING:
+    from playwright.async_api import Page
+
+    from browsermesh.engine.playwright_engine import PwPage
+
+POLL_MS = 25
+EVENT_URL_CHARS = 2000
+_BODY_TEXT = "() => document.body ? document.body.innerText.slice(0, 1000000) : null"
+_READY_STATE = "() => document.readyState"
+
+
+async def _call(awaitable: Any, ctx: OperationContext) -> Any:
+    return await asyncio.wait_for(awaitable, timeout=max(ctx.deadline.remaining_ms(), 1) / 1000)
+
+
+async def _locator_state(page: Page, cond: LocatorCondition, ctx: OperationContext) -> bool:
+    root: Any = page
+    for index, step in enumerate(cond.locator.frames):
+        frame_el = elements.build(root, step)
+        count = await _call(frame_el.count(), ctx)
+        if count > 1:
+            raise elements._ambiguous(cond.locator, "", frameIndex=index)
+        if count == 0:
+            return cond.state in ("detached", "hidden")
+        root = frame_el.content_frame
+    loc = elements.build(root, cond.locator.selector)
+    count = await _call(loc.count(), ctx)
+    if count > 1:
+        raise elements._ambiguous(cond.locator, "")
+    if cond.state == "detached":
+        return bool(count == 0)
+    if count == 0:
+        return cond.state == "hidden"
+    if cond.state == "attached":
+        return True
+    if cond.state in ("visible", "hidden"):
+        visible = await _call(loc.is_visible(), ctx)
+        return bool(visible) == (cond.state == "visible")
+    enabled = await _call(loc.is_enabled(timeout=max(ctx.deadline.remaining_ms(), 1)), ctx)
+    return bool(enabled) == (cond.state == "enabled")
+
+
+async def _satisfied(page: Page, cond: Condition, ctx: OperationContext) -> bool:
+    if isinstance(cond, UrlCondition):
+        return cond.matcher.matches(page.url)
+    if isinstance(cond, LoadCondition):
+        state = await _call(page.evaluate(_READY_STATE), ctx)
+        return state == "complete" or (cond.state == "domcontentloaded" and state == "interactive")
+    if isinstance(cond, LocatorCondition):
+        return await _locator_state(page, cond, ctx)
+    body = await _call(page.evaluate(_BODY_TEXT), ctx)
+    present = isinstance(body, str) and cond.text in body
+    return present == cond.present
+
+
+async def wait_for(page: Page, cond: Condition, ctx: OperationContext) -> None:
+    """Poll `cond` until satisfied; the deadline gives OPERATION_TIMEOUT for every kind."""
+    while True:
+        try:
+            if await _satisfied(page, cond, ctx):
+                return
+        except BrowserMeshError:
+            raise
+        except TimeoutError:
+            pass
+        except Exception as exc:
+            # A navigation may destroy the execution context mid-check: just check again.
+            if "context was destroyed" not in str(exc) and "navigat" not in str(exc).lower():
+                raise BrowserMeshError(ErrorCode.BROWSER_ERROR, cause=raw_cause(exc)) from None
+        if ctx.deadline.remaining_ms() < 1:
+            raise ctx.deadline.timeout_error()
+        await ctx.sleep(POLL_MS)
+
+
+# ---------------------------------------------------------------- action and wait
+
+
+@dataclass(eq=False)
+class Listeners:
+    """Registers Playwright page listeners and guarantees their removal (tests count them)."""
+
+    page: PwPage
+
+    def __post_init__(self) -> None:
+        self._registered: list[tuple[str, Callable[[Any], None]]] = []
+
+    def on(self, event: str, fn: Callable[[Any], None]) -> None:
+        self.page.page.on(event, fn)  # type: ignore[call-overload]
+        self._registered.append((event, fn))
+        self.page.listener_count += 1
+
+    def remove_all(self) -> None:
+        for event, fn in self._registered:
+            with contextlib.suppress(Exception):
+                self.page.page.remove_listener(event, fn)
+            self.page.listener_count -= 1
+        self._registered.clear()
+
+
+def _unexpected(expected: str, actual: str, **extra: Any) -> BrowserMeshError:
+    return BrowserMeshError(
+        ErrorCode.BROWSER_ERROR,
+        internal={"expectedEvent": expected, "actualEvent": actual, **extra},
+    )
+
+
+async def _quietly(awaitable: Any) -> None:
+    with contextlib.suppress(Exception):
+        await awaitable
+
+
+@dataclass(eq=False)
+class WaitOutcome:
+    """The matched event: a result object, or a popup page the runtime must register."""
+
+    event: dict[str, Any]
+    popup: Any = None
+
+
+async def _handle(
+    kind: str, payload: Any, wait: WaitSpec, page: PwPage, ctx: OperationContext
+) -> WaitOutcome | None:
+    expected = type(wait).__name__.removesuffix("Wait").lower()
+    if kind == "dialog":
+        dialog = payload
+        if not isinstance(wait, DialogWait):
+            await _quietly(dialog.dismiss())
+            raise _unexpected(expected, "dialog", actualDialogType=dialog.type)
+        if dialog.type != wait.dialog_type:
+            await _quietly(dialog.dismiss())
+            raise BrowserMeshError(
+                ErrorCode.BROWSER_ERROR,
+                internal={"expectedDialogType": wait.dialog_type, "actualDialogType": dialog.type},
+            )
+        event = {
+            "kind": "dialog",
+            "dialogType": dialog.type,
+            "action": "accept" if wait.accept else "dismiss",
+            "message": cut_chars(dialog.message, 2000) if dialog.message else "",
+            "defaultValue": cut_chars(dialog.default_value or "", 2000)
+            if dialog.default_value
+            else "",
+        }
+        try:
+            if wait.accept:
+                if wait.prompt_text is not None:
+                    await dialog.accept(wait.prompt_text)
+                else:
+                    await dialog.accept()
+            else:
+                await dialog.dismiss()
+        except Exception as exc:
+            await _quietly(dialog.dismiss())
+            raise BrowserMeshError(ErrorCode.BROWSER_ERROR, cause=raw_cause(exc)) from None
+        return WaitOutcome(event)
+    if kind == "popup":
+        if not isinstance(wait, PopupWait):
+            await _quietly(payload.close())
+            raise _unexpected(expected, "popup")
+        return WaitOutcome({"kind": "popup"}, popup=payload)
+    if kind == "navigation" and isinstance(wait, NavigationWait):
+        url = str(payload)
+        if wait.matcher is not None and not wait.matcher.matches(url):
+            return None
+        try:
+            await page.page.wait_for_load_state(wait.load_state, timeout=ctx.deadline.budget_ms())
+        except BrowserMeshError:
+            raise
+        except Exception as exc:
+            raise BrowserMeshError(
+                ErrorCode.OPERATION_TIMEOUT,
+                details={"timeoutMs": ctx.deadline.timeout_ms},
+                cause=raw_cause(exc),
+            ) from None
+        return WaitOutcome(
+            {"kind": "navigation", "url": sanitize_url(page.page.url, max_chars=EVENT_URL_CHARS)}
+        )
+    if kind == "response" and isinstance(wait, ResponseWait):
+        response = payload
+        if not wait.matcher.matches(response.url):
+            return None
+        method = response.request.method
+        if wait.method is not None and method != wait.method:
+            return None
+        if wait.status is not None and response.status != wait.status:
+            return None
+        return WaitOutcome(
+            {
+                "kind": "response",
+                "url": sanitize_url(response.url, max_chars=EVENT_URL_CHARS),
+                "method": method,
+                "status": response.status,
+            }
+        )
+    return None
+
+
+async def action_and_wait(
+    page: PwPage, action: ActionSpec, wait: WaitSpec, ctx: OperationContext
+) -> WaitOutcome:
+    """Register the waiter, act (click or press), then await the expected event."""
+    queue: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
+    listeners = Listeners(page)
+    main_frame = page.page.main_frame
+    listeners.on("dialog", lambda d: queue.put_nowait(("dialog", d)))
+    listeners.on("popup", lambda p: queue.put_nowait(("popup", p)))
+    if isinstance(wait, NavigationWait):
+        listeners.on(
+            "framenavigated",
+            lambda f: queue.put_nowait(("navigation", f.url)) if f == main_frame else None,
+        )
+    if isinstance(wait, ResponseWait):
+        listeners.on("response", lambda r: queue.put_nowait(("response", r)))
+
+    op = "click" if action.kind == "click" else "press"
+    act = asyncio.ensure_future(
+        elements.on_target(
+            page.page, page.refs, action.target, ctx, op, elements.element_call(op, action.key)
+        )
+    )
+    outcome: WaitOutcome | None = None
+    try:
+        while outcome is None:
+            if act.done() and act.exception() is not None:
+                raise act.exception()  # type: ignore[misc]
+            remaining = ctx.deadline.remaining_ms()
+            if remaining < 1:
+                raise ctx.deadline.timeout_error()
+            getter = asyncio.ensure_future(queue.get())
+            waiting: set[asyncio.Future[Any]] = {getter}
+            if not act.done():
+                waiting.add(act)
+            cancel_wait = asyncio.ensure_future(ctx.cancelled.wait())
+            waiting.add(cancel_wait)
+            done, _ = await asyncio.wait(
+                waiting, timeout=remaining / 1000, return_when=asyncio.FIRST_COMPLETED
+            )
+            cancel_wait.cancel()
+            if ctx.cancelled.is_set():
+                getter.cancel()
+                from browsermesh.model.deadline import OperationCancelled
+
+                raise OperationCancelled()
+            if getter not in done:
+                getter.cancel()
+                continue
+            kind, payload = getter.result()
+            outcome = await _handle(kind, payload, wait, page, ctx)
+        # The action itself must also have completed (a click returns once dispatched).
+        await asyncio.wait_for(
+            asyncio.shield(act), timeout=max(ctx.deadline.remaining_ms(), 1) / 1000
+        )
+        return outcome
+    except BaseException:
+        if outcome is not None and outcome.popup is not None:
+            await _quietly(outcome.popup.close())
+        if not act.done():
+            act.cancel()
+        raise
+    finally:
+        listeners.remove_all()
+        # Events that arrived too late: dialogs are dismissed, unregistered popups closed
+        # (a second popup after success is left alone: it is simply not registered).
+        while not queue.empty():
+            kind, payload = queue.get_nowait()
+            if kind == "dialog":
+                await _quietly(payload.dismiss())
+            elif kind == "popup" and outcome is None:
+                await _quietly(payload.close())
+        if act.done() and not act.cancelled():
+            act.exception()  # retrieved: never reported as unobserved

@@ -1,0 +1,477 @@
+"""``browsermesh --doctor [--json]`` (contract §20.2).
+
+Real-Chromium launches are limited to three: the passing JSON run, the unwritable data
+directory run and the CDP attach run. The wrong-browser-path run starts a shell script.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import re
+import socket
+import stat
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from browsermesh import doctor
+from browsermesh._version import __version__
+from browsermesh.config import default_config, find_chromium
+from tests.conftest import chromium_pids_with_marker
+
+IDS = [
+    "python-version",
+    "version-consistency",
+    "data-directory-access",
+    "chromium-executable",
+    "browser-smoke",
+]
+
+
+# ------------------------------------------------------------------------------------------
+# Helpers
+# ------------------------------------------------------------------------------------------
+
+
+def doctor_env(tmp_path: Path, **extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("BROWSERMESH_")}
+    env.update(
+        {
+            "BROWSERMESH_HEADLESS": "true",
+            "BROWSERMESH_DATA_DIR": str(tmp_path / "data"),
+            "BROWSERMESH_TIMEOUT_MS": "10000",
+        }
+    )
+    env.update(extra)
+    return env
+
+
+def run_cli(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "browsermesh", "--doctor", *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
+def parse_json_report(stdout: str) -> dict[str, Any]:
+    assert stdout.endswith("\n")
+    assert stdout.count("\n") == 1, "JSON mode prints exactly one line"
+    report: dict[str, Any] = json.loads(stdout)
+    assert report["schemaVersion"] == "1"
+    assert [check["id"] for check in report["checks"]] == IDS
+    for check in report["checks"]:
+        assert set(check) == {"id", "status", "code", "message", "remediation"}
+        assert check["status"] in ("passed", "failed")
+        assert isinstance(check["message"], str) and 0 < len(check["message"]) <= 256
+        if check["status"] == "passed":
+            assert check["remediation"] is None
+        else:
+            assert isinstance(check["remediation"], str) and len(check["remediation"]) <= 256
+    expected = "passed" if all(c["status"] == "passed" for c in report["checks"]) else "failed"
+    assert report["status"] == expected
+    return report
+
+
+def by_id(report: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {check["id"]: check for check in report["checks"]}
+
+
+def assert_no_leak(text: str, *secrets: str) -> None:
+    for secret in secrets:
+        assert secret not in text
+    assert "/tmp" not in text and str(Path.home()) + "/" not in text
+
+
+def closed_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+    return port
+
+
+# ------------------------------------------------------------------------------------------
+# Real runs (subprocess, as a user would run them)
+# ------------------------------------------------------------------------------------------
+
+
+@pytest.mark.chromium
+def test_doctor_passes_json(tmp_path: Path) -> None:
+    marker = f"doctor-{uuid.uuid4()}"
+    env = doctor_env(tmp_path, BROWSERMESH_TEST_MARKER=marker)
+    result = run_cli(env, "--json")
+    assert result.stderr == ""
+    report = parse_json_report(result.stdout)
+    assert report["status"] == "passed", report
+    assert result.returncode == 0
+    assert [c["code"] for c in report["checks"]] == [
+        "PYTHON_SUPPORTED",
+        "VERSION_CONSISTENT",
+        "DATA_DIRECTORY_ACCESSIBLE",
+        "CHROMIUM_AVAILABLE",
+        "BROWSER_SMOKE_PASSED",
+    ]
+    data = tmp_path / "data"
+    assert stat.S_IMODE(data.stat().st_mode) == 0o700
+    assert list(data.iterdir()) == [], "the probe sentinel is always deleted"
+    assert chromium_pids_with_marker(marker) == [], "the smoke browser is closed"
+    assert_no_leak(result.stdout, str(tmp_path))
+
+
+def test_wrong_browser_path_fails_smoke(tmp_path: Path) -> None:
+    fake = tmp_path / "not-a-browser"
+    fake.write_text("#!/bin/sh\nexit 1\n")
+    fake.chmod(0o755)
+    env = doctor_env(tmp_path, BROWSERMESH_BROWSER_PATH=str(fake))
+    result = run_cli(env, "--json")
+    assert result.returncode == 1
+    assert result.stderr == ""
+    report = parse_json_report(result.stdout)
+    checks = by_id(report)
+    assert report["status"] == "failed"
+    assert checks["chromium-executable"]["code"] == "CHROMIUM_AVAILABLE"
+    smoke = checks["browser-smoke"]
+    assert smoke["status"] == "failed"
+    # The launch line Playwright logs contains --no-sandbox (we run as root): that must not
+    # be mistaken for a sandbox failure.
+    assert smoke["code"] == "BROWSER_SMOKE_FAILED"
+    assert "browsermesh --install-browser" in smoke["remediation"]
+    assert [c["id"] for c in report["checks"] if c["status"] == "failed"] == ["browser-smoke"]
+    assert_no_leak(result.stdout, str(fake), str(tmp_path))
+
+
+@pytest.mark.chromium
+def test_unwritable_data_directory(tmp_path: Path) -> None:
+    # Running as root, permission bits do not stop us: a path below a regular file does.
+    blocker = tmp_path / "file"
+    blocker.write_text("not a directory")
+    env = doctor_env(tmp_path, BROWSERMESH_DATA_DIR=str(blocker / "sub"))
+    result = run_cli(env, "--json")
+    assert result.returncode == 1
+    assert result.stderr == ""
+    report = parse_json_report(result.stdout)
+    check = by_id(report)["data-directory-access"]
+    assert check["status"] == "failed"
+    assert check["code"] == "DATA_DIRECTORY_UNAVAILABLE"
+    assert check["remediation"] == doctor.DATA_DIR_REMEDIATION
+    assert "BROWSERMESH_DATA_DIR" in check["remediation"]
+    assert [c["id"] for c in report["checks"] if c["status"] == "failed"] == [
+        "data-directory-access"
+    ]
+    assert_no_leak(result.stdout, str(blocker))
+
+
+@pytest.fixture
+def cdp_chromium(tmp_path: Path) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
+    """A Chromium started by the test with remote debugging; yields its ws endpoint."""
+    executable = find_chromium(default_config(), os.environ)
+    if executable is None:
+        pytest.skip("no Chromium")
+    process = subprocess.Popen(
+        [
+            executable,
+            "--headless",
+            "--no-sandbox",
+            "--remote-debugging-port=0",
+            f"--user-data-dir={tmp_path / 'cdp-profile'}",
+            "--no-first-run",
+            "--disable-background-networking",
+            "about:blank",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        endpoint = None
+        deadline = time.monotonic() + 30
+        assert process.stderr is not None
+        while time.monotonic() < deadline:
+            line = process.stderr.readline().decode(errors="replace")
+            if not line and process.poll() is not None:
+                break
+            match = re.search(r"DevTools listening on (ws://\S+)", line)
+            if match:
+                endpoint = match.group(1)
+                break
+        assert endpoint is not None, "Chromium did not report its DevTools endpoint"
+        yield endpoint, process
+    finally:
+        process.kill()
+        process.wait(timeout=10)
+
+
+@pytest.mark.chromium
+def test_cdp_text_mode_and_remote_browser_survives(
+    tmp_path: Path,
+    cdp_chromium: tuple[str, subprocess.Popen[bytes]],
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    endpoint, process = cdp_chromium
+    config = default_config(
+        headless=True, timeout_ms=10_000, data_dir=tmp_path / "data", cdp_endpoint=endpoint
+    )
+    assert doctor.run_doctor(config, as_json=False) == 0
+    out, err = capsys.readouterr()
+    assert err == ""
+    lines = out.splitlines()
+    assert lines[0] == f"BrowserMesh {__version__} doctor"
+    assert len(lines) == 1 + 5 + 2
+    for line, check_id in zip(lines[1:6], IDS, strict=True):
+        assert line.startswith(f"ok   {check_id:<24} ")
+    assert "REMOTE" not in out  # codes are not printed in text mode; messages are
+    assert "remote browser is configured" in lines[4]
+    assert lines[6] == ""
+    assert lines[7] == "Result: passed"
+    assert process.poll() is None, "the doctor never closes a remote browser"
+    assert_no_leak(out, endpoint, endpoint.split("/devtools")[0])
+
+
+# ------------------------------------------------------------------------------------------
+# Remote connection failures (driver only, no browser)
+# ------------------------------------------------------------------------------------------
+
+
+def test_cdp_connect_failure_hides_endpoint(tmp_path: Path) -> None:
+    endpoint = f"http://user:s3cret-token@127.0.0.1:{closed_port()}/"
+    config = default_config(timeout_ms=2000, data_dir=tmp_path / "data", cdp_endpoint=endpoint)
+    report = asyncio.run(doctor.diagnose(config, {}))
+    checks = by_id(report)
+    assert checks["chromium-executable"]["code"] == "REMOTE_BROWSER_CONFIGURED"
+    smoke = checks["browser-smoke"]
+    assert (smoke["status"], smoke["code"]) == ("failed", "BROWSER_CONNECT_FAILED")
+    assert smoke["remediation"] == doctor.CDP_CONNECT_REMEDIATION
+    text = json.dumps(report) + doctor.format_text(report)
+    assert_no_leak(text, "s3cret-token", "127.0.0.1", str(tmp_path))
+
+
+def test_browser_server_connect_failure(tmp_path: Path) -> None:
+    endpoints = (f"ws://127.0.0.1:{closed_port()}/a", f"ws://127.0.0.1:{closed_port()}/b")
+    config = default_config(
+        timeout_ms=2000, data_dir=tmp_path / "data", browser_endpoints=endpoints
+    )
+    report = asyncio.run(doctor.diagnose(config, {}))
+    checks = by_id(report)
+    assert checks["chromium-executable"]["code"] == "REMOTE_BROWSER_CONFIGURED"
+    assert "2 endpoints" in checks["chromium-executable"]["message"]
+    smoke = checks["browser-smoke"]
+    assert (smoke["status"], smoke["code"]) == ("failed", "BROWSER_CONNECT_FAILED")
+    assert smoke["message"] == "Could not connect to browser endpoint 1 of 2."
+    assert_no_leak(json.dumps(report), "127.0.0.1", "ws://")
+
+
+# ------------------------------------------------------------------------------------------
+# Missing executable: both checks fail, nothing is launched
+# ------------------------------------------------------------------------------------------
+
+
+def test_missing_chromium_skips_launch(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Any attempt to import Playwright (and so to launch) would fail with another code.
+    monkeypatch.setitem(sys.modules, "playwright.async_api", None)
+    environ = {
+        "PATH": str(tmp_path / "empty-bin"),
+        "HOME": str(tmp_path),
+        "PLAYWRIGHT_BROWSERS_PATH": str(tmp_path / "no-browsers"),
+    }
+    config = default_config(data_dir=tmp_path / "data")
+    report = asyncio.run(doctor.diagnose(config, environ))
+    checks = by_id(report)
+    for check_id in ("chromium-executable", "browser-smoke"):
+        assert checks[check_id]["code"] == "CHROMIUM_MISSING"
+        assert checks[check_id]["remediation"] == "Run: browsermesh --install-browser"
+    assert report["status"] == "failed"
+
+
+# ------------------------------------------------------------------------------------------
+# Deadline rule
+# ------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("timeout_ms", "expected"),
+    [(1, 15_000), (5_000, 15_000), (5_001, 15_003), (10_000, 30_000), (100_000, 300_000)],
+)
+def test_deadline_formula(timeout_ms: int, expected: int) -> None:
+    assert doctor.doctor_deadline_ms(timeout_ms) == expected
+
+
+def test_deadline_with_fake_clock() -> None:
+    now = [100.0]
+    deadline = doctor.Deadline(15_000, clock=lambda: now[0])
+    assert deadline.remaining_ms() == 15_000 and not deadline.expired
+    now[0] = 114.5
+    assert deadline.remaining_ms() == pytest.approx(500) and not deadline.expired
+    now[0] = 115.0
+    assert deadline.expired
+    now[0] = 200.0
+    assert deadline.remaining_ms() == 0 and deadline.expired
+
+
+def test_checks_started_after_deadline_fail(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(sys.modules, "playwright.async_api", None)  # nothing may launch
+    ticks = iter([0.0, 1.0, 2.0, 16.0, 17.0, 18.0])
+    config = default_config(timeout_ms=1000, data_dir=tmp_path / "data")  # 15 s deadline
+    report = asyncio.run(doctor.diagnose(config, {}, clock=lambda: next(ticks)))
+    codes = [c["code"] for c in report["checks"]]
+    assert codes[:2] == ["PYTHON_SUPPORTED", "VERSION_CONSISTENT"]
+    assert codes[2:] == ["DIAGNOSTIC_DEADLINE_EXCEEDED"] * 3
+    for check in report["checks"][2:]:
+        assert check["status"] == "failed"
+        assert check["remediation"] == doctor.DEADLINE_REMEDIATION
+    assert report["status"] == "failed"
+    assert not (tmp_path / "data").exists(), "a check after the deadline does not run"
+
+
+# ------------------------------------------------------------------------------------------
+# Individual checks and classification
+# ------------------------------------------------------------------------------------------
+
+
+def test_python_version_check() -> None:
+    assert doctor.check_python_version((3, 11, 0)).code == "PYTHON_SUPPORTED"
+    failed = doctor.check_python_version((3, 10, 9))
+    assert (failed.status, failed.code) == ("failed", "PYTHON_UNSUPPORTED")
+    assert failed.remediation is not None and "3.11" in failed.remediation
+
+
+def test_version_consistency_check() -> None:
+    assert doctor.check_version_consistency().code == "VERSION_CONSISTENT"
+    assert doctor.check_version_consistency(lambda _: __version__).status == "passed"
+    mismatch = doctor.check_version_consistency(lambda _: "0.0.1")
+    assert (mismatch.status, mismatch.code) == ("failed", "VERSION_MISMATCH")
+
+    def missing(_: str) -> str:
+        raise LookupError("no metadata")
+
+    assert doctor.check_version_consistency(missing).code == "VERSION_MISMATCH"
+
+
+def test_data_directory_probe(tmp_path: Path) -> None:
+    target = tmp_path / "a" / "b"
+    assert doctor.probe_data_directory(target) is None
+    assert stat.S_IMODE(target.stat().st_mode) == 0o700
+    assert list(target.iterdir()) == []
+    # An existing directory keeps its mode and contents.
+    (target / "keep.json").write_text("{}")
+    assert doctor.probe_data_directory(target) is None
+    assert [p.name for p in target.iterdir()] == ["keep.json"]
+
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    assert doctor.probe_data_directory(blocker) is not None
+    assert doctor.probe_data_directory(blocker / "sub") is not None
+
+
+def _launch_error(body: str) -> Exception:
+    return Exception(
+        "BrowserType.launch: " + body + "\nCall log:\n  - <launching> /opt/sandbox/chrome "
+        "--no-sandbox --user-data-dir=/tmp/x\n  - <launched> pid=1\n"
+    )
+
+
+@pytest.mark.parametrize(
+    ("body", "code"),
+    [
+        ("Host system is missing dependencies to run browsers.", "BROWSER_DEPENDENCY_MISSING"),
+        ("Please install them with: sudo playwright install-deps", "BROWSER_DEPENDENCY_MISSING"),
+        (
+            "[err] chrome: error while loading shared libraries: libnss3.so: cannot open "
+            "shared object file: No such file or directory",
+            "BROWSER_DEPENDENCY_MISSING",
+        ),
+        ("[err] No usable sandbox! Update your kernel", "BROWSER_SANDBOX_UNAVAILABLE"),
+        (
+            "[err] Running as root without --no-sandbox is not supported.",
+            "BROWSER_SANDBOX_UNAVAILABLE",
+        ),
+        (
+            "Failed to launch chromium because executable doesn't exist at /x/sandbox/chrome",
+            "CHROMIUM_MISSING",
+        ),
+        ("Failed to launch: Error: spawn /x/chrome ENOENT", "CHROMIUM_MISSING"),
+        ("Failed to launch: Error: spawn /x/chrome EACCES", "CHROMIUM_MISSING"),
+        ("Target page, context or browser has been closed", "BROWSER_SMOKE_FAILED"),
+        (
+            "Looks like you launched a headed browser without having a XServer running.",
+            "BROWSER_SMOKE_FAILED",
+        ),
+    ],
+)
+def test_classify_smoke_failure(body: str, code: str) -> None:
+    got, message, remediation = doctor.classify_smoke_failure(_launch_error(body))
+    assert got == code
+    assert "/x" not in message and "/opt" not in message and "/x" not in remediation
+    assert len(message) <= 256 and len(remediation) <= 256
+    expected_remediation = {
+        "BROWSER_DEPENDENCY_MISSING": "Run: python -m playwright install-deps chromium",
+        "CHROMIUM_MISSING": "Run: browsermesh --install-browser",
+    }.get(code)
+    if expected_remediation is not None:
+        assert remediation == expected_remediation
+    if code == "BROWSER_SANDBOX_UNAVAILABLE":
+        assert "--no-sandbox" in remediation and "trusted container" in remediation
+
+
+def test_classify_timeout() -> None:
+    code, _, _ = doctor.classify_smoke_failure(TimeoutError())
+    assert code == "BROWSER_SMOKE_FAILED"
+
+
+# ------------------------------------------------------------------------------------------
+# Output formats
+# ------------------------------------------------------------------------------------------
+
+SAMPLE: dict[str, Any] = {
+    "schemaVersion": "1",
+    "status": "failed",
+    "checks": [
+        {
+            "id": "python-version",
+            "status": "passed",
+            "code": "PYTHON_SUPPORTED",
+            "message": "Fine.",
+            "remediation": None,
+        },
+        {
+            "id": "data-directory-access",
+            "status": "failed",
+            "code": "DATA_DIRECTORY_UNAVAILABLE",
+            "message": "Broken.",
+            "remediation": "Fix it.",
+        },
+    ],
+}
+
+
+def test_format_text() -> None:
+    assert doctor.format_text(SAMPLE) == (
+        f"BrowserMesh {__version__} doctor\n"
+        "ok   python-version           Fine.\n"
+        "FAIL data-directory-access    Broken.\n"
+        "     Fix it.\n"
+        "\n"
+        "Result: failed\n"
+    )
+
+
+def test_format_json_is_one_line() -> None:
+    text = doctor.format_json(SAMPLE)
+    assert text.endswith("\n") and text.count("\n") == 1
+    assert json.loads(text) == SAMPLE
+
+
+def test_check_result_bounds_text() -> None:
+    long = doctor.CheckResult("browser-smoke", "failed", "X", "m" * 400, "r" * 400).to_json()
+    assert len(long["message"]) == 256 and len(long["remediation"]) == 256
