@@ -226,7 +226,7 @@ class PlaywrightEngine:
                 return  # the browser is already gone: nothing left to close
             raise browser_error(exc) from None
 
-    async def storage_state(self, context: PwContext) -> dict[str, Any]:
+    async def storage_state(self, context: PwContext) -> dict[str, Any]:  # type: ignore[override]
         try:
             state: dict[str, Any] = dict(await context.context.storage_state())
             return state

@@ -513,6 +513,45 @@ class Runtime:
         if failure is not None:
             self.log.warn("operation.failed", sessionId=rec.session_id, code=failure.code.value)
 
+    # ------------------------------------------------------------- saved states
+
+    def _repository(self) -> Any:
+        if not self.config.persistence or self.states is None:
+            raise BrowserMeshError(ErrorCode.PERSISTENCE_DISABLED)
+        return self.states
+
+    async def save_state(
+        self, principal: str, session_id: object, state_id: object
+    ) -> tuple[str, dict[str, str]]:
+        """Capture the session's storage state after the work queued before it."""
+        self._check_running()
+        repo = self._repository()
+        from browsermesh.persistence.states import validate_state_id
+
+        valid = validate_state_id(state_id)
+
+        async def job(rec: SessionRecord, ctx: OperationContext) -> dict[str, str]:
+            assert rec.context is not None
+            state = await self.engine.storage_state(rec.context)
+            view: dict[str, str] = await repo.save(rec.principal, valid, state)
+            return view
+
+        return await self.run_session_op(principal, session_id, "browser_state_save", job)
+
+    async def list_states(self, principal: str) -> tuple[str, list[dict[str, str]]]:
+        self._check_running()
+        views: list[dict[str, str]] = await self._repository().list(principal)
+        return new_id("operation"), views
+
+    async def remove_state(self, principal: str, state_id: object) -> tuple[str, str]:
+        self._check_running()
+        repo = self._repository()
+        from browsermesh.persistence.states import validate_state_id
+
+        valid = validate_state_id(state_id)
+        await repo.remove(principal, valid)
+        return new_id("operation"), valid
+
     # -------------------------------------------------------------------- pages
 
     async def create_page(self, principal: str, session_id: object) -> tuple[str, dict[str, Any]]:

@@ -1,0 +1,84 @@
+"""Saved authentication state: save, list, remove (profile `persistence`)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from browsermesh.mcp.registry import ToolCall, ToolSpec
+from browsermesh.mcp.schemas import (
+    EMPTY_INPUT,
+    SESSION_ID,
+    Schema,
+    array,
+    obj,
+    output,
+    string,
+)
+
+_STATE_ID = string(1, 128, description="Logical name, e.g. buyer-login ([A-Za-z0-9._-]).")
+_STATE_VIEW: Schema = obj(
+    {"stateId": string(), "createdAt": string()}, ["stateId", "createdAt"], closed=False
+)
+
+
+async def state_save(call: ToolCall) -> dict[str, Any]:
+    op_id, view = await call.runtime.save_state(
+        call.principal, call.session_id(), call.args.get("stateId")
+    )
+    return {"operationId": op_id, "sessionId": call.args["sessionId"], "state": view}
+
+
+async def state_list(call: ToolCall) -> dict[str, Any]:
+    op_id, views = await call.runtime.list_states(call.principal)
+    return {"operationId": op_id, "states": views}
+
+
+async def state_remove(call: ToolCall) -> dict[str, Any]:
+    op_id, state_id = await call.runtime.remove_state(call.principal, call.args.get("stateId"))
+    return {"operationId": op_id, "stateId": state_id, "removed": True}
+
+
+def specs() -> list[ToolSpec]:
+    return [
+        ToolSpec(
+            "browser_state_save",
+            "Save browser state",
+            "Save a session's cookies and localStorage under a stateId (after the work queued "
+            "before it), replacing any state of that id. Restore it with stateId on "
+            "browser_session_create.",
+            "persistence",
+            False,
+            True,
+            False,
+            False,
+            obj({"sessionId": SESSION_ID, "stateId": _STATE_ID}, ["sessionId", "stateId"]),
+            output({"sessionId": string(), "state": _STATE_VIEW}),
+            state_save,
+        ),
+        ToolSpec(
+            "browser_state_list",
+            "List saved browser states",
+            "List your saved states (ids and times, never contents).",
+            "persistence",
+            True,
+            False,
+            True,
+            False,
+            EMPTY_INPUT,
+            output({"states": array(_STATE_VIEW)}),
+            state_list,
+        ),
+        ToolSpec(
+            "browser_state_remove",
+            "Remove saved browser state",
+            "Delete a saved state; live sessions are not affected.",
+            "persistence",
+            False,
+            True,
+            False,
+            False,
+            obj({"stateId": _STATE_ID}, ["stateId"]),
+            output({"stateId": string(), "removed": {"const": True}}),
+            state_remove,
+        ),
+    ]
