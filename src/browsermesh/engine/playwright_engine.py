@@ -23,6 +23,7 @@ from browsermesh.model.clock import Clock
 from browsermesh.model.deadline import OperationContext
 from browsermesh.model.locators import Locator, Target
 from browsermesh.model.matchers import ActionSpec, Condition, WaitSpec
+from browsermesh.model.observe import PageObservations
 from browsermesh.model.png import ScreenshotLimits
 
 if TYPE_CHECKING:
@@ -351,6 +352,21 @@ class PlaywrightEngine:
         if outcome.popup is None:
             return outcome.event, None
         return outcome.event, self.adopt_page(page.context, outcome.popup)
+
+    def observe(self, page: PwPage, sink: PageObservations) -> None:  # type: ignore[override]
+        """Feed the page's console, error and network events into `sink` (metadata only:
+        never headers, bodies, cookies, argument objects or stacks)."""
+        p = page.page
+        p.on("console", lambda msg: sink.console(msg.type, msg.text))
+        p.on("pageerror", lambda err: sink.page_error(getattr(err, "message", "") or str(err)))
+        p.on("request", lambda req: sink.request(req, req.method, req.url, req.resource_type))
+        p.on(
+            "response",
+            lambda resp: sink.response(resp.request, resp.status),
+        )
+        p.on("requestfailed", lambda req: sink.request_failed(req, req.failure or "failed"))
+        p.on("requestfinished", lambda req: sink.request_finished(req))
+        p.on("close", lambda _p: sink.dispose())
 
     @staticmethod
     async def _wheel(page: Page, dx: int, dy: int) -> None:

@@ -13,6 +13,7 @@ from typing import Any, Literal, Protocol
 from browsermesh.model.deadline import OperationContext
 from browsermesh.model.locators import Locator, Target
 from browsermesh.model.matchers import ActionSpec, Condition, WaitSpec
+from browsermesh.model.observe import PageObservations
 from browsermesh.model.png import ScreenshotLimits
 
 HistoryStep = Literal["back", "forward", "reload"]
@@ -97,4 +98,5 @@ class Engine(Protocol):
     async def action_and_wait(
         self, page: EnginePage, action: ActionSpec, wait: WaitSpec, ctx: OperationContext
     ) -> tuple[dict[str, Any], EnginePage | None]: ...
+    def observe(self, page: EnginePage, sink: PageObservations) -> None: ...
     async def stop(self) -> None: ...

@@ -18,7 +18,15 @@ from browsermesh.runtime.runtime import LOCAL_PRINCIPAL, Runtime
 def all_tool_specs() -> list[ToolSpec]:
     """Every tool BrowserMesh has, in publication order."""
     from browsermesh.mcp.schemas import CONTEXT_SETTINGS
-    from browsermesh.mcp.tools import capture, interaction, navigation, sessions, state, waits
+    from browsermesh.mcp.tools import (
+        capture,
+        interaction,
+        navigation,
+        observe,
+        sessions,
+        state,
+        waits,
+    )
 
     return [
         *sessions.specs(CONTEXT_SETTINGS),
@@ -26,6 +34,7 @@ def all_tool_specs() -> list[ToolSpec]:
         *interaction.specs(),
         *capture.specs(),
         *waits.specs(),
+        *observe.specs(),
         *state.specs(),
     ]
 

@@ -21,6 +21,7 @@ from browsermesh.model.clock import Clock, iso_from_epoch
 from browsermesh.model.deadline import Deadline, OperationCancelled, OperationContext
 from browsermesh.model.locators import Locator, parse_locator, parse_target
 from browsermesh.model.matchers import parse_action, parse_condition, parse_wait
+from browsermesh.model.observe import ObserveLimits, PageObservations
 from browsermesh.model.png import ScreenshotLimits
 from browsermesh.model.text import bound_text
 from browsermesh.runtime.queue import await_job
@@ -110,6 +111,12 @@ class Runtime:
         self.states = states
         self.clock = clock or Clock()
         self.transport = "stdio"
+        self._observe_limits = ObserveLimits(
+            config.observability_events,
+            config.observability_string_chars,
+            config.observability_page_size,
+            config.observability_response_bytes,
+        )
         self._sessions: dict[str, SessionRecord] = {}
         self._page_owner: dict[int, tuple[str, str]] = {}
         self._shutting_down = False
@@ -170,6 +177,10 @@ class Runtime:
 
     def _register_page(self, rec: SessionRecord, handle: EnginePage) -> PageRecord:
         page = PageRecord(new_id("page"), rec.session_id, self._now(), handle)
+        page.observations = PageObservations(
+            rec.session_id, page.page_id, self._observe_limits, self.clock
+        )
+        self.engine.observe(handle, page.observations)
         rec.pages[page.page_id] = page
         self._page_owner[id(handle)] = (rec.session_id, page.page_id)
         if rec.default_page_id is None:
@@ -789,6 +800,26 @@ class Runtime:
 
         return await self.run_page_op(
             principal, session_id, page_id, "browser_action_and_wait", timeout_ms, job
+        )
+
+    async def observe(
+        self, principal: str, session_id: object, page_id: object, args: dict[str, Any]
+    ) -> tuple[str, dict[str, Any]]:
+        """Read one source's captured events (non-destructive, cursor-paged)."""
+
+        async def job(
+            rec: SessionRecord, page: PageRecord, ctx: OperationContext
+        ) -> dict[str, Any]:
+            assert page.observations is not None
+            return page.observations.read(
+                args.get("source"),  # type: ignore[arg-type]
+                args.get("sinceEventId"),
+                args.get("limit"),
+                bool(args.get("includeText", False)),
+            )
+
+        return await self.run_page_op(
+            principal, session_id, page_id, "browser_observe", args.get("timeoutMs"), job
         )
 
     def _clear_snapshots(self, page: PageRecord) -> None:

@@ -9,6 +9,7 @@ from typing import Any, Literal
 
 from browsermesh.engine.protocol import EngineContext, EnginePage
 from browsermesh.errors import ErrorCode
+from browsermesh.model.observe import PageObservations
 from browsermesh.runtime.queue import SessionQueue
 
 SessionStatus = Literal["creating", "ready", "closing", "closed", "failed"]
@@ -27,6 +28,7 @@ class PageRecord:
     session_id: str
     created_at: str
     handle: EnginePage
+    observations: PageObservations | None = None
     # Retained snapshot contents for cursor pagination (§6.6); cleared on navigation etc.
     snapshots: Any = field(default_factory=dict)
 

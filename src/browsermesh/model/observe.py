@@ -1,0 +1,528 @@
+"""Per-page observability rings, cursors and bounded reads (contract §8, §17).
+
+Each managed page owns one :class:`PageObservations`. The engine's Playwright listeners feed it
+plain values (console level and text, page-error message, request method/URL/resource type,
+response status, failure text); everything is sanitized and bounded at capture time, so the rings
+only ever hold output-safe data:
+
+* URLs pass through :func:`browsermesh.redact.sanitize_url_or_none` (events whose URL is not
+  ``http``/``https`` are dropped entirely); console, page-error and failure text pass through
+  :func:`browsermesh.redact.redact_text`; both are bounded to the configured string length.
+* Two bounded rings per page: the **console ring** (``console`` + ``page_error``) and the
+  **network ring** (``request``, ``response``, ``request_failed``), so network floods cannot
+  evict console evidence. Each ring has its own namespace ``cursor_<uuid4>``, its own sequence
+  starting at 1 and a cumulative eviction counter.
+* Reads (:meth:`PageObservations.read`) never consume events; they page by ``sinceEventId`` and
+  keep the compact JSON of the returned array within ``responseBytes − 512``.
+
+Pure model: no Playwright, no MCP, no file system. The capture methods never raise.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import math
+import re
+import uuid
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Final, Literal, ParamSpec
+
+from browsermesh.errors import Bound, BrowserMeshError, ErrorCode
+from browsermesh.model.clock import Clock, iso_from_epoch
+from browsermesh.redact import ELLIPSIS, cut_chars, redact_text, sanitize_url_or_none
+
+__all__ = [
+    "DEFAULT_LIMIT",
+    "MAX_DURATION_MS",
+    "RESPONSE_OVERHEAD_BYTES",
+    "SOURCES",
+    "SOURCE_KINDS",
+    "ObserveLimits",
+    "PageObservations",
+    "Source",
+]
+
+Source = Literal["console", "pageError", "network", "requestFailed"]
+"""The ``source`` argument of ``browser_observe``."""
+
+Kind = Literal["console", "page_error", "request", "response", "request_failed"]
+"""The ``kind`` of an event."""
+
+SOURCE_KINDS: Final[dict[str, frozenset[str]]] = {
+    "console": frozenset({"console"}),
+    "pageError": frozenset({"page_error"}),
+    "network": frozenset({"request", "response"}),
+    "requestFailed": frozenset({"request_failed"}),
+}
+"""Source → the event kinds it reads."""
+
+SOURCES: Final[frozenset[str]] = frozenset(SOURCE_KINDS)
+
+_CONSOLE_RING_SOURCES: Final = frozenset({"console", "pageError"})
+_TEXT_SOURCES: Final = frozenset({"console", "pageError"})
+
+DEFAULT_LIMIT: Final = 50
+"""Default ``limit`` (further capped by the configured page size)."""
+
+RESPONSE_OVERHEAD_BYTES: Final = 512
+"""Reserved for the envelope: the events array may use ``responseBytes − 512`` bytes."""
+
+MAX_DURATION_MS: Final = 86_400_000
+"""Upper clamp of ``durationMs``."""
+
+MAX_LEVEL_CHARS: Final = 64
+MAX_METHOD_CHARS: Final = 32
+MAX_RESOURCE_TYPE_CHARS: Final = 64
+MAX_REQUEST_ID_CHARS: Final = 128
+MAX_SINCE_EVENT_ID_CHARS: Final = 128
+MIN_INFLIGHT: Final = 32
+MAX_STATUS: Final = 999
+
+_SEQ_DIGITS: Final = 10
+_SEQ_RE: Final = re.compile(r"[0-9a-z]{10}")
+_BASE36: Final = "0123456789abcdefghijklmnopqrstuvwxyz"
+
+_P = ParamSpec("_P")
+
+
+@dataclass(frozen=True, slots=True)
+class ObserveLimits:
+    """The configured observability bounds (contract §19.1).
+
+    Attributes:
+        events_per_ring: ``BROWSERMESH_OBSERVABILITY_EVENTS`` — capacity of each ring.
+        string_chars: ``BROWSERMESH_OBSERVABILITY_STRING_CHARS`` — bound of URLs and texts.
+        page_size: ``BROWSERMESH_OBSERVABILITY_PAGE_SIZE`` — runtime ceiling of ``limit``.
+        response_bytes: ``BROWSERMESH_OBSERVABILITY_RESPONSE_BYTES`` — response byte budget.
+    """
+
+    events_per_ring: int
+    string_chars: int
+    page_size: int
+    response_bytes: int
+
+    def __post_init__(self) -> None:
+        for name in ("events_per_ring", "string_chars", "page_size", "response_bytes"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ValueError(f"{name} must be a positive integer")
+
+
+def _base36(number: int) -> str:
+    """Lower-case base-36 digits of a non-negative integer."""
+    if number == 0:
+        return "0"
+    digits: list[str] = []
+    while number:
+        number, rem = divmod(number, 36)
+        digits.append(_BASE36[rem])
+    return "".join(reversed(digits))
+
+
+def _clean(value: object) -> str:
+    """Coerce engine data to a well-formed ``str``.
+
+    Non-strings become their ``str()``; surrogate pairs are combined and lone surrogates
+    become U+FFFD, so the value always encodes to UTF-8.
+    """
+    text = value if isinstance(value, str) else str(value)
+    return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+
+
+def _json_bytes(value: Any) -> int:
+    """UTF-8 byte length of the compact JSON of ``value`` (the wire measure of §8.3)."""
+    encoded = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    return len(encoded.encode("utf-8", "surrogatepass"))
+
+
+def _never_raise(method: Callable[_P, None]) -> Callable[_P, None]:
+    """Decorate a capture method: engine listeners must never see an exception."""
+
+    @functools.wraps(method)
+    def guarded(*args: _P.args, **kwargs: _P.kwargs) -> None:
+        try:
+            method(*args, **kwargs)
+        except Exception:  # a listener failure must never break the page
+            return
+
+    return guarded
+
+
+def _invalid(field_name: str, requirement: str, bound: Bound | None = None) -> BrowserMeshError:
+    return BrowserMeshError(
+        ErrorCode.INVALID_ARGUMENT,
+        bound=bound,
+        internal={"field": field_name, "requirement": requirement},
+    )
+
+
+@dataclass(slots=True)
+class _Ring:
+    """One bounded ring: namespace, sequence, retained events and the eviction counter."""
+
+    capacity: int
+    namespace: str = field(default_factory=lambda: f"cursor_{uuid.uuid4()}")
+    last_seq: int = 0
+    dropped: int = 0
+    events: deque[tuple[int, dict[str, Any]]] = field(default_factory=deque)
+
+    def event_id(self, seq: int) -> str:
+        return f"{self.namespace}_{_base36(seq).rjust(_SEQ_DIGITS, '0')}"
+
+    def append(self, kind: Kind, common: dict[str, Any], extra: dict[str, Any]) -> None:
+        """Issue the next sequence and store the event, evicting the oldest on overflow."""
+        self.last_seq += 1
+        event: dict[str, Any] = {"eventId": self.event_id(self.last_seq)}
+        event.update(common)
+        event["kind"] = kind
+        event.update(extra)
+        self.events.append((self.last_seq, event))
+        while len(self.events) > self.capacity:
+            self.events.popleft()
+            self.dropped += 1
+
+    def oldest_seq(self) -> int:
+        """Sequence of the oldest retained event (``last_seq + 1`` when the ring is empty)."""
+        return self.events[0][0] if self.events else self.last_seq + 1
+
+    def parse(self, event_id: str) -> int | None:
+        """The sequence of ``event_id`` if it belongs to this ring's namespace, else ``None``."""
+        namespace, sep, digits = event_id.rpartition("_")
+        if not sep or namespace != self.namespace or _SEQ_RE.fullmatch(digits) is None:
+            return None
+        return int(digits, 36)
+
+    def clear(self) -> None:
+        self.events.clear()
+        self.dropped = 0
+
+
+@dataclass(slots=True)
+class _Tracked:
+    """An in-flight request. ``key`` keeps the engine object alive so its ``id()`` stays unique."""
+
+    key: object
+    request_id: str
+    method: str
+    url: str
+    resource_type: str
+    started: float
+
+
+class PageObservations:
+    """Two bounded rings per page (console ring: console + page_error; network ring: request,
+    response, request_failed), each with its own namespace ``cursor_<uuid4>`` and sequence from
+    1; event id = ``f"{namespace}_{seq:010 base36 zero-padded}"``; cumulative dropped counters;
+    request tracking.
+
+    Capture methods (:meth:`console`, :meth:`page_error`, :meth:`request`, :meth:`response`,
+    :meth:`request_failed`, :meth:`request_finished`) take plain values and never raise.
+    :meth:`read` serves ``browser_observe`` (the caller adds ``operationId``, ``sessionId`` and
+    ``pageId`` to the result). Listener counting is the engine's business.
+    """
+
+    def __init__(self, session_id: str, page_id: str, limits: ObserveLimits, clock: Clock) -> None:
+        self._session_id = session_id
+        self._page_id = page_id
+        self._limits = limits
+        self._clock = clock
+        self._console_ring = _Ring(limits.events_per_ring)
+        self._network_ring = _Ring(limits.events_per_ring)
+        self._inflight: dict[int, _Tracked] = {}
+        self._inflight_max = max(MIN_INFLIGHT, 2 * limits.events_per_ring)
+        self._request_counter = 0
+        self._disposed = False
+
+    # ------------------------------------------------------------------ introspection
+
+    @property
+    def limits(self) -> ObserveLimits:
+        """The bounds this page was created with."""
+        return self._limits
+
+    @property
+    def inflight_count(self) -> int:
+        """Number of tracked (in-flight) requests."""
+        return len(self._inflight)
+
+    @property
+    def disposed(self) -> bool:
+        """Whether :meth:`dispose` was called (captures are then ignored)."""
+        return self._disposed
+
+    # ------------------------------------------------------------------ capture side
+
+    def _common(self) -> dict[str, Any]:
+        return {
+            "timestamp": iso_from_epoch(self._clock.wall()),
+            "sessionId": self._session_id,
+            "pageId": self._page_id,
+        }
+
+    def _text(self, value: object) -> str:
+        return redact_text(_clean(value), max_chars=self._limits.string_chars)
+
+    def _duration_ms(self, tracked: _Tracked) -> int:
+        elapsed = (self._clock.monotonic() - tracked.started) * 1000.0
+        if not math.isfinite(elapsed):
+            return MAX_DURATION_MS if elapsed > 0 else 0
+        return min(max(round(elapsed), 0), MAX_DURATION_MS)
+
+    @_never_raise
+    def console(self, level: str, text: str) -> None:
+        """Record a console message (``level`` is the message type: ``log``, ``warning``, …)."""
+        if self._disposed:
+            return
+        extra = {
+            "level": cut_chars(_clean(level), MAX_LEVEL_CHARS),
+            "text": self._text(text),
+        }
+        self._console_ring.append("console", self._common(), extra)
+
+    @_never_raise
+    def page_error(self, message: str) -> None:
+        """Record an uncaught page error (its message only, never the stack)."""
+        if self._disposed:
+            return
+        self._console_ring.append("page_error", self._common(), {"text": self._text(message)})
+
+    @_never_raise
+    def request(self, key: object, method: str, url: str, resource_type: str) -> None:
+        """Record and track a request; ``key`` identifies the engine's request object.
+
+        Requests whose URL is not ``http``/``https`` (or unparsable) are dropped and not tracked.
+        The in-flight map keeps at most ``max(32, 2 × events_per_ring)`` entries (oldest dropped).
+        """
+        if self._disposed:
+            return
+        clean_url = sanitize_url_or_none(_clean(url), max_chars=self._limits.string_chars)
+        if clean_url is None:
+            return
+        self._request_counter += 1
+        tracked = _Tracked(
+            key=key,
+            request_id=cut_chars(f"request_{_base36(self._request_counter)}", MAX_REQUEST_ID_CHARS),
+            method=cut_chars(_clean(method).upper(), MAX_METHOD_CHARS),
+            url=clean_url,
+            resource_type=cut_chars(_clean(resource_type), MAX_RESOURCE_TYPE_CHARS),
+            started=self._clock.monotonic(),
+        )
+        ident = id(key)
+        self._inflight.pop(ident, None)  # a re-used key starts a new request
+        self._inflight[ident] = tracked
+        while len(self._inflight) > self._inflight_max:
+            del self._inflight[next(iter(self._inflight))]
+        self._network_ring.append("request", self._common(), self._request_fields(tracked))
+
+    @staticmethod
+    def _request_fields(tracked: _Tracked) -> dict[str, Any]:
+        return {
+            "requestId": tracked.request_id,
+            "method": tracked.method,
+            "url": tracked.url,
+            "resourceType": tracked.resource_type,
+        }
+
+    def _lookup(self, key: object) -> _Tracked | None:
+        tracked = self._inflight.get(id(key))
+        if tracked is None or tracked.key is not key:
+            return None
+        return tracked
+
+    @_never_raise
+    def response(self, key: object, status: int) -> None:
+        """Record the response of a tracked request (untracked requests are ignored)."""
+        if self._disposed:
+            return
+        tracked = self._lookup(key)
+        if tracked is None:
+            return
+        if (
+            isinstance(status, bool)
+            or not isinstance(status, int | float)
+            or (isinstance(status, float) and not math.isfinite(status))
+        ):
+            code = 0
+        else:
+            code = min(max(int(status), 0), MAX_STATUS)
+        extra = self._request_fields(tracked)
+        extra["status"] = code
+        extra["durationMs"] = self._duration_ms(tracked)
+        self._network_ring.append("response", self._common(), extra)
+
+    @_never_raise
+    def request_failed(self, key: object, failure: str) -> None:
+        """Record the failure of a tracked request (redacted text) and stop tracking it."""
+        if self._disposed:
+            return
+        tracked = self._lookup(key)
+        if tracked is None:
+            return
+        del self._inflight[id(key)]
+        extra = self._request_fields(tracked)
+        extra["durationMs"] = self._duration_ms(tracked)
+        extra["failure"] = self._text(failure)
+        self._network_ring.append("request_failed", self._common(), extra)
+
+    @_never_raise
+    def request_finished(self, key: object) -> None:
+        """Stop tracking a request that finished."""
+        if self._lookup(key) is not None:
+            del self._inflight[id(key)]
+
+    def dispose(self) -> None:
+        """Clear every event, counter and tracked request; later captures are ignored."""
+        self._disposed = True
+        self._console_ring.clear()
+        self._network_ring.clear()
+        self._inflight.clear()
+
+    # ------------------------------------------------------------------ read side
+
+    def read(
+        self,
+        source: Source,
+        since_event_id: str | None,
+        limit: int | None,
+        include_text: bool,
+    ) -> dict[str, Any]:
+        """Read events of ``source`` newer than ``since_event_id`` (contract §8.2, §8.3).
+
+        Returns:
+            ``{"source", "events", "nextCursor", "droppedCount", "gap"}``.
+
+        Raises:
+            BrowserMeshError: ``INVALID_ARGUMENT`` for an unknown source, ``include_text`` with
+                ``network``/``requestFailed``, ``limit`` outside 1..page size (bound clause
+                naming ``BROWSERMESH_OBSERVABILITY_PAGE_SIZE`` above the ceiling), or a
+                ``since_event_id`` that is malformed, from another ring/page/session, or beyond
+                the latest issued sequence; ``LIMIT_EXCEEDED`` (bound ``responseBytes``) when
+                not even one shortened event fits the response budget.
+        """
+        if not isinstance(source, str) or source not in SOURCE_KINDS:
+            raise _invalid("source", "one of console, pageError, network, requestFailed")
+        if not isinstance(include_text, bool):
+            raise _invalid("includeText", "a boolean")
+        if include_text and source not in _TEXT_SOURCES:
+            raise _invalid("includeText", "only for console and pageError")
+        count = self._validate_limit(limit)
+        ring = self._console_ring if source in _CONSOLE_RING_SOURCES else self._network_ring
+        since_seq = self._validate_since(ring, since_event_id)
+
+        kinds = SOURCE_KINDS[source]
+        budget = self._limits.response_bytes - RESPONSE_OVERHEAD_BYTES
+        selected: list[dict[str, Any]] = []
+        used = 2  # "[" and "]"
+        for seq, stored in ring.events:
+            if len(selected) >= count:
+                break
+            if seq <= since_seq or stored["kind"] not in kinds:
+                continue
+            event = self._public(stored, include_text)
+            size = _json_bytes(event)
+            if not selected:
+                if used + size > budget:
+                    event = self._shorten(event, budget - used)
+                    size = _json_bytes(event)
+                selected.append(event)
+                used += size
+                continue
+            if used + 1 + size > budget:
+                break  # left for the next read
+            selected.append(event)
+            used += 1 + size
+
+        next_cursor = selected[-1]["eventId"] if selected else since_event_id
+        gap = since_event_id is not None and since_seq < ring.oldest_seq() - 1
+        return {
+            "source": source,
+            "events": selected,
+            "nextCursor": next_cursor,
+            "droppedCount": ring.dropped,
+            "gap": gap,
+        }
+
+    def _validate_limit(self, limit: int | None) -> int:
+        page_size = self._limits.page_size
+        if limit is None:
+            return min(DEFAULT_LIMIT, page_size)
+        if isinstance(limit, bool) or not isinstance(limit, int):
+            raise _invalid("limit", "an integer")
+        if limit < 1:
+            raise _invalid("limit", "at least 1", Bound("limit", ">=", 1))
+        if limit > page_size:
+            raise _invalid(
+                "limit",
+                "at most the configured page size",
+                Bound("limit", "<=", page_size, "BROWSERMESH_OBSERVABILITY_PAGE_SIZE"),
+            )
+        return limit
+
+    @staticmethod
+    def _validate_since(ring: _Ring, since_event_id: str | None) -> int:
+        """The sequence of ``since_event_id`` in ``ring`` (0 when absent)."""
+        if since_event_id is None:
+            return 0
+        if (
+            not isinstance(since_event_id, str)
+            or not 1 <= len(since_event_id) <= MAX_SINCE_EVENT_ID_CHARS
+        ):
+            raise _invalid("sinceEventId", "1..128 characters")
+        seq = ring.parse(since_event_id)
+        if seq is None or seq < 1:
+            raise _invalid("sinceEventId", "an event id of this page's ring for the source")
+        if seq > ring.last_seq:
+            raise _invalid("sinceEventId", "not beyond the latest issued event")
+        return seq
+
+    @staticmethod
+    def _public(stored: dict[str, Any], include_text: bool) -> dict[str, Any]:
+        """A copy of a stored event for output (``text`` only with ``include_text``)."""
+        event = dict(stored)
+        if not include_text:
+            event.pop("text", None)
+        return event
+
+    def _shorten(self, event: dict[str, Any], budget: int) -> dict[str, Any]:
+        """Shorten ``text`` (or ``failure``) of an event so its JSON fits ``budget`` bytes.
+
+        Binary search on code points for the longest prefix that, followed by ``…``, fits.
+
+        Raises:
+            BrowserMeshError: ``LIMIT_EXCEEDED`` when no shortening can make it fit.
+        """
+        name = "text" if "text" in event else "failure" if "failure" in event else None
+        value = event.get(name) if name is not None else None
+        if name is None or not isinstance(value, str) or not value:
+            raise self._too_large()
+
+        def candidate(keep: int) -> dict[str, Any]:
+            shorter = dict(event)
+            shorter[name] = value[:keep] + ELLIPSIS
+            return shorter
+
+        if _json_bytes(candidate(0)) > budget:
+            raise self._too_large()
+        low, high = 0, len(value) - 1  # invariant: candidate(low) fits
+        while low < high:
+            mid = (low + high + 1) // 2
+            if _json_bytes(candidate(mid)) <= budget:
+                low = mid
+            else:
+                high = mid - 1
+        return candidate(low)
+
+    def _too_large(self) -> BrowserMeshError:
+        return BrowserMeshError(
+            ErrorCode.LIMIT_EXCEEDED,
+            bound=Bound(
+                "responseBytes",
+                "<=",
+                self._limits.response_bytes,
+                "BROWSERMESH_OBSERVABILITY_RESPONSE_BYTES",
+            ),
+            internal={"field": "responseBytes", "requirement": "one event fits the response"},
+        )

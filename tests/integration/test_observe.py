@@ -1,0 +1,123 @@
+"""Observability on real Chromium: redaction, sources, cursors, eviction, byte limits."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from mcp import Client
+
+from browsermesh.factory import create_runtime
+from browsermesh.log import EventLog
+from browsermesh.mcp.server import create_server
+from tests.conftest import ToolClient, real_config
+from tests.fixtures.site import FixtureSite
+
+pytestmark = pytest.mark.anyio
+
+
+async def open_page(c: ToolClient, site: FixtureSite, path: str) -> dict[str, Any]:
+    s, p = await c.session()
+    addr = {"sessionId": s, "pageId": p}
+    await c.ok("browser_navigate", {**addr, "url": site.url(path)})
+    return addr
+
+
+async def read_until(
+    c: ToolClient, addr: dict[str, Any], source: str, predicate: Any, **extra: Any
+) -> dict[str, Any]:
+    for _ in range(100):
+        data = await c.ok("browser_observe", {**addr, "source": source, **extra})
+        if predicate(data["events"]):
+            return data
+        await c.ok("browser_wait", {**addr, "timeoutMs": 100, "condition": {
+            "kind": "load", "state": "load"}})
+    raise AssertionError(f"no matching {source} events")
+
+
+async def test_secrets_never_leave(tmp_path: Path, site: FixtureSite) -> None:
+    log = EventLog("debug")
+    lines: list[dict[str, Any]] = []
+    log.sinks.append(lines.append)
+    rt = create_runtime(real_config(tmp_path), log)
+    outputs: list[str] = []
+    try:
+        async with Client(create_server(rt)) as client:
+            c = ToolClient(client, {t.name: t for t in (await client.list_tools()).tools})
+            addr = await open_page(c, site, "/observability")
+            console = await read_until(c, addr, "console", lambda e: len(e) >= 2,
+                                       includeText=True)
+            errors = await read_until(c, addr, "pageError", lambda e: len(e) >= 1,
+                                      includeText=True)
+            outputs += [json.dumps(console), json.dumps(errors)]
+            warning = next(e for e in console["events"] if e["level"] == "warning")
+            assert "warning token=[REDACTED]" in warning["text"]
+            assert "password=[REDACTED]" in errors["events"][0]["text"]
+            plain = await c.ok("browser_observe", {**addr, "source": "console"})
+            assert all("text" not in e for e in plain["events"])
+            rejected = await c.raw("browser_observe", {**addr, "source": "network",
+                                                       "includeText": True})
+            assert rejected.is_error and "includeText" in rejected.content[0].text
+    finally:
+        await rt.shutdown()
+    everything = "\n".join(outputs) + json.dumps(lines)
+    assert "abc123" not in everything and "hunter2" not in everything
+
+
+async def test_network_sources_and_cursors(mcp_client: ToolClient, site: FixtureSite) -> None:
+    c = mcp_client
+    addr = await open_page(c, site, "/network-observability")
+    await c.ok("browser_wait", {**addr, "timeoutMs": 5000, "condition": {
+        "kind": "text", "text": "done", "state": "present"}})
+    network = await c.ok("browser_observe", {**addr, "source": "network", "limit": 100})
+    responses = [e for e in network["events"] if e["kind"] == "response"]
+    server_error = next(e for e in responses if e["url"].endswith("/api/server-error"))
+    assert server_error["status"] == 500 and "secret-body" not in json.dumps(network)
+    failed = await c.ok("browser_observe", {**addr, "source": "requestFailed"})
+    assert any("ERR_" in e["failure"] for e in failed["events"])
+    assert all(e["kind"] == "request_failed" for e in failed["events"])
+    # cursor paging: two events at a time reproduces the whole list
+    seen: list[str] = []
+    cursor = None
+    while True:
+        args: dict[str, Any] = {**addr, "source": "network", "limit": 2}
+        if cursor:
+            args["sinceEventId"] = cursor
+        page = await c.ok("browser_observe", args)
+        if not page["events"]:
+            assert page["nextCursor"] == cursor
+            break
+        seen += [e["eventId"] for e in page["events"]]
+        cursor = page["nextCursor"]
+    assert seen == [e["eventId"] for e in network["events"]]
+    over = await c.err("browser_observe", {**addr, "source": "network", "limit": 150})
+    assert over["message"] == (
+        "Invalid argument. Bound: limit <= 100 (BROWSERMESH_OBSERVABILITY_PAGE_SIZE)."
+    )
+    foreign = await c.err("browser_observe", {**addr, "source": "console",
+                                              "sinceEventId": seen[0]})
+    assert foreign["code"] == "INVALID_ARGUMENT"
+
+
+async def test_console_survives_network_flood_and_gap(tmp_path: Path, site: FixtureSite) -> None:
+    rt = create_runtime(real_config(tmp_path, observability_events=20,
+                                    observability_response_bytes=1024))
+    try:
+        async with Client(create_server(rt)) as client:
+            c = ToolClient(client, {t.name: t for t in (await client.list_tools()).tools})
+            addr = await open_page(c, site, "/console-flood?n=5")
+            first = await read_until(c, addr, "network", lambda e: len(e) >= 1, limit=1)
+            cursor = first["nextCursor"]
+            await c.ok("browser_navigate", {**addr, "url": site.url("/console-flood?n=40")})
+            await c.ok("browser_wait", {**addr, "timeoutMs": 5000, "condition": {
+                "kind": "text", "text": "done", "state": "present"}})
+            after = await c.ok("browser_observe", {**addr, "source": "network",
+                                                   "sinceEventId": cursor})
+            assert after["gap"] is True and after["droppedCount"] > 0
+            console = await c.ok("browser_observe", {**addr, "source": "console"})
+            assert len(console["events"]) == 2  # both flood markers survived the traffic
+            assert console["droppedCount"] == 0
+    finally:
+        await rt.shutdown()
