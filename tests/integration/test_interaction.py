@@ -101,8 +101,13 @@ async def test_locator_strategies_and_errors(mcp_client: ToolClient, site: Fixtu
     assert both["code"] == "INVALID_ARGUMENT"
     neither = await c.err("browser_click", addr)
     assert neither["code"] == "INVALID_ARGUMENT"
-    bad_role = await c.raw("browser_click", {**addr, "locator": role("banner", "x")})
-    assert bad_role.is_error and bad_role.content[0].text.startswith("Input validation error")
+    bad_role = await c.err("browser_click", {**addr, "locator": role("banner", "x")})
+    assert bad_role["code"] == "INVALID_ARGUMENT"
+    bad_strategy = await c.raw(
+        "browser_click", {**addr, "locator": {"strategy": "xpath", "value": "//a"}}
+    )
+    assert bad_strategy.is_error
+    assert bad_strategy.content[0].text.startswith("Input validation error")
     addr2 = await open_page(c, site, "/")
     await c.ok(
         "browser_fill",

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from browsermesh.engine import capture, elements, waits
-from browsermesh.engine.classify import browser_error, navigation_error
+from browsermesh.engine.classify import browser_error, navigation_error, raw_cause
 from browsermesh.engine.elements import RefRegistry
 from browsermesh.engine.protocol import ContextOptions, EngineEvents, HistoryStep
 from browsermesh.errors import BrowserMeshError, ErrorCode
@@ -352,6 +352,26 @@ class PlaywrightEngine:
         if outcome.popup is None:
             return outcome.event, None
         return outcome.event, self.adopt_page(page.context, outcome.popup)
+
+    async def evaluate(  # type: ignore[override]
+        self, page: PwPage, expression: str, arg: Any, ctx: OperationContext
+    ) -> Any:
+        """Caller JavaScript in the page's main world (the `eval` profile only)."""
+        try:
+            return await asyncio.wait_for(
+                page.page.evaluate(expression, arg), timeout=ctx.deadline.budget_ms() / 1000
+            )
+        except TimeoutError:
+            # Evaluation cannot be aborted inside the page; the result is abandoned.
+            raise ctx.deadline.timeout_error() from None
+        except BrowserMeshError:
+            raise
+        except Exception as exc:
+            raise BrowserMeshError(
+                ErrorCode.BROWSER_ERROR,
+                details={"operation": "evaluate", "reason": "other"},
+                cause=raw_cause(exc),
+            ) from None
 
     def observe(self, page: PwPage, sink: PageObservations) -> None:  # type: ignore[override]
         """Feed the page's console, error and network events into `sink` (metadata only:

@@ -11,7 +11,7 @@ from typing import Any
 Schema = dict[str, Any]
 DIALECT = "https://json-schema.org/draft/2020-12/schema"
 MAX_TIMEOUT_MS = 300_000
-NO_CONTROL = "^[^\\u0000-\\u001f\\u007f-\\u009f]*$"
+NO_CONTROL = "^[^\\x00-\\x1f\\x7f-\\x9f]*$"
 
 
 def obj(
@@ -53,7 +53,7 @@ def integer(minimum: int | None = None, maximum: int | None = None, **extra: Any
 
 
 def enum(*values: str) -> Schema:
-    return {"type": "string", "enum": list(values)}
+    return {"enum": list(values)}
 
 
 def const(value: str) -> Schema:
@@ -67,11 +67,12 @@ def array(items: Schema, **extra: Any) -> Schema:
 
 
 BOOL: Schema = {"type": "boolean"}
-SESSION_ID = string(1, description="Session id from browser_session_create.")
-PAGE_ID = string(1, description="Page id of that session.")
-TIMEOUT_MS = integer(
-    1, MAX_TIMEOUT_MS, description="Budget for the whole call incl. queue wait (ms)."
-)
+# Discovery cost is part of the product (every byte here is paid by every client on every
+# connection), so shared building blocks carry no descriptions; tool descriptions explain them.
+SESSION_ID = string()
+PAGE_ID = string()
+# Bounds (1..300,000) are enforced by the runtime (INVALID_ARGUMENT with the bound clause).
+TIMEOUT_MS = integer()
 OPERATION_ID = string()
 ISO = string()
 
@@ -94,43 +95,22 @@ EMPTY_INPUT: Schema = obj({})
 
 # ---------------------------------------------------------------------- outputs
 
-SESSION_VIEW: Schema = obj(
-    {
-        "sessionId": string(),
-        "name": string(),
-        "status": enum("creating", "ready", "closing", "closed", "failed"),
-        "createdAt": ISO,
-        "lastActivityAt": ISO,
-        "metadata": {"type": "object", "additionalProperties": string()},
-        "restoredFromStateId": string(),
-        "contextSettings": {"type": "object"},
-        "failureCode": string(),
-    },
-    ["sessionId", "status", "createdAt", "lastActivityAt", "metadata", "contextSettings"],
-    closed=False,
-)
-PAGE_VIEW: Schema = obj(
-    {
-        "pageId": string(),
-        "sessionId": string(),
-        "createdAt": ISO,
-        "url": string(),
-        "isDefault": BOOL,
-    },
-    ["pageId", "sessionId", "createdAt", "url", "isDefault"],
-    closed=False,
-)
+SESSION_VIEW: Schema = {"type": "object", "required": ["sessionId", "status"]}
+PAGE_VIEW: Schema = {"type": "object", "required": ["pageId", "url"]}
 
 
 def output(properties: dict[str, Schema], required: list[str] | None = None) -> Schema:
-    """An output schema: `operationId` always, then the tool's fields (all required)."""
-    props: dict[str, Schema] = {"operationId": OPERATION_ID}
-    props.update(properties)
-    return obj(props, required if required is not None else list(props), closed=False)
+    """An output schema: an open object requiring the tool's own result fields.
+
+    Every result also carries `operationId` (page results `sessionId`/`pageId` too). Field
+    types are documented by the contract, not repeated here: discovery bytes are paid by every
+    client on every connection (issue budget: <= 30,000 bytes for the default profiles)."""
+    return {"type": "object", "required": required if required is not None else list(properties)}
 
 
 def page_output(properties: dict[str, Schema]) -> Schema:
-    return output({"sessionId": string(), "pageId": string(), **properties})
+    """Page results also carry sessionId and pageId (not repeated in the schema)."""
+    return output(properties)
 
 
 def with_dialect(schema: Schema) -> Schema:
@@ -142,86 +122,24 @@ def _finite(minimum: float, maximum: float) -> Schema:
     return {"type": "number", "minimum": minimum, "maximum": maximum}
 
 
-CONTEXT_SETTINGS: Schema = obj(
-    {
-        "viewport": obj(
-            {"width": integer(1, 10_000), "height": integer(1, 10_000)}, ["width", "height"]
-        ),
-        "deviceScaleFactor": _finite(0.1, 10),
-        "locale": string(1, 64, pattern=NO_CONTROL),
-        "timezoneId": string(1, 128, pattern=NO_CONTROL),
-        "colorScheme": enum("light", "dark", "no-preference"),
-        "reducedMotion": enum("reduce", "no-preference"),
-        "userAgent": string(1, 512, pattern=NO_CONTROL),
-        "geolocation": obj(
-            {
-                "latitude": _finite(-90, 90),
-                "longitude": _finite(-180, 180),
-                "accuracy": _finite(0, 100_000),
-            },
-            ["latitude", "longitude"],
-        ),
-        "permissions": array(
-            obj(
-                {"permission": {"const": "geolocation"}, "origin": string(1, 2000)},
-                ["permission", "origin"],
-            ),
-            maxItems=100,
-        ),
-    },
-    description="Per-session browser settings; permissions grant geolocation to exact origins.",
-)
+# Validated field by field at runtime (§12); published as an open object to keep discovery small.
+CONTEXT_SETTINGS: Schema = {"type": "object"}
 
 
 # ---------------------------------------------------------------------- locators
 
-_ROLES = [
-    "button",
-    "link",
-    "textbox",
-    "checkbox",
-    "radio",
-    "combobox",
-    "heading",
-    "listitem",
-    "option",
-    "tab",
-]
-_SELECTOR_PROPS: dict[str, Schema] = {
-    "strategy": enum("role", "text", "label", "placeholder", "testId", "css"),
-    "value": string(1),
-    "name": string(),
-    "exact": BOOL,
-}
-_ROLE_RULE: Schema = {
-    "if": {"properties": {"strategy": {"const": "role"}}},
-    "then": {"properties": {"value": {"enum": _ROLES}}},
-}
-SELECTOR: Schema = {**obj(_SELECTOR_PROPS, ["strategy", "value"]), **_ROLE_RULE}
-LOCATOR: Schema = {
-    **obj(
-        {
-            **_SELECTOR_PROPS,
-            "frame": obj(
-                {
-                    "kind": enum("main", "iframe"),
-                    "chain": array(SELECTOR, minItems=1, maxItems=5),
-                },
-                ["kind"],
-                description='{"kind":"main"} or {"kind":"iframe","chain":[selector,...]} '
-                "(1-5 iframe selectors, outer to inner).",
-            ),
-        },
-        ["strategy", "value"],
-        description='{"strategy":"role|text|label|placeholder|testId|css","value":...,'
-        '"name"?,"exact"?(role only, default true),"frame"?}. Strict: one match only.',
-    ),
-    **_ROLE_RULE,
-}
-REF: Schema = string(
-    pattern="^@?[a-z0-9.]{2,12}$", description="Element ref from browser_snapshot, e.g. s3e12."
+LOCATOR: Schema = obj(
+    {
+        "strategy": enum("role", "text", "label", "placeholder", "testId", "css"),
+        "value": string(),
+        "name": string(),
+        "exact": BOOL,
+        "frame": {"type": "object"},
+    },
+    # `strategy` and `value` are required: checked by the runtime (INVALID_ARGUMENT).
 )
+REF: Schema = string()
 ELEMENT_TARGET: Schema = {
     "oneOf": [LOCATOR, obj({"ref": REF}, ["ref"])],
-    "description": 'A locator object, or {"ref":"s3e12"} from browser_snapshot.',
+    "description": 'A locator, or {"ref":"s3e12"}',
 }

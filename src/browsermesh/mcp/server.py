@@ -5,12 +5,16 @@ Built on the SDK's low-level `Server` so the published schemas are exactly ours 
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import mcp.types as types
+from mcp import MCPError
 from mcp.server import Server, ServerRequestContext
 
 from browsermesh._version import __version__
+from browsermesh.errors import BrowserMeshError
+from browsermesh.mcp import prompts
 from browsermesh.mcp.registry import ToolDispatcher, ToolSpec
 from browsermesh.runtime.runtime import LOCAL_PRINCIPAL, Runtime
 
@@ -20,6 +24,7 @@ def all_tool_specs() -> list[ToolSpec]:
     from browsermesh.mcp.schemas import CONTEXT_SETTINGS
     from browsermesh.mcp.tools import (
         capture,
+        evaluate,
         interaction,
         navigation,
         observe,
@@ -36,6 +41,7 @@ def all_tool_specs() -> list[ToolSpec]:
         *waits.specs(),
         *observe.specs(),
         *state.specs(),
+        *evaluate.specs(),
     ]
 
 
@@ -80,11 +86,55 @@ def create_server(runtime: Runtime, *, instructions: str | None = None) -> Serve
     ) -> types.CallToolResult:
         return await dispatcher.call(params.name, params.arguments, principal_of(ctx))
 
+    async def list_prompts(
+        ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListPromptsResult:
+        return types.ListPromptsResult(prompts=prompts.PROMPTS)
+
+    async def get_prompt(
+        ctx: ServerRequestContext[Any], params: types.GetPromptRequestParams
+    ) -> types.GetPromptResult:
+        return prompts.get_prompt(params.name, params.arguments)
+
+    async def list_resources(
+        ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListResourcesResult:
+        return types.ListResourcesResult(resources=[SESSIONS_RESOURCE])
+
+    async def read_resource(
+        ctx: ServerRequestContext[Any], params: types.ReadResourceRequestParams
+    ) -> types.ReadResourceResult:
+        if str(params.uri) != SESSIONS_URI:
+            raise MCPError(-32602, "Resource not found", {"uri": str(params.uri)})
+        try:
+            _, views = runtime.list_sessions(principal_of(ctx))
+        except BrowserMeshError as err:
+            raise MCPError(-32603, err.message) from None
+        text = json.dumps({"sessions": views}, indent=2, ensure_ascii=False)
+        contents = types.TextResourceContents(
+            uri=SESSIONS_URI, mime_type="application/json", text=text
+        )
+        return types.ReadResourceResult(contents=[contents])
+
     server: Server[Any] = Server(
         "browsermesh",
         version=__version__,
         instructions=instructions,
         on_list_tools=list_tools,
         on_call_tool=call_tool,
+        on_list_prompts=list_prompts,
+        on_get_prompt=get_prompt,
+        on_list_resources=list_resources,
+        on_read_resource=read_resource,
     )
     return server
+
+
+SESSIONS_URI = "browsermesh://sessions"
+SESSIONS_RESOURCE = types.Resource(
+    name="sessions",
+    title="Live BrowserMesh sessions",
+    uri=SESSIONS_URI,
+    description="Your sessions, as browser_session_list returns them.",
+    mime_type="application/json",
+)

@@ -19,6 +19,8 @@ from browsermesh.errors import Bound, BrowserMeshError, ErrorCode, internal_erro
 from browsermesh.log import EventLog
 from browsermesh.model.clock import Clock, iso_from_epoch
 from browsermesh.model.deadline import Deadline, OperationCancelled, OperationContext
+from browsermesh.model.jsonvalue import MAX_JSON_BYTES, bound_result
+from browsermesh.model.jsonvalue import compact as compact_json
 from browsermesh.model.locators import Locator, parse_locator, parse_target
 from browsermesh.model.matchers import parse_action, parse_condition, parse_wait
 from browsermesh.model.observe import ObserveLimits, PageObservations
@@ -820,6 +822,37 @@ class Runtime:
 
         return await self.run_page_op(
             principal, session_id, page_id, "browser_observe", args.get("timeoutMs"), job
+        )
+
+    async def evaluate(
+        self,
+        principal: str,
+        session_id: object,
+        page_id: object,
+        expression: object,
+        arg: object,
+        timeout_ms: object,
+    ) -> tuple[str, tuple[Any, bool]]:
+        """Run caller JavaScript (eval profile); the result is JSON-bounded."""
+        if not isinstance(expression, str) or not 1 <= len(expression) <= 10_000:
+            raise BrowserMeshError(ErrorCode.INVALID_ARGUMENT, internal={"field": "expression"})
+        try:
+            arg_bytes = len(compact_json(arg).encode("utf-8"))
+        except (TypeError, ValueError):
+            raise BrowserMeshError(ErrorCode.INVALID_ARGUMENT, internal={"field": "arg"}) from None
+        if arg_bytes > MAX_JSON_BYTES:
+            raise BrowserMeshError(
+                ErrorCode.LIMIT_EXCEEDED, bound=Bound("argBytes", "<=", MAX_JSON_BYTES)
+            )
+
+        async def job(
+            rec: SessionRecord, page: PageRecord, ctx: OperationContext
+        ) -> tuple[Any, bool]:
+            value = await self.engine.evaluate(page.handle, expression, arg, ctx)
+            return bound_result(value)
+
+        return await self.run_page_op(
+            principal, session_id, page_id, "browser_evaluate", timeout_ms, job
         )
 
     def _clear_snapshots(self, page: PageRecord) -> None:

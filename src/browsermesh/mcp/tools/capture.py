@@ -7,17 +7,9 @@ import base64
 import mcp.types as types
 
 from browsermesh.mcp.registry import ToolCall, ToolOutput, ToolSpec
-from browsermesh.mcp.schemas import LOCATOR, const, integer, obj, page_address, page_output
+from browsermesh.mcp.schemas import integer, page_address, page_output
 
-_CAPTURE = {
-    "oneOf": [
-        obj({"kind": const("viewport")}, ["kind"]),
-        obj({"kind": const("fullPage")}, ["kind"]),
-        obj({"kind": const("element"), "locator": LOCATOR}, ["kind", "locator"]),
-    ],
-    "description": '{"kind":"viewport"} (default), {"kind":"fullPage"} or '
-    '{"kind":"element","locator":{...}}.',
-}
+_CAPTURE = {"type": "object"}  # {kind: viewport|fullPage|element, locator?}: runtime-checked
 
 
 async def screenshot(call: ToolCall) -> ToolOutput:
@@ -48,23 +40,16 @@ def specs() -> list[ToolSpec]:
         ToolSpec(
             "browser_screenshot",
             "Capture page screenshot",
-            "Capture a PNG of the viewport, the full page or one element (bounded by the "
-            "configured pixel and byte limits). Prefer browser_snapshot to read the page; use "
-            "this to check layout or visuals.",
+            "PNG of the viewport (default), the full page or one element (capture {kind:"
+            "element,locator}), within configured pixel/byte limits. Read pages with "
+            "browser_snapshot; use this for visuals.",
             "core",
             True,
             False,
             True,
             True,
             page_address({"capture": _CAPTURE}),
-            page_output(
-                {
-                    "mimeType": const("image/png"),
-                    "width": integer(1),
-                    "height": integer(1),
-                    "bytes": integer(1),
-                }
-            ),
+            page_output({"width": integer(1), "height": integer(1), "bytes": integer(1)}),
             screenshot,
         )
     ]

@@ -10,18 +10,19 @@ from browsermesh.mcp.schemas import (
     REF,
     Schema,
     integer,
-    obj,
     page_address,
     page_output,
     string,
 )
 
 _COMPLETED = page_output({"completed": {"const": True}})
-_TARGET_HINT = (
-    "Pass exactly one of locator or ref. Role names match exactly by default (exact:false for "
-    "substring); more than one match is LOCATOR_AMBIGUOUS, no match by the deadline "
-    "ELEMENT_NOT_FOUND. Reach into iframes with locator.frame."
+_CLICK_HINT = (
+    "Pass exactly one of ref (from browser_snapshot) or locator {strategy: role|text|label|"
+    "placeholder|testId|css, value, name?, exact?, frame?}. Role names match exactly by default "
+    "(exact:false for substring); >1 match is LOCATOR_AMBIGUOUS, none by the deadline "
+    'ELEMENT_NOT_FOUND. Iframes: frame {"kind":"iframe","chain":[locator,...]} (outer to inner).'
 )
+_TARGET_HINT = "Target as for browser_click."
 
 
 def _done(call: ToolCall, op_id: str) -> dict[str, Any]:
@@ -94,7 +95,7 @@ _ACTIONS: list[tuple[str, str, str, str, str, dict[str, Schema], tuple[str, ...]
         "browser_click",
         "click",
         "Click page element",
-        "Click an element. " + _TARGET_HINT,
+        "Click an element. " + _CLICK_HINT,
         "FTFT",
         {},
         (),
@@ -114,7 +115,7 @@ _ACTIONS: list[tuple[str, str, str, str, str, dict[str, Schema], tuple[str, ...]
         "browser_hover",
         "hover",
         "Hover over page element",
-        "Move the mouse over an element (menus, tooltips). " + _TARGET_HINT,
+        "Hover an element (menus, tooltips). " + _TARGET_HINT,
         "FFTT",
         {},
         (),
@@ -134,7 +135,7 @@ _ACTIONS: list[tuple[str, str, str, str, str, dict[str, Schema], tuple[str, ...]
         "browser_check",
         "check",
         "Check page control",
-        "Ensure a checkbox or radio is checked (no-op when it already is). " + _TARGET_HINT,
+        "Ensure a checkbox/radio is checked (idempotent). " + _TARGET_HINT,
         "FFTT",
         {},
         (),
@@ -144,7 +145,7 @@ _ACTIONS: list[tuple[str, str, str, str, str, dict[str, Schema], tuple[str, ...]
         "browser_uncheck",
         "uncheck",
         "Uncheck page control",
-        "Ensure a checkbox is unchecked (no-op when it already is). " + _TARGET_HINT,
+        "Ensure a checkbox is unchecked (idempotent). " + _TARGET_HINT,
         "FFTT",
         {},
         (),
@@ -164,9 +165,9 @@ _ACTIONS: list[tuple[str, str, str, str, str, dict[str, Schema], tuple[str, ...]
         "browser_fill",
         "fill",
         "Fill page field",
-        "Replace a text field's content with value (may be empty). " + _TARGET_HINT,
+        "Replace a field's text with value. " + _TARGET_HINT,
         "FFFT",
-        {"value": string(description="New content.")},
+        {"value": string()},
         ("value",),
         "value",
     ),
@@ -176,7 +177,7 @@ _ACTIONS: list[tuple[str, str, str, str, str, dict[str, Schema], tuple[str, ...]
         "Press key on page element",
         "Press a key on an element, e.g. Enter, End, Control+A. " + _TARGET_HINT,
         "FTFT",
-        {"key": string(1, 64, description="Playwright key name.")},
+        {"key": string(1, 64)},
         ("key",),
         "key",
     ),
@@ -184,9 +185,9 @@ _ACTIONS: list[tuple[str, str, str, str, str, dict[str, Schema], tuple[str, ...]
         "browser_select_option",
         "select_option",
         "Select page option",
-        "Select one option of a <select> by its value or label. " + _TARGET_HINT,
+        "Select a <select> option by value or label. " + _TARGET_HINT,
         "FFFT",
-        {"value": string(description="Option value or label.")},
+        {"value": string()},
         ("value",),
         "value",
     ),
@@ -218,7 +219,7 @@ def specs() -> list[ToolSpec]:
         ToolSpec(
             "browser_scroll",
             "Scroll browser page",
-            "Scroll the page with the mouse wheel by integer CSS-pixel deltas.",
+            "Mouse-wheel scroll by pixel deltas.",
             "core",
             False,
             False,
@@ -231,7 +232,7 @@ def specs() -> list[ToolSpec]:
         ToolSpec(
             "browser_drag_and_drop",
             "Drag and drop page element",
-            "Drag the source element onto the target element (locators only, same page).",
+            "Drag source onto target (locators).",
             "core",
             False,
             True,
@@ -252,26 +253,7 @@ def specs() -> list[ToolSpec]:
             True,
             True,
             page_address({"locator": LOCATOR}, ("locator",)),
-            page_output(
-                {
-                    "text": string(),
-                    "truncation": obj(
-                        {
-                            k: {"type": "boolean"} if k == "truncated" else integer(0)
-                            for k in (
-                                "truncated",
-                                "originalChars",
-                                "originalBytes",
-                                "returnedChars",
-                                "returnedBytes",
-                                "maxChars",
-                                "maxBytes",
-                            )
-                        },
-                        closed=False,
-                    ),
-                }
-            ),
+            page_output({"text": string(), "truncation": {"type": "object"}}),
             visible_text,
         ),
     ]

@@ -59,8 +59,7 @@ def specs() -> list[ToolSpec]:
         ToolSpec(
             "browser_navigate",
             "Navigate browser page",
-            "Load an absolute http(s) URL in a page and wait for the load event. Clears the "
-            "page's refs and snapshot cursors.",
+            "Load an absolute http(s) URL and wait for the load event.",
             "core",
             False,
             False,
@@ -73,7 +72,7 @@ def specs() -> list[ToolSpec]:
         ToolSpec(
             "browser_back",
             "Navigate browser page back",
-            "Go one step back in the page's history (no entry: URL unchanged).",
+            "Go back one history step.",
             "core",
             False,
             False,
@@ -86,7 +85,7 @@ def specs() -> list[ToolSpec]:
         ToolSpec(
             "browser_forward",
             "Navigate browser page forward",
-            "Go one step forward in the page's history (no entry: URL unchanged).",
+            "Go forward one history step.",
             "core",
             False,
             False,
@@ -99,7 +98,7 @@ def specs() -> list[ToolSpec]:
         ToolSpec(
             "browser_reload",
             "Reload browser page",
-            "Reload the page and wait for the load event.",
+            "Reload the page.",
             "core",
             False,
             False,
@@ -112,7 +111,7 @@ def specs() -> list[ToolSpec]:
         ToolSpec(
             "browser_get_url",
             "Get browser page URL",
-            "Read the page's current URL (ordered after earlier work on the session).",
+            "The page's current URL.",
             "core",
             True,
             False,
@@ -125,7 +124,7 @@ def specs() -> list[ToolSpec]:
         ToolSpec(
             "browser_get_title",
             "Get browser page title",
-            "Read the page's document title (ordered after earlier work on the session).",
+            "The page's title.",
             "core",
             True,
             False,

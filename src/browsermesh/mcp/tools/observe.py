@@ -21,7 +21,7 @@ _INPUT: Schema = {
     **page_address(
         {
             "source": _SOURCE,
-            "sinceEventId": string(1, 128, description="nextCursor of an earlier read."),
+            "sinceEventId": string(1, 128),
             "limit": integer(1, 200),
             "includeText": BOOL,
         },
@@ -34,26 +34,7 @@ _INPUT: Schema = {
     },
     "then": {"properties": {"includeText": {"const": False}}},
 }
-_EVENT: Schema = {
-    "type": "object",
-    "properties": {
-        "eventId": string(),
-        "timestamp": string(),
-        "sessionId": string(),
-        "pageId": string(),
-        "kind": enum("console", "page_error", "request", "response", "request_failed"),
-        "level": string(),
-        "text": string(),
-        "requestId": string(),
-        "method": string(),
-        "url": string(),
-        "resourceType": string(),
-        "status": integer(0, 999),
-        "durationMs": integer(0),
-        "failure": string(),
-    },
-    "required": ["eventId", "timestamp", "sessionId", "pageId", "kind"],
-}
+_EVENT: Schema = {"type": "object", "required": ["eventId", "kind"]}
 
 
 async def observe(call: ToolCall) -> dict[str, Any]:
@@ -73,25 +54,16 @@ def specs() -> list[ToolSpec]:
         ToolSpec(
             "browser_observe",
             "Read page observations",
-            "Read a page's captured console messages, page errors, network requests/responses "
-            "(HTTP 5xx are here) or failed requests, oldest first; pass nextCursor as "
-            "sinceEventId to continue. Check gap/droppedCount before concluding absence. "
-            "includeText (console/pageError only) adds redacted text.",
+            "Read captured console, pageError, network (incl. HTTP 5xx) or requestFailed "
+            "events; continue with sinceEventId=nextCursor; check gap/droppedCount. includeText "
+            "only for console/pageError.",
             "observability",
             True,
             False,
             True,
             True,
             _INPUT,
-            page_output(
-                {
-                    "source": _SOURCE,
-                    "events": array(_EVENT),
-                    "nextCursor": {"type": ["string", "null"]},
-                    "droppedCount": integer(0),
-                    "gap": BOOL,
-                }
-            ),
+            page_output({"events": array(_EVENT), "droppedCount": integer(0), "gap": BOOL}),
             observe,
         )
     ]

@@ -6,7 +6,6 @@ from typing import Any
 
 from browsermesh.mcp.registry import ToolCall, ToolOutput, ToolSpec
 from browsermesh.mcp.schemas import (
-    BOOL,
     EMPTY_INPUT,
     NO_CONTROL,
     PAGE_ID,
@@ -15,7 +14,6 @@ from browsermesh.mcp.schemas import (
     SESSION_VIEW,
     Schema,
     array,
-    enum,
     integer,
     obj,
     output,
@@ -26,42 +24,7 @@ from browsermesh.mcp.schemas import (
 
 _POSITIVE = integer(1)
 _INFO_OUTPUT: Schema = output(
-    {
-        "serverVersion": string(),
-        "pythonVersion": string(),
-        "playwrightVersion": string(),
-        "mcpVersion": string(),
-        "browserProduct": {"const": "chromium"},
-        "browserVersion": {"type": ["string", "null"]},
-        "browserLaunchState": enum("not_started", "ready", "failed"),
-        "browserBackend": enum("local", "cdp", "browser-server"),
-        "endpoints": array(
-            obj(
-                {
-                    "endpoint": string(),
-                    "state": enum("not_connected", "connected", "failed"),
-                    "activeSessions": integer(0),
-                    "browserVersion": {"type": ["string", "null"]},
-                },
-                ["endpoint", "state", "activeSessions", "browserVersion"],
-                closed=False,
-            )
-        ),
-        "sandbox": {"type": ["boolean", "null"]},
-        "transport": enum("stdio", "http"),
-        "toolProfiles": array(enum("core", "observability", "persistence", "eval")),
-        "headless": BOOL,
-        "persistenceEnabled": BOOL,
-        "defaultTimeoutMs": _POSITIVE,
-        "maxSessions": _POSITIVE,
-        "maxPagesPerSession": _POSITIVE,
-        "resourceLimits": {
-            "type": "object",
-            "additionalProperties": {"type": "object", "additionalProperties": _POSITIVE},
-        },
-        "activeSessions": integer(0),
-        "failedSessions": integer(0),
-    }
+    {"serverVersion": string(), "activeSessions": integer(0), "resourceLimits": {"type": "object"}}
 )
 
 _METADATA: Schema = {
@@ -74,7 +37,6 @@ _METADATA: Schema = {
         "not": {"enum": ["__proto__", "constructor", "prototype"]},
     },
     "additionalProperties": string(max_length=512, pattern=NO_CONTROL),
-    "description": "Neutral string labels (e.g. role, account); no meaning to the server.",
 }
 
 _SESSION_OUT = output({"sessionId": string(), "session": SESSION_VIEW})
@@ -151,9 +113,9 @@ async def page_close(call: ToolCall) -> dict[str, Any]:
 def create_input_schema(context_settings: Schema) -> Schema:
     return obj(
         {
-            "name": string(1, 128, pattern=NO_CONTROL, description="Label, e.g. the role."),
+            "name": string(1, 128, pattern=NO_CONTROL),
             "metadata": _METADATA,
-            "stateId": string(1, 128, description="Saved state to restore (cookies, storage)."),
+            "stateId": string(1, 128),
             "contextSettings": context_settings,
         }
     )
@@ -165,8 +127,8 @@ def specs(context_settings: Schema) -> list[ToolSpec]:
         ToolSpec(
             "browser_runtime_info",
             "Inspect BrowserMesh runtime",
-            "Report server, browser and limit information without touching any session. Use it "
-            "to learn configured limits or to diagnose BROWSER_ERROR.",
+            "Server, browser and limit info; use it for configured limits or to diagnose "
+            "BROWSER_ERROR.",
             "core",
             True,
             False,
@@ -205,8 +167,7 @@ def specs(context_settings: Schema) -> list[ToolSpec]:
         ToolSpec(
             "browser_session_list",
             "List browser sessions",
-            "List your sessions (live and recently closed or failed) with status and labels. Use "
-            "it to recover sessionIds.",
+            "List your sessions (live and recently ended) to recover sessionIds.",
             "core",
             True,
             False,
@@ -219,7 +180,7 @@ def specs(context_settings: Schema) -> list[ToolSpec]:
         ToolSpec(
             "browser_session_get",
             "Get browser session",
-            "Get one session's status, labels and failureCode without waiting for its queue.",
+            "One session's status, labels and failureCode.",
             "core",
             True,
             False,
@@ -232,8 +193,7 @@ def specs(context_settings: Schema) -> list[ToolSpec]:
         ToolSpec(
             "browser_session_close",
             "Close browser session",
-            "Close a session after its queued work finishes; idempotent. Close every session "
-            "you created when done.",
+            "Close a session after its queued work; idempotent. Close sessions when done.",
             "core",
             False,
             True,
@@ -246,7 +206,7 @@ def specs(context_settings: Schema) -> list[ToolSpec]:
         ToolSpec(
             "browser_page_create",
             "Create browser page",
-            "Open another page (tab) in a session; returns its pageId.",
+            "Open another page (tab) in a session.",
             "core",
             False,
             False,
@@ -259,7 +219,7 @@ def specs(context_settings: Schema) -> list[ToolSpec]:
         ToolSpec(
             "browser_page_list",
             "List browser pages",
-            "List a session's pages with live URLs (waits behind the session's queued work).",
+            "List a session's pages with their URLs.",
             "core",
             True,
             False,
@@ -272,7 +232,7 @@ def specs(context_settings: Schema) -> list[ToolSpec]:
         ToolSpec(
             "browser_page_close",
             "Close browser page",
-            "Close one page of a session; the oldest remaining page becomes the default.",
+            "Close one page of a session.",
             "core",
             False,
             True,

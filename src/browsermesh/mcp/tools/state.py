@@ -43,9 +43,8 @@ def specs() -> list[ToolSpec]:
         ToolSpec(
             "browser_state_save",
             "Save browser state",
-            "Save a session's cookies and localStorage under a stateId (after the work queued "
-            "before it), replacing any state of that id. Restore it with stateId on "
-            "browser_session_create.",
+            "Save a session's cookies and localStorage as stateId (replaces); restore with "
+            "stateId on browser_session_create.",
             "persistence",
             False,
             True,
@@ -58,7 +57,7 @@ def specs() -> list[ToolSpec]:
         ToolSpec(
             "browser_state_list",
             "List saved browser states",
-            "List your saved states (ids and times, never contents).",
+            "List saved state ids.",
             "persistence",
             True,
             False,
@@ -71,7 +70,7 @@ def specs() -> list[ToolSpec]:
         ToolSpec(
             "browser_state_remove",
             "Remove saved browser state",
-            "Delete a saved state; live sessions are not affected.",
+            "Delete a saved state.",
             "persistence",
             False,
             True,

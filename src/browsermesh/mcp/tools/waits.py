@@ -6,97 +6,17 @@ from typing import Any
 
 from browsermesh.mcp.registry import ToolCall, ToolSpec
 from browsermesh.mcp.schemas import (
-    ELEMENT_TARGET,
-    LOCATOR,
-    NO_CONTROL,
-    PAGE_VIEW,
     Schema,
-    const,
-    enum,
-    integer,
-    obj,
     page_address,
     page_output,
-    string,
 )
 
-MATCHER: Schema = obj(
-    {"kind": enum("exact", "glob"), "value": string(1, 2048, pattern=NO_CONTROL)},
-    ["kind", "value"],
-    description='{"kind":"exact"|"glob","value":URL}; glob: ** any chars, * no "/".',
-)
-_LOAD = enum("domcontentloaded", "load")
-_CONDITION: Schema = {
-    "oneOf": [
-        obj({"kind": const("url"), "matcher": MATCHER}, ["kind", "matcher"]),
-        obj({"kind": const("load"), "state": _LOAD}, ["kind", "state"]),
-        obj(
-            {
-                "kind": const("locator"),
-                "locator": LOCATOR,
-                "state": enum("visible", "hidden", "attached", "detached", "enabled", "disabled"),
-            },
-            ["kind", "locator", "state"],
-        ),
-        obj(
-            {"kind": const("text"), "text": string(1, 2000), "state": enum("present", "absent")},
-            ["kind", "text", "state"],
-        ),
-    ],
-    "description": "One of {kind:url,matcher}, {kind:load,state}, {kind:locator,locator,state}, "
-    "{kind:text,text,state}.",
-}
-_ACTION: Schema = {
-    "oneOf": [
-        obj({"kind": const("click"), "target": ELEMENT_TARGET}, ["kind", "target"]),
-        obj(
-            {"kind": const("press"), "target": ELEMENT_TARGET, "key": string(1, 64)},
-            ["kind", "target", "key"],
-        ),
-    ],
-    "description": '{"kind":"click","target":T} or {"kind":"press","target":T,"key":"Enter"}.',
-}
-_WAIT: Schema = {
-    "oneOf": [
-        obj({"kind": const("navigation"), "matcher": MATCHER, "loadState": _LOAD}, ["kind"]),
-        obj(
-            {
-                "kind": const("response"),
-                "matcher": MATCHER,
-                "method": string(pattern="^[A-Z]{1,16}$"),
-                "status": integer(100, 599),
-            },
-            ["kind", "matcher"],
-        ),
-        obj({"kind": const("popup")}, ["kind"]),
-        obj(
-            {
-                "kind": const("dialog"),
-                "dialogType": enum("alert", "beforeunload", "confirm", "prompt"),
-                "action": enum("accept", "dismiss"),
-                "promptText": string(max_length=2000, pattern=NO_CONTROL),
-            },
-            ["kind", "dialogType", "action"],
-        ),
-    ],
-    "description": "One of {kind:navigation,matcher?,loadState?}, {kind:response,matcher,method?,"
-    "status?}, {kind:popup}, {kind:dialog,dialogType,action,promptText?}.",
-}
-_EVENT: Schema = {
-    "type": "object",
-    "properties": {
-        "kind": enum("navigation", "response", "popup", "dialog"),
-        "url": string(),
-        "method": string(),
-        "status": integer(),
-        "page": PAGE_VIEW,
-        "dialogType": string(),
-        "action": string(),
-        "message": string(),
-        "defaultValue": string(),
-    },
-    "required": ["kind"],
-}
+# The tagged unions (condition, action, wait) are validated field by field at runtime and
+# published as plain objects whose shapes the tool descriptions spell out: discovery bytes are
+# paid by every client on every connection.
+_CONDITION: Schema = {"type": "object"}
+_ACTION: Schema = {"type": "object"}
+_WAIT: Schema = {"type": "object"}
 
 
 async def wait(call: ToolCall) -> dict[str, Any]:
@@ -137,9 +57,11 @@ def specs() -> list[ToolSpec]:
         ToolSpec(
             "browser_wait",
             "Wait for browser condition",
-            "Wait (in the session's queue) until a URL, load state, locator state or text "
-            "condition holds; no sleeps or scripts. To wait for the effect of your own click, "
-            "use browser_action_and_wait instead.",
+            "Wait in the session's queue until one condition holds: {kind:url,matcher:{kind:"
+            "exact|glob,value}} (glob: ** any, * no /), {kind:load,state}, {kind:locator,"
+            "locator,state:visible|hidden|attached|detached|enabled|disabled}, {kind:text,text,"
+            "state:present|absent}. For the effect of your own click use "
+            "browser_action_and_wait.",
             "core",
             True,
             False,
@@ -152,17 +74,18 @@ def specs() -> list[ToolSpec]:
         ToolSpec(
             "browser_action_and_wait",
             "Perform browser action and wait",
-            "Click or press and wait for the resulting navigation, response, popup or dialog, "
-            "with the listener registered before acting. A popup becomes a new pageId of the "
-            "same session; a dialog is accepted or dismissed atomically. Unexpected dialogs "
-            "and popups are dismissed/closed and reported.",
+            "Click or press (action {kind:click|press,target:ref-or-locator,key?}) and wait for "
+            "its navigation {matcher?,loadState?}, response {matcher,method?,status?}, popup, "
+            "or dialog {dialogType,action:accept|dismiss,promptText?}; the listener is set "
+            "before acting. A popup gets its own pageId in the same session; dialogs are "
+            "handled atomically; unexpected dialogs/popups fail the call.",
             "core",
             False,
             True,
             False,
             True,
             page_address({"action": _ACTION, "wait": _WAIT}, ("action", "wait")),
-            page_output({"event": _EVENT}),
+            page_output({"event": {}}),
             action_and_wait,
         ),
     ]

@@ -1,0 +1,108 @@
+"""Static prompt templates (contract §21.1): no model calls, no per-client state."""
+
+from __future__ import annotations
+
+from urllib.parse import urlsplit
+
+import mcp.types as types
+from mcp import MCPError
+
+INVALID_PARAMS = -32602
+
+PROMPTS = [
+    types.Prompt(
+        name="parallel_roles",
+        title="Test as several roles at once",
+        description="Carry out a task as several independent roles, one isolated session each.",
+        arguments=[
+            types.PromptArgument(
+                name="task", description="What to do (1-2000 chars).", required=True
+            ),
+            types.PromptArgument(
+                name="roles",
+                description="Comma-separated roles, e.g. buyer, admin (1-500 chars).",
+                required=True,
+            ),
+        ],
+    ),
+    types.Prompt(
+        name="diagnose_page",
+        title="Diagnose a failing page",
+        description="Investigate an http(s) page with a clean session and its observations.",
+        arguments=[
+            types.PromptArgument(name="url", description="Absolute http(s) URL.", required=True),
+            types.PromptArgument(
+                name="symptom", description="What goes wrong (optional).", required=False
+            ),
+        ],
+    ),
+]
+
+
+def _arg(args: dict[str, str], name: str, max_len: int, required: bool = True) -> str:
+    value = args.get(name, "")
+    if not isinstance(value, str) or (required and not value.strip()) or len(value) > max_len:
+        raise MCPError(INVALID_PARAMS, f"Invalid prompt argument: {name}")
+    return value
+
+
+def split_roles(raw: str) -> list[str]:
+    roles = [r.strip() for r in raw.split(",") if r.strip()]
+    return roles or [raw.strip()]
+
+
+def parallel_roles(task: str, roles_raw: str) -> str:
+    roles = split_roles(roles_raw)
+    count = "1 independent role" if len(roles) == 1 else f"{len(roles)} independent roles"
+    listing = "\n".join(f"- {r}" for r in roles)
+    return (
+        f"Task: {task}\n\n"
+        f"Carry it out as {count}:\n{listing}\n\n"
+        "- Create one session per role with browser_session_create, named after the role "
+        "(name and metadata role).\n"
+        "- Keep each role on its own sessionId and pageId; there is no current session or tab.\n"
+        "- Run the roles concurrently: sessions run in parallel, calls within one session run "
+        "in order.\n"
+        '- Read before acting: browser_snapshot first (format: "actions" for a quick list of '
+        "controls with refs); prefer refs or role/label/testId locators over CSS.\n"
+        "- Close every session with browser_session_close when done.\n"
+        "- Report per-role observations and the differences between roles."
+    )
+
+
+def diagnose_page(url: str, symptom: str) -> str:
+    lines = [f"Investigate {url}."]
+    if symptom.strip():
+        lines.append(f"Symptom: {symptom.strip()}")
+    lines += [
+        "",
+        "- Create one clean session with browser_session_create.",
+        "- browser_navigate to the URL, then browser_snapshot.",
+        "- Call browser_observe once per source: pageError, console, network (HTTP 5xx "
+        "responses appear here) and requestFailed.",
+        "- Use includeText=true only for console and pageError.",
+        "- Check gap and droppedCount before concluding that something is absent.",
+        "- Close the session with browser_session_close.",
+        "- Report the evidence, separating what you observed from what you infer.",
+    ]
+    return "\n".join(lines)
+
+
+def get_prompt(name: str, arguments: dict[str, str] | None) -> types.GetPromptResult:
+    args = arguments or {}
+    if name == "parallel_roles":
+        text = parallel_roles(_arg(args, "task", 2000), _arg(args, "roles", 500))
+    elif name == "diagnose_page":
+        url = _arg(args, "url", 2048)
+        try:
+            parts = urlsplit(url)
+            valid = parts.scheme in ("http", "https") and bool(parts.hostname)
+        except ValueError:
+            valid = False
+        if not valid:
+            raise MCPError(INVALID_PARAMS, "Invalid prompt argument: url must be http(s)")
+        text = diagnose_page(url, _arg(args, "symptom", 2000, required=False))
+    else:
+        raise MCPError(INVALID_PARAMS, "Unknown prompt")
+    message = types.PromptMessage(role="user", content=types.TextContent(type="text", text=text))
+    return types.GetPromptResult(messages=[message])

@@ -1,0 +1,49 @@
+"""browser_evaluate: the opt-in `eval` profile, the only tool that runs caller JavaScript."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from browsermesh.mcp.registry import ToolCall, ToolSpec
+from browsermesh.mcp.schemas import BOOL, page_address, page_output, string
+
+
+async def evaluate(call: ToolCall) -> dict[str, Any]:
+    op_id, (result, truncated) = await call.runtime.evaluate(
+        call.principal,
+        call.session_id(),
+        call.page_id(),
+        call.args.get("expression"),
+        call.args.get("arg"),
+        call.timeout(),
+    )
+    return {
+        "operationId": op_id,
+        "sessionId": call.args["sessionId"],
+        "pageId": call.args["pageId"],
+        "result": result,
+        "truncated": truncated,
+    }
+
+
+def specs() -> list[ToolSpec]:
+    return [
+        ToolSpec(
+            "browser_evaluate",
+            "Evaluate JavaScript in page",
+            "Runs arbitrary JavaScript in the page with the page's privileges and returns its "
+            "JSON result (bounded); the only BrowserMesh tool that runs caller JavaScript. A "
+            "function expression is called with arg; promises are awaited.",
+            "eval",
+            False,
+            True,
+            False,
+            True,
+            page_address(
+                {"expression": string(1, 10_000), "arg": {"description": "Any JSON value."}},
+                ("expression",),
+            ),
+            page_output({"result": {}, "truncated": BOOL}),
+            evaluate,
+        )
+    ]
