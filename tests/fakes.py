@@ -25,6 +25,7 @@ class FakePage:
     url: str = "about:blank"
     history: list[str] = field(default_factory=lambda: ["about:blank"])
     closed: bool = False
+    sink: Any = None
 
 
 class FakeEngine:
@@ -132,6 +133,9 @@ class FakeEngine:
         self._state = "failed"
         self.contexts.clear()
         self.events.on_disconnect(placement)
+
+    def observe(self, page: FakePage, sink: Any) -> None:
+        page.sink = sink  # tests emit console/network events through it
 
     def live_pages(self) -> int:
         return sum(len(c.pages) for c in self.contexts)

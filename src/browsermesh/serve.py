@@ -1,7 +1,8 @@
 """`browsermesh` (serve): start the runtime and the MCP transport, shut down cleanly.
 
-stdin close, SIGINT and SIGTERM all lead to the same graceful shutdown that closes every session
-and leaves no Chromium process behind.
+stdin close (stdio), SIGINT and SIGTERM all lead to the same graceful shutdown that closes every
+session and leaves no Chromium process behind. `--transport http` serves Streamable HTTP instead
+(`browsermesh.transports.http`).
 """
 
 from __future__ import annotations
@@ -43,6 +44,10 @@ async def _serve(config: Config) -> int:
     log = EventLog(config.log_level)
     runtime = create_runtime(config, log)
     server = create_server(runtime, instructions=instructions_for(config))
+    if config.transport == "http":
+        from browsermesh.transports.http import serve_http
+
+        return await serve_http(config, runtime, server, log)
     loop = asyncio.get_running_loop()
     stop = asyncio.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):

@@ -32,8 +32,10 @@ async def read_until(
         data = await c.ok("browser_observe", {**addr, "source": source, **extra})
         if predicate(data["events"]):
             return data
-        await c.ok("browser_wait", {**addr, "timeoutMs": 100, "condition": {
-            "kind": "load", "state": "load"}})
+        await c.ok(
+            "browser_wait",
+            {**addr, "timeoutMs": 100, "condition": {"kind": "load", "state": "load"}},
+        )
     raise AssertionError(f"no matching {source} events")
 
 
@@ -47,18 +49,17 @@ async def test_secrets_never_leave(tmp_path: Path, site: FixtureSite) -> None:
         async with Client(create_server(rt)) as client:
             c = ToolClient(client, {t.name: t for t in (await client.list_tools()).tools})
             addr = await open_page(c, site, "/observability")
-            console = await read_until(c, addr, "console", lambda e: len(e) >= 2,
-                                       includeText=True)
-            errors = await read_until(c, addr, "pageError", lambda e: len(e) >= 1,
-                                      includeText=True)
+            console = await read_until(c, addr, "console", lambda e: len(e) >= 2, includeText=True)
+            errors = await read_until(c, addr, "pageError", lambda e: len(e) >= 1, includeText=True)
             outputs += [json.dumps(console), json.dumps(errors)]
             warning = next(e for e in console["events"] if e["level"] == "warning")
             assert "warning token=[REDACTED]" in warning["text"]
             assert "password=[REDACTED]" in errors["events"][0]["text"]
             plain = await c.ok("browser_observe", {**addr, "source": "console"})
             assert all("text" not in e for e in plain["events"])
-            rejected = await c.raw("browser_observe", {**addr, "source": "network",
-                                                       "includeText": True})
+            rejected = await c.raw(
+                "browser_observe", {**addr, "source": "network", "includeText": True}
+            )
             assert rejected.is_error and "includeText" in rejected.content[0].text
     finally:
         await rt.shutdown()
@@ -69,8 +70,14 @@ async def test_secrets_never_leave(tmp_path: Path, site: FixtureSite) -> None:
 async def test_network_sources_and_cursors(mcp_client: ToolClient, site: FixtureSite) -> None:
     c = mcp_client
     addr = await open_page(c, site, "/network-observability")
-    await c.ok("browser_wait", {**addr, "timeoutMs": 5000, "condition": {
-        "kind": "text", "text": "done", "state": "present"}})
+    await c.ok(
+        "browser_wait",
+        {
+            **addr,
+            "timeoutMs": 5000,
+            "condition": {"kind": "text", "text": "done", "state": "present"},
+        },
+    )
     network = await c.ok("browser_observe", {**addr, "source": "network", "limit": 100})
     responses = [e for e in network["events"] if e["kind"] == "response"]
     server_error = next(e for e in responses if e["url"].endswith("/api/server-error"))
@@ -96,14 +103,14 @@ async def test_network_sources_and_cursors(mcp_client: ToolClient, site: Fixture
     assert over["message"] == (
         "Invalid argument. Bound: limit <= 100 (BROWSERMESH_OBSERVABILITY_PAGE_SIZE)."
     )
-    foreign = await c.err("browser_observe", {**addr, "source": "console",
-                                              "sinceEventId": seen[0]})
+    foreign = await c.err("browser_observe", {**addr, "source": "console", "sinceEventId": seen[0]})
     assert foreign["code"] == "INVALID_ARGUMENT"
 
 
 async def test_console_survives_network_flood_and_gap(tmp_path: Path, site: FixtureSite) -> None:
-    rt = create_runtime(real_config(tmp_path, observability_events=20,
-                                    observability_response_bytes=1024))
+    rt = create_runtime(
+        real_config(tmp_path, observability_events=20, observability_response_bytes=1024)
+    )
     try:
         async with Client(create_server(rt)) as client:
             c = ToolClient(client, {t.name: t for t in (await client.list_tools()).tools})
@@ -111,10 +118,17 @@ async def test_console_survives_network_flood_and_gap(tmp_path: Path, site: Fixt
             first = await read_until(c, addr, "network", lambda e: len(e) >= 1, limit=1)
             cursor = first["nextCursor"]
             await c.ok("browser_navigate", {**addr, "url": site.url("/console-flood?n=40")})
-            await c.ok("browser_wait", {**addr, "timeoutMs": 5000, "condition": {
-                "kind": "text", "text": "done", "state": "present"}})
-            after = await c.ok("browser_observe", {**addr, "source": "network",
-                                                   "sinceEventId": cursor})
+            await c.ok(
+                "browser_wait",
+                {
+                    **addr,
+                    "timeoutMs": 5000,
+                    "condition": {"kind": "text", "text": "done", "state": "present"},
+                },
+            )
+            after = await c.ok(
+                "browser_observe", {**addr, "source": "network", "sinceEventId": cursor}
+            )
             assert after["gap"] is True and after["droppedCount"] > 0
             console = await c.ok("browser_observe", {**addr, "source": "console"})
             assert len(console["events"]) == 2  # both flood markers survived the traffic

@@ -29,8 +29,9 @@ async def test_save_and_restore_login(
 ) -> None:
     c = mcp_client
     buyer, page = await c.session(name="buyer")
-    await c.ok("browser_navigate", {"sessionId": buyer, "pageId": page,
-                                    "url": site.url("/?value=buyer1")})
+    await c.ok(
+        "browser_navigate", {"sessionId": buyer, "pageId": page, "url": site.url("/?value=buyer1")}
+    )
     saved = await c.ok("browser_state_save", {"sessionId": buyer, "stateId": "buyer-login"})
     assert saved["state"]["stateId"] == "buyer-login" and saved["state"]["createdAt"]
     restored = await c.ok("browser_session_create", {"stateId": "buyer-login"})
@@ -58,22 +59,20 @@ async def test_save_and_restore_login(
             assert '"INVALID_ARGUMENT"' in result.content[0].text
 
 
-async def test_save_is_ordered_after_queued_fill(
-    mcp_client: ToolClient, site: FixtureSite
-) -> None:
+async def test_save_is_ordered_after_queued_fill(mcp_client: ToolClient, site: FixtureSite) -> None:
     c = mcp_client
     s, p = await c.session()
     addr = {"sessionId": s, "pageId": p}
     await c.ok("browser_navigate", {**addr, "url": site.url("/?value=first")})
     # navigate (sets a new cookie) and save issued back to back: the save sees the navigation
-    nav = asyncio.create_task(c.ok("browser_navigate", {**addr,
-                                                        "url": site.url("/?value=second")}))
+    nav = asyncio.create_task(c.ok("browser_navigate", {**addr, "url": site.url("/?value=second")}))
     save = asyncio.create_task(c.ok("browser_state_save", {"sessionId": s, "stateId": "order"}))
     await nav
     await save
     restored = await c.ok("browser_session_create", {"stateId": "order"})
-    title = await whoami(c, restored["session"]["sessionId"], restored["initialPage"]["pageId"],
-                         site)
+    title = await whoami(
+        c, restored["session"]["sessionId"], restored["initialPage"]["pageId"], site
+    )
     assert title == "ls:second|cookie:identity=second"
 
 
@@ -94,22 +93,27 @@ async def test_persistence_disabled(tmp_path: Path) -> None:
         await rt.shutdown()
 
 
-async def test_context_settings_observed_by_page(
-    mcp_client: ToolClient, site: FixtureSite
-) -> None:
+async def test_context_settings_observed_by_page(mcp_client: ToolClient, site: FixtureSite) -> None:
     c = mcp_client
     settings: dict[str, Any] = {
-        "viewport": {"width": 800, "height": 600}, "deviceScaleFactor": 2,
-        "locale": "DE-de", "timezoneId": "Europe/Berlin", "colorScheme": "dark",
-        "reducedMotion": "reduce", "userAgent": "TestUA/1.0",
+        "viewport": {"width": 800, "height": 600},
+        "deviceScaleFactor": 2,
+        "locale": "DE-de",
+        "timezoneId": "Europe/Berlin",
+        "colorScheme": "dark",
+        "reducedMotion": "reduce",
+        "userAgent": "TestUA/1.0",
     }
     created = await c.ok("browser_session_create", {"contextSettings": settings})
     assert created["session"]["contextSettings"]["locale"] == "de-DE"
     s, p = created["session"]["sessionId"], created["initialPage"]["pageId"]
-    await c.ok("browser_navigate", {"sessionId": s, "pageId": p,
-                                    "url": site.url("/context-settings")})
-    text = await c.ok("browser_visible_text", {"sessionId": s, "pageId": p, "locator": {
-        "strategy": "testId", "value": "settings"}})
+    await c.ok(
+        "browser_navigate", {"sessionId": s, "pageId": p, "url": site.url("/context-settings")}
+    )
+    text = await c.ok(
+        "browser_visible_text",
+        {"sessionId": s, "pageId": p, "locator": {"strategy": "testId", "value": "settings"}},
+    )
     assert text["text"] == "800x600|2|de-DE|Europe/Berlin|dark|reduce|TestUA/1.0"
     bad = await c.err("browser_session_create", {"contextSettings": {"timezoneId": "Mars/Olympus"}})
     assert bad["code"] == "INVALID_ARGUMENT"
@@ -125,41 +129,77 @@ async def test_geolocation_granted_for_exact_origin_only(
         s, p = created["session"]["sessionId"], created["initialPage"]["pageId"]
         addr = {"sessionId": s, "pageId": p}
         await c.ok("browser_navigate", {**addr, "url": site.url("/geolocation")})
-        await c.ok("browser_click", {**addr, "locator": {"strategy": "role", "value": "button",
-                                                         "name": "Locate"}})
-        await c.ok("browser_wait", {**addr, "condition": {
-            "kind": "locator", "locator": {"strategy": "testId", "value": "geo"},
-            "state": "visible"}})
-        await c.ok("browser_wait", {**addr, "timeoutMs": 5000, "condition": {
-            "kind": "text", "text": "|", "state": "present"}})
-        data = await c.ok("browser_visible_text", {**addr, "locator": {
-            "strategy": "testId", "value": "geo"}})
+        await c.ok(
+            "browser_click",
+            {**addr, "locator": {"strategy": "role", "value": "button", "name": "Locate"}},
+        )
+        await c.ok(
+            "browser_wait",
+            {
+                **addr,
+                "condition": {
+                    "kind": "locator",
+                    "locator": {"strategy": "testId", "value": "geo"},
+                    "state": "visible",
+                },
+            },
+        )
+        await c.ok(
+            "browser_wait",
+            {
+                **addr,
+                "timeoutMs": 5000,
+                "condition": {"kind": "text", "text": "|", "state": "present"},
+            },
+        )
+        data = await c.ok(
+            "browser_visible_text", {**addr, "locator": {"strategy": "testId", "value": "geo"}}
+        )
         return str(data["text"])
 
     geo = {"latitude": 52.5, "longitude": 13.4}
-    granted = await locate({"geolocation": geo, "permissions": [
-        {"permission": "geolocation", "origin": site.base_url.upper() + "/"}]})
+    granted = await locate(
+        {
+            "geolocation": geo,
+            "permissions": [{"permission": "geolocation", "origin": site.base_url.upper() + "/"}],
+        }
+    )
     assert granted == "granted|52.5,13.4"
-    other = await locate({"geolocation": geo, "permissions": [
-        {"permission": "geolocation", "origin": site.alt_base_url}]})
+    other = await locate(
+        {
+            "geolocation": geo,
+            "permissions": [{"permission": "geolocation", "origin": site.alt_base_url}],
+        }
+    )
     assert not other.startswith("granted")
     none = await locate({})
     assert not none.startswith("granted")
-    wildcard = await c.err("browser_session_create", {"contextSettings": {
-        "geolocation": geo, "permissions": [{"permission": "geolocation",
-                                             "origin": "http://*.example.com"}]}})
+    wildcard = await c.err(
+        "browser_session_create",
+        {
+            "contextSettings": {
+                "geolocation": geo,
+                "permissions": [{"permission": "geolocation", "origin": "http://*.example.com"}],
+            }
+        },
+    )
     assert wildcard["code"] == "INVALID_ARGUMENT"
 
 
 async def test_label_bounds(mcp_client: ToolClient) -> None:
     c = mcp_client
-    ok = await c.ok("browser_session_create", {"name": "n" * 128, "metadata": {
-        "k" * 64: "v" * 512}})
+    ok = await c.ok(
+        "browser_session_create", {"name": "n" * 128, "metadata": {"k" * 64: "v" * 512}}
+    )
     assert ok["session"]["name"] == "n" * 128
     schema_rejects = [
-        {"name": ""}, {"name": "x" * 129}, {"name": "bad\u0007name"},
-        {"metadata": {"__proto__": "x"}}, {"metadata": {"k": "v" * 513}},
-        {"metadata": {f"k{i}": "v" for i in range(33)}}, {"metadata": {"": "v"}},
+        {"name": ""},
+        {"name": "x" * 129},
+        {"name": "bad\u0007name"},
+        {"metadata": {"__proto__": "x"}},
+        {"metadata": {"k": "v" * 513}},
+        {"metadata": {f"k{i}": "v" for i in range(33)}},
+        {"metadata": {"": "v"}},
     ]
     for args in schema_rejects:
         result = await c.raw("browser_session_create", args)

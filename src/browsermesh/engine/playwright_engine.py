@@ -14,16 +14,18 @@ import sys
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from browsermesh.engine import capture, elements, waits
+from browsermesh.engine import capture, elements, snapshot, waits
 from browsermesh.engine.classify import browser_error, navigation_error, raw_cause
 from browsermesh.engine.elements import RefRegistry
 from browsermesh.engine.protocol import ContextOptions, EngineEvents, HistoryStep
+from browsermesh.engine.snapshot import Capture
 from browsermesh.errors import BrowserMeshError, ErrorCode
 from browsermesh.model.clock import Clock
 from browsermesh.model.deadline import OperationContext
-from browsermesh.model.locators import Locator, Target
+from browsermesh.model.locators import Locator, RefTarget, Target
 from browsermesh.model.matchers import ActionSpec, Condition, WaitSpec
 from browsermesh.model.observe import PageObservations
+from browsermesh.model.paging import SnapshotOptions
 from browsermesh.model.png import ScreenshotLimits
 
 if TYPE_CHECKING:
@@ -352,6 +354,18 @@ class PlaywrightEngine:
         if outcome.popup is None:
             return outcome.event, None
         return outcome.event, self.adopt_page(page.context, outcome.popup)
+
+    async def snapshot(  # type: ignore[override]
+        self,
+        page: PwPage,
+        opts: SnapshotOptions,
+        scope: Locator | RefTarget | None,
+        ctx: OperationContext,
+    ) -> Capture:
+        """Capture a snapshot; a ref capture starts a new generation for the page."""
+        with_refs = opts.format == "actions" or opts.include_refs
+        generation = self.next_generation() if with_refs else page.refs.generation
+        return await snapshot.capture(page, opts, scope, generation, self.clock.monotonic(), ctx)
 
     async def evaluate(  # type: ignore[override]
         self, page: PwPage, expression: str, arg: Any, ctx: OperationContext

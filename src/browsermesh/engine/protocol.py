@@ -10,10 +10,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
+from browsermesh.engine.snapshot import Capture
 from browsermesh.model.deadline import OperationContext
-from browsermesh.model.locators import Locator, Target
+from browsermesh.model.locators import Locator, RefTarget, Target
 from browsermesh.model.matchers import ActionSpec, Condition, WaitSpec
 from browsermesh.model.observe import PageObservations
+from browsermesh.model.paging import SnapshotOptions
 from browsermesh.model.png import ScreenshotLimits
 
 HistoryStep = Literal["back", "forward", "reload"]
@@ -99,6 +101,13 @@ class Engine(Protocol):
         self, page: EnginePage, action: ActionSpec, wait: WaitSpec, ctx: OperationContext
     ) -> tuple[dict[str, Any], EnginePage | None]: ...
     def observe(self, page: EnginePage, sink: PageObservations) -> None: ...
+    async def snapshot(
+        self,
+        page: EnginePage,
+        opts: SnapshotOptions,
+        scope: Locator | RefTarget | None,
+        ctx: OperationContext,
+    ) -> Capture: ...
     async def evaluate(
         self, page: EnginePage, expression: str, arg: Any, ctx: OperationContext
     ) -> Any: ...

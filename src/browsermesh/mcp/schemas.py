@@ -128,16 +128,18 @@ CONTEXT_SETTINGS: Schema = {"type": "object"}
 
 # ---------------------------------------------------------------------- locators
 
-LOCATOR: Schema = obj(
-    {
+LOCATOR: Schema = {
+    "type": "object",
+    "properties": {
         "strategy": enum("role", "text", "label", "placeholder", "testId", "css"),
         "value": string(),
         "name": string(),
         "exact": BOOL,
         "frame": {"type": "object"},
     },
-    # `strategy` and `value` are required: checked by the runtime (INVALID_ARGUMENT).
-)
+}
+# Required keys, unknown keys, role names and frame chains are checked by the runtime
+# (INVALID_ARGUMENT): the locator appears in 14 tools, so every byte here counts 14 times.
 REF: Schema = string()
 ELEMENT_TARGET: Schema = {
     "oneOf": [LOCATOR, obj({"ref": REF}, ["ref"])],

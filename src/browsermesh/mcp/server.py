@@ -29,6 +29,7 @@ def all_tool_specs() -> list[ToolSpec]:
         navigation,
         observe,
         sessions,
+        snapshot,
         state,
         waits,
     )
@@ -36,6 +37,7 @@ def all_tool_specs() -> list[ToolSpec]:
     return [
         *sessions.specs(CONTEXT_SETTINGS),
         *navigation.specs(),
+        *snapshot.specs(),
         *interaction.specs(),
         *capture.specs(),
         *waits.specs(),

@@ -21,9 +21,10 @@ from browsermesh.model.clock import Clock, iso_from_epoch
 from browsermesh.model.deadline import Deadline, OperationCancelled, OperationContext
 from browsermesh.model.jsonvalue import MAX_JSON_BYTES, bound_result
 from browsermesh.model.jsonvalue import compact as compact_json
-from browsermesh.model.locators import Locator, parse_locator, parse_target
+from browsermesh.model.locators import Locator, RefTarget, parse_locator, parse_ref, parse_target
 from browsermesh.model.matchers import parse_action, parse_condition, parse_wait
 from browsermesh.model.observe import ObserveLimits, PageObservations
+from browsermesh.model.paging import SnapshotStore, content_format, normalize_snapshot_options
 from browsermesh.model.png import ScreenshotLimits
 from browsermesh.model.text import bound_text
 from browsermesh.runtime.queue import await_job
@@ -141,6 +142,7 @@ class Runtime:
         rec = self._sessions.get(session_id) if isinstance(session_id, str) else None
         if rec is None or rec.principal != principal:
             raise BrowserMeshError(ErrorCode.SESSION_NOT_FOUND)
+        rec.last_touch = self.clock.monotonic()
         return rec
 
     def _accept(self, principal: str, session_id: object) -> SessionRecord:
@@ -178,7 +180,13 @@ class Runtime:
         rec.default_page_id = None
 
     def _register_page(self, rec: SessionRecord, handle: EnginePage) -> PageRecord:
-        page = PageRecord(new_id("page"), rec.session_id, self._now(), handle)
+        page = PageRecord(
+            new_id("page"),
+            rec.session_id,
+            self._now(),
+            handle,
+            snapshots=SnapshotStore(now=self.clock.monotonic, wall_now=self.clock.wall),
+        )
         page.observations = PageObservations(
             rec.session_id, page.page_id, self._observe_limits, self.clock
         )
@@ -271,6 +279,7 @@ class Runtime:
 
         try:
             result = await await_job(ctx, rec.queue.submit(ctx, guarded))
+            rec.last_touch = self.clock.monotonic()
         except asyncio.CancelledError:
             self.log.info(
                 "operation.failed",
@@ -280,6 +289,7 @@ class Runtime:
             )
             raise
         except BrowserMeshError as err:
+            rec.last_touch = self.clock.monotonic()
             err.operation_id = ctx.operation_id
             self.log.info(
                 "operation.failed", code=err.code.value, durationMs=_ms_since(started), **fields
@@ -376,6 +386,7 @@ class Runtime:
             created_at=now,
             last_activity_at=now,
             context_settings=settings,
+            last_touch=self.clock.monotonic(),
         )
         self._sessions[rec.session_id] = rec
         deadline = Deadline(self.config.timeout_ms)
@@ -610,6 +621,7 @@ class Runtime:
         target = validate_http_url(url)
 
         async def job(rec: SessionRecord, page: PageRecord, ctx: OperationContext) -> str:
+            self._clear_snapshots(page)
             return await self.engine.navigate(page.handle, target, ctx.deadline.budget_ms())
 
         return await self.run_page_op(
@@ -625,6 +637,7 @@ class Runtime:
         timeout_ms: object,
     ) -> tuple[str, str]:
         async def job(rec: SessionRecord, page: PageRecord, ctx: OperationContext) -> str:
+            self._clear_snapshots(page)
             return await self.engine.history(page.handle, step, ctx.deadline.budget_ms())
 
         return await self.run_page_op(
@@ -853,6 +866,54 @@ class Runtime:
 
         return await self.run_page_op(
             principal, session_id, page_id, "browser_evaluate", timeout_ms, job
+        )
+
+    async def snapshot(
+        self, principal: str, session_id: object, page_id: object, args: dict[str, Any]
+    ) -> tuple[str, dict[str, Any]]:
+        """A bounded ARIA snapshot or action table; continuations read retained text only."""
+        parsed = normalize_snapshot_options(args)
+        scope_wire: dict[str, Any] | None = None
+        scope: Locator | RefTarget | None = None
+        if not isinstance(parsed, str) and parsed.scope is not None:
+            raw_scope = parsed.scope
+            if isinstance(raw_scope, dict) and set(raw_scope) == {"ref"}:
+                scope = parse_ref(raw_scope["ref"])
+                scope_wire = {"ref": scope.token}
+            else:
+                scope = parse_locator(raw_scope, "scope")
+                scope_wire = scope.wire()
+
+        async def job(
+            rec: SessionRecord, page: PageRecord, ctx: OperationContext
+        ) -> dict[str, Any]:
+            if isinstance(parsed, str):
+                entry, piece, pagination = page.snapshots.read(parsed)
+                bounds, fmt, refs = dict(entry.bounds), entry.format, []
+                omissions = dict(entry.bounds.get("_omissions", {}))
+            else:
+                cap = await self.engine.snapshot(page.handle, parsed, scope, ctx)
+                fmt = parsed.format
+                bounds = parsed.applied_bounds(scope_wire)
+                piece, pagination = page.snapshots.first_page(
+                    cap.content, {**bounds, "_omissions": cap.omissions}, fmt, cap.clipped
+                )
+                refs, omissions = cap.refs, cap.omissions
+            bounds.pop("_omissions", None)
+            return {
+                "snapshot": piece.text,
+                "contentFormat": content_format(fmt, piece.partial),
+                "partial": piece.partial,
+                "refs": refs,
+                "appliedBounds": bounds,
+                "omissions": omissions,
+                "pagination": pagination,
+                "truncation": piece.truncation,
+            }
+
+        timeout = args.get("timeoutMs")
+        return await self.run_page_op(
+            principal, session_id, page_id, "browser_snapshot", timeout, job
         )
 
     def _clear_snapshots(self, page: PageRecord) -> None:

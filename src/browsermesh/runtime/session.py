@@ -10,6 +10,7 @@ from typing import Any, Literal
 from browsermesh.engine.protocol import EngineContext, EnginePage
 from browsermesh.errors import ErrorCode
 from browsermesh.model.observe import PageObservations
+from browsermesh.model.paging import SnapshotStore
 from browsermesh.runtime.queue import SessionQueue
 
 SessionStatus = Literal["creating", "ready", "closing", "closed", "failed"]
@@ -30,7 +31,7 @@ class PageRecord:
     handle: EnginePage
     observations: PageObservations | None = None
     # Retained snapshot contents for cursor pagination (§6.6); cleared on navigation etc.
-    snapshots: Any = field(default_factory=dict)
+    snapshots: SnapshotStore = field(default_factory=SnapshotStore)
 
 
 @dataclass(eq=False)
@@ -53,6 +54,9 @@ class SessionRecord:
     accepting: bool = True
     disconnected: bool = False
     close_requested: bool = False
+    # Monotonic time of the last touch (accepted call naming the session, or a finished queued
+    # operation); the idle reaper compares it with BROWSERMESH_SESSION_IDLE_MS.
+    last_touch: float = 0.0
 
     def page_view(self, page: PageRecord, url: str) -> dict[str, Any]:
         """PageView (contract §3.4)."""

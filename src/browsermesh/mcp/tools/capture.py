@@ -40,9 +40,8 @@ def specs() -> list[ToolSpec]:
         ToolSpec(
             "browser_screenshot",
             "Capture page screenshot",
-            "PNG of the viewport (default), the full page or one element (capture {kind:"
-            "element,locator}), within configured pixel/byte limits. Read pages with "
-            "browser_snapshot; use this for visuals.",
+            "PNG of the viewport (default) or capture {kind:fullPage} or {kind:element,"
+            "locator}; for visuals (read pages with browser_snapshot).",
             "core",
             True,
             False,

@@ -17,10 +17,10 @@ from browsermesh.mcp.schemas import (
 
 _COMPLETED = page_output({"completed": {"const": True}})
 _CLICK_HINT = (
-    "Pass exactly one of ref (from browser_snapshot) or locator {strategy: role|text|label|"
-    "placeholder|testId|css, value, name?, exact?, frame?}. Role names match exactly by default "
-    "(exact:false for substring); >1 match is LOCATOR_AMBIGUOUS, none by the deadline "
-    'ELEMENT_NOT_FOUND. Iframes: frame {"kind":"iframe","chain":[locator,...]} (outer to inner).'
+    "Give ref (from browser_snapshot) or locator {strategy:role|text|label|placeholder|testId|"
+    "css,value,name?,exact?,frame?}. Role names match exactly by default (exact:false: "
+    "substring); >1 match: LOCATOR_AMBIGUOUS, none: ELEMENT_NOT_FOUND. In iframes: "
+    'frame {"kind":"iframe","chain":[locator,...]}.'
 )
 _TARGET_HINT = "Target as for browser_click."
 
@@ -135,7 +135,7 @@ _ACTIONS: list[tuple[str, str, str, str, str, dict[str, Schema], tuple[str, ...]
         "browser_check",
         "check",
         "Check page control",
-        "Ensure a checkbox/radio is checked (idempotent). " + _TARGET_HINT,
+        "Ensure checked (idempotent). " + _TARGET_HINT,
         "FFTT",
         {},
         (),
@@ -145,7 +145,7 @@ _ACTIONS: list[tuple[str, str, str, str, str, dict[str, Schema], tuple[str, ...]
         "browser_uncheck",
         "uncheck",
         "Uncheck page control",
-        "Ensure a checkbox is unchecked (idempotent). " + _TARGET_HINT,
+        "Ensure unchecked (idempotent). " + _TARGET_HINT,
         "FFTT",
         {},
         (),
@@ -155,7 +155,7 @@ _ACTIONS: list[tuple[str, str, str, str, str, dict[str, Schema], tuple[str, ...]
         "browser_scroll_into_view",
         "scroll_into_view",
         "Scroll page element into view",
-        "Scroll an element into view only if needed. " + _TARGET_HINT,
+        "Scroll an element into view if needed. " + _TARGET_HINT,
         "FFTT",
         {},
         (),
@@ -175,7 +175,7 @@ _ACTIONS: list[tuple[str, str, str, str, str, dict[str, Schema], tuple[str, ...]
         "browser_press",
         "press",
         "Press key on page element",
-        "Press a key on an element, e.g. Enter, End, Control+A. " + _TARGET_HINT,
+        "Press a key, e.g. Enter or Control+A. " + _TARGET_HINT,
         "FTFT",
         {"key": string(1, 64)},
         ("key",),
@@ -245,7 +245,7 @@ def specs() -> list[ToolSpec]:
         ToolSpec(
             "browser_visible_text",
             "Get visible page text",
-            "Read the rendered text (innerText) of one element, bounded; use a locator such as "
+            "Rendered text (innerText) of one element, e.g. locator "
             '{"strategy":"css","value":"main"}.',
             "core",
             True,

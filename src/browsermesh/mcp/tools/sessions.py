@@ -127,8 +127,7 @@ def specs(context_settings: Schema) -> list[ToolSpec]:
         ToolSpec(
             "browser_runtime_info",
             "Inspect BrowserMesh runtime",
-            "Server, browser and limit info; use it for configured limits or to diagnose "
-            "BROWSER_ERROR.",
+            "Server, browser and limit info (diagnose BROWSER_ERROR here).",
             "core",
             True,
             False,
@@ -141,11 +140,9 @@ def specs(context_settings: Schema) -> list[ToolSpec]:
         ToolSpec(
             "browser_session_create",
             "Create isolated browser session",
-            "Create an isolated browser session (own cookies, storage, permissions, pages) and "
-            "its first page. Create a separate session for each different user, account, role, "
-            "auth state, device or permission profile, and for each independent parallel "
-            "workflow; sessions run in parallel and never share state. Returns sessionId and "
-            "the initial pageId; every later call names them.",
+            "Create an isolated session (own cookies, storage, pages) and its first page. Use "
+            "one per different user, account, role, auth state or independent parallel "
+            "workflow; sessions run in parallel. Later calls name sessionId and pageId.",
             "core",
             False,
             False,
@@ -193,7 +190,7 @@ def specs(context_settings: Schema) -> list[ToolSpec]:
         ToolSpec(
             "browser_session_close",
             "Close browser session",
-            "Close a session after its queued work; idempotent. Close sessions when done.",
+            "Close a session after its queued work (idempotent).",
             "core",
             False,
             True,

@@ -57,11 +57,10 @@ def specs() -> list[ToolSpec]:
         ToolSpec(
             "browser_wait",
             "Wait for browser condition",
-            "Wait in the session's queue until one condition holds: {kind:url,matcher:{kind:"
-            "exact|glob,value}} (glob: ** any, * no /), {kind:load,state}, {kind:locator,"
-            "locator,state:visible|hidden|attached|detached|enabled|disabled}, {kind:text,text,"
-            "state:present|absent}. For the effect of your own click use "
-            "browser_action_and_wait.",
+            "Wait until a condition holds: {kind:url,matcher:{kind:exact|glob,value}}, "
+            "{kind:load,state}, {kind:locator,locator,state:visible|hidden|attached|detached|"
+            "enabled|disabled} or {kind:text,text,state:present|absent}. For your own click's "
+            "effect use browser_action_and_wait.",
             "core",
             True,
             False,
@@ -74,11 +73,10 @@ def specs() -> list[ToolSpec]:
         ToolSpec(
             "browser_action_and_wait",
             "Perform browser action and wait",
-            "Click or press (action {kind:click|press,target:ref-or-locator,key?}) and wait for "
-            "its navigation {matcher?,loadState?}, response {matcher,method?,status?}, popup, "
-            "or dialog {dialogType,action:accept|dismiss,promptText?}; the listener is set "
-            "before acting. A popup gets its own pageId in the same session; dialogs are "
-            "handled atomically; unexpected dialogs/popups fail the call.",
+            "Click/press (action {kind,target,key?}) and wait for its navigation {matcher?,"
+            "loadState?}, response {matcher,method?,status?}, popup (gets its own pageId) or "
+            "dialog {dialogType,action,promptText?} (handled atomically). Unexpected "
+            "dialogs/popups fail the call.",
             "core",
             False,
             True,

@@ -1,0 +1,414 @@
+"""Snapshot capture (contract §6.4): scope, source budget, ARIA serialization, refs, table.
+
+The serialized content goes back to the runtime, which pages and retains it. Refs are registered
+in the page's registry only once the whole capture succeeded (a failed or cancelled capture
+leaves the previous refs and generation unchanged).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from browsermesh.engine import elements
+from browsermesh.engine.classify import classify_reason, raw_cause
+from browsermesh.engine.elements import REF_TTL_S, RefEntry
+from browsermesh.errors import Bound, BrowserMeshError, ErrorCode
+from browsermesh.model.action_table import ElementInfo, build_action_table, table_candidates
+from browsermesh.model.aria import (
+    AriaNode,
+    cap_children,
+    filter_interactive,
+    parse_aria,
+    render_aria,
+    strip_iframe_children,
+)
+from browsermesh.model.deadline import OperationContext
+from browsermesh.model.locators import Locator, RefTarget
+from browsermesh.model.paging import SnapshotOptions, clip_retained
+
+if TYPE_CHECKING:
+    from playwright.async_api import ElementHandle
+    from playwright.async_api import Locator as PwLocator
+
+    from browsermesh.engine.playwright_engine import PwPage
+
+MAX_SOURCE_NODES = 20_000
+MAX_SOURCE_CHARS = 2_000_000
+REDACTED = "[REDACTED]"
+
+# Counts nodes and characters under the scope, stopping as soon as a budget is exceeded, and
+# collects non-empty password values (redacted from the output, never returned to a client).
+_SOURCE_BUDGET = """(root, limits) => {
+  let nodes = 0, chars = 0;
+  const passwords = new Set();
+  const walker = document.createTreeWalker(root, NodeFilter.SHOW_ELEMENT | NodeFilter.SHOW_TEXT);
+  for (let n = root; n; n = walker.nextNode()) {
+    nodes++;
+    if (n.nodeType === 3) { chars += n.data.length; }
+    else {
+      for (const a of n.attributes) chars += a.name.length + a.value.length;
+      if (n.tagName === 'INPUT' && (n.type || '').toLowerCase() === 'password' && n.value) {
+        passwords.add(n.value); chars += n.value.length;
+      }
+    }
+    if (nodes > limits.nodes || chars > limits.chars) return {over: true, nodes, chars};
+  }
+  return {over: false, nodes, chars, passwords: [...passwords]};
+}"""
+_PASSWORDS_AFTER = """root => [...root.querySelectorAll('input')]
+  .filter(i => (i.type || '').toLowerCase() === 'password' && i.value).map(i => i.value)"""
+
+_ELEMENT_INFO = """els => els.map(e => {
+  if (!e) return null;
+  const tag = e.tagName.toLowerCase();
+  const role = (e.getAttribute('role') || '').toLowerCase();
+  const type = (e.getAttribute('type') || '').toLowerCase();
+  const isSelect = tag === 'select';
+  const editableCombo = role === 'combobox' && (tag === 'input' || e.isContentEditable);
+  const textual = tag === 'textarea' || (tag === 'input' &&
+    !['checkbox','radio','button','submit','reset','image','file','range','color','hidden']
+      .includes(type));
+  let checked = null;
+  if (tag === 'input' && (type === 'checkbox' || type === 'radio'))
+    checked = e.indeterminate ? 'mixed' : (e.checked ? 'checked' : 'unchecked');
+  else if (e.hasAttribute('aria-checked')) {
+    const v = e.getAttribute('aria-checked');
+    checked = v === 'mixed' ? 'mixed' : (v === 'true' ? 'checked' : 'unchecked');
+  }
+  const exp = e.getAttribute('aria-expanded');
+  const options = isSelect ? [...e.options].map(o => [o.label || o.text, o.selected, o.disabled])
+    : [];
+  const sel = isSelect && e.selectedIndex >= 0 ? e.options[e.selectedIndex] : null;
+  return {
+    tag, native_select: isSelect, editable_combobox: editableCombo,
+    value: textual ? e.value : (editableCombo ? (e.value ?? e.textContent) : null),
+    password: tag === 'input' && type === 'password',
+    selected_label: sel ? (sel.label || sel.text) : null,
+    options, checked,
+    expanded: exp === null ? null : exp === 'true',
+    pressed: e.getAttribute('aria-pressed') === 'true',
+    disabled: !!e.disabled || e.getAttribute('aria-disabled') === 'true',
+    readonly: !!e.readOnly || e.getAttribute('aria-readonly') === 'true',
+  };
+})"""
+
+_CSS_PATH = """e => {
+  const parts = [];
+  for (let n = e; n && n.nodeType === 1 && n !== document.documentElement; n = n.parentElement) {
+    let i = 1;
+    for (let s = n.previousElementSibling; s; s = s.previousElementSibling) i++;
+    parts.unshift(`${n.tagName.toLowerCase()}:nth-child(${i})`);
+  }
+  return parts.length ? 'html > ' + parts.join(' > ') : 'html';
+}"""
+
+
+def base36(value: int) -> str:
+    digits = "0123456789abcdefghijklmnopqrstuvwxyz"
+    out = ""
+    while True:
+        value, rem = divmod(value, 36)
+        out = digits[rem] + out
+        if value == 0:
+            return out
+
+
+@dataclass
+class Capture:
+    """One capture's serialization and metadata (before paging)."""
+
+    content: str
+    refs: list[dict[str, str]] = field(default_factory=list)
+    omissions: dict[str, Any] = field(default_factory=dict)
+    clipped: bool = False
+
+
+async def _timed(awaitable: Any, ctx: OperationContext) -> Any:
+    try:
+        return await asyncio.wait_for(awaitable, timeout=ctx.deadline.budget_ms() / 1000)
+    except TimeoutError:
+        raise ctx.deadline.timeout_error() from None
+    except BrowserMeshError:
+        raise
+    except Exception as exc:
+        if classify_reason(exc) == "timeout":
+            raise ctx.deadline.timeout_error() from None
+        raise BrowserMeshError(ErrorCode.BROWSER_ERROR, cause=raw_cause(exc)) from None
+
+
+async def _scope(
+    page: PwPage, scope: Locator | RefTarget | None, ctx: OperationContext
+) -> tuple[PwLocator, Any, bool]:
+    """(scope locator, root for aria-ref lookups, scope lies in a collapsed region)."""
+    p = page.page
+    if scope is None:
+        return p.locator("body"), p, False
+    if isinstance(scope, RefTarget):
+        entry = page.refs.lookup(scope.token, region=True)
+        try:
+            path = await _timed(entry.handle.evaluate(_CSS_PATH), ctx)
+            frame = await _timed(entry.handle.owner_frame(), ctx)
+        except BrowserMeshError:
+            raise BrowserMeshError(ErrorCode.STALE_ELEMENT_REFERENCE) from None
+        if frame is None:
+            raise BrowserMeshError(ErrorCode.STALE_ELEMENT_REFERENCE)
+        loc = frame.locator(path)
+        same = await _timed(
+            loc.evaluate("(e, h) => e === h", entry.handle, timeout=ctx.deadline.budget_ms()),
+            ctx,
+        )
+        if not same:
+            raise BrowserMeshError(ErrorCode.STALE_ELEMENT_REFERENCE)
+        return loc, frame, True
+    root = await elements.resolve_root(p, scope, ctx, "snapshot")
+    loc = elements.build(root, scope.selector)
+
+    async def probe(el: Any, timeout_ms: float) -> None:
+        await el.wait_for(state="attached", timeout=timeout_ms)
+
+    await elements.on_locator(p, scope, ctx, "snapshot", probe)
+    return loc, root, False
+
+
+async def _source_budget(scope: PwLocator, ctx: OperationContext) -> list[str]:
+    result = await _timed(
+        scope.evaluate(
+            _SOURCE_BUDGET,
+            {"nodes": MAX_SOURCE_NODES, "chars": MAX_SOURCE_CHARS},
+            timeout=ctx.deadline.budget_ms(),
+        ),
+        ctx,
+    )
+    if result.get("over"):
+        over_nodes = result.get("nodes", 0) > MAX_SOURCE_NODES
+        bound = (
+            Bound("sourceNodes", "<=", MAX_SOURCE_NODES)
+            if over_nodes
+            else Bound("sourceChars", "<=", MAX_SOURCE_CHARS)
+        )
+        raise BrowserMeshError(
+            ErrorCode.LIMIT_EXCEEDED,
+            bound=bound,
+            internal={"maxSourceNodes": MAX_SOURCE_NODES, "maxSourceChars": MAX_SOURCE_CHARS},
+        )
+    return list(result.get("passwords") or [])
+
+
+def redact_passwords(text: str, values: set[str]) -> str:
+    """Replace every distinct non-empty password value, longest first."""
+    for value in sorted((v for v in values if v), key=len, reverse=True):
+        text = text.replace(value, REDACTED)
+    return text
+
+
+async def _handles(
+    root: Any, nodes: list[AriaNode], ctx: OperationContext, fetched: list[ElementHandle | None]
+) -> list[ElementHandle | None]:
+    async def one(node: AriaNode) -> ElementHandle | None:
+        try:
+            return await root.locator(f"aria-ref={node.pw_ref}").element_handle(  # type: ignore[no-any-return]
+                timeout=max(ctx.deadline.remaining_ms(), 1)
+            )
+        except Exception:
+            return None
+
+    handles = list(await asyncio.gather(*(one(n) for n in nodes)))
+    fetched.extend(handles)
+    return handles
+
+
+def _info(raw: dict[str, Any] | None) -> ElementInfo | None:
+    if not raw:
+        return None
+    return ElementInfo(
+        tag=str(raw["tag"])[:32],
+        native_select=bool(raw["native_select"]),
+        editable_combobox=bool(raw["editable_combobox"]),
+        value=raw["value"] if isinstance(raw["value"], str) else None,
+        password=bool(raw["password"]),
+        selected_label=raw["selected_label"],
+        options=tuple((str(o[0]), bool(o[1]), bool(o[2])) for o in raw["options"]),
+        checked=raw["checked"],
+        expanded=raw["expanded"],
+        pressed=bool(raw["pressed"]),
+        disabled=bool(raw["disabled"]),
+        readonly=bool(raw["readonly"]),
+    )
+
+
+async def capture(
+    page: PwPage,
+    opts: SnapshotOptions,
+    scope: Locator | RefTarget | None,
+    generation: int,
+    now: float,
+    ctx: OperationContext,
+) -> Capture:
+    """Capture the scope in `opts.format`; registers new refs when refs were requested."""
+    scope_loc, root, in_region = await _scope(page, scope, ctx)
+    passwords = set(await _source_budget(scope_loc, ctx))
+    with_refs = opts.format == "actions" or opts.include_refs
+    raw = await _timed(
+        scope_loc.aria_snapshot(
+            mode="ai" if with_refs else "default",
+            depth=None if opts.format == "actions" else opts.max_depth,
+            boxes=opts.format == "aria" and opts.include_bounding_boxes,
+            timeout=ctx.deadline.budget_ms(),
+        ),
+        ctx,
+    )
+    omissions: dict[str, Any] = {
+        "nonInteractiveNodes": 0,
+        "maxChildrenNodes": 0,
+        "maxRefsNodes": 0,
+        "collapsedNodes": 0,
+        "sourceLimitReached": False,
+    }
+    refs: list[dict[str, str]] = []
+    tag = f"s{base36(generation)}"
+    entries: dict[str, RefEntry] = {}
+    fetched: list[ElementHandle | None] = []
+    needs_tree = with_refs or opts.interactive_only or opts.max_children is not None
+    if not needs_tree:
+        text = raw
+    else:
+        nodes = await asyncio.to_thread(parse_aria, raw)
+        strip_iframe_children(nodes)
+        if opts.format == "actions":
+            text = await _action_table(
+                page, nodes, opts, root, tag, in_region, ctx, entries, refs, omissions, fetched
+            )
+        else:
+            if opts.interactive_only:
+                nodes, dropped = filter_interactive(nodes)
+                omissions["nonInteractiveNodes"] = dropped
+            if opts.max_children is not None:
+                nodes, capped = cap_children(nodes, opts.max_children)
+                omissions["maxChildrenNodes"] = capped
+            tokens: dict[int, str] = {}
+            if with_refs:
+                await _aria_refs(
+                    nodes, opts, root, tag, ctx, entries, refs, omissions, tokens, fetched
+                )
+            text = await asyncio.to_thread(render_aria, nodes, lambda n: tokens.get(id(n)))
+    # Values are read before and after capture: a value typed meanwhile is redacted too.
+    after = await _timed(
+        scope_loc.evaluate(_PASSWORDS_AFTER, timeout=ctx.deadline.budget_ms()), ctx
+    )
+    passwords.update(after or [])
+    text = redact_passwords(text, passwords)
+    content, clipped = clip_retained(text)
+    omissions["sourceLimitReached"] = clipped
+    if with_refs:
+        old = page.refs.advance(generation)
+        for token, entry in entries.items():
+            entry.expires_at = now + REF_TTL_S
+            page.refs.entries[token] = entry
+        kept = {id(e.handle) for e in entries.values()}
+        await elements.release(old)
+        await _dispose_unused(fetched, kept)
+    return Capture(content, refs, omissions, clipped)
+
+
+async def _dispose_unused(fetched: list[ElementHandle | None], kept: set[int]) -> None:
+    """Handles read for the capture but not registered as refs are released at once."""
+    unused = [h for h in fetched if h is not None and id(h) not in kept]
+    await asyncio.gather(*(h.dispose() for h in unused), return_exceptions=True)
+
+
+async def _aria_refs(
+    nodes: list[AriaNode],
+    opts: SnapshotOptions,
+    root: Any,
+    tag: str,
+    ctx: OperationContext,
+    entries: dict[str, RefEntry],
+    refs: list[dict[str, str]],
+    omissions: dict[str, Any],
+    tokens: dict[int, str],
+    fetched: list[ElementHandle | None],
+) -> None:
+    from browsermesh.model.action_table import qualifying_nodes
+
+    qualifying = qualifying_nodes(nodes)
+    chosen = qualifying[: opts.max_refs]
+    omissions["maxRefsNodes"] = len(qualifying) - len(chosen)
+    handles = await _handles(root, chosen, ctx, fetched)
+    tags = await _tags(handles, ctx)
+    index = 0
+    for node, handle, tag_name in zip(chosen, handles, tags, strict=True):
+        if handle is None or tag_name is None:
+            continue
+        index += 1
+        token = f"{tag}e{index}"
+        tokens[id(node)] = token
+        entries[token] = RefEntry(handle, 0.0)
+        item = {"ref": token, "role": node.role[:64], "tag": tag_name}
+        if node.name:
+            item["name"] = node.name if len(node.name) <= 120 else node.name[:119] + "…"
+        refs.append(item)
+
+
+async def _tags(handles: list[ElementHandle | None], ctx: OperationContext) -> list[str | None]:
+    live = [h for h in handles if h is not None]
+    if not live:
+        return [None] * len(handles)
+    names = await _timed(
+        live[0].evaluate("(_, els) => els.map(e => e.tagName.toLowerCase())", live), ctx
+    )
+    it = iter(names)
+    return [str(next(it))[:32] if h is not None else None for h in handles]
+
+
+async def _action_table(
+    page: PwPage,
+    nodes: list[AriaNode],
+    opts: SnapshotOptions,
+    root: Any,
+    tag: str,
+    in_region: bool,
+    ctx: OperationContext,
+    entries: dict[str, RefEntry],
+    refs: list[dict[str, str]],
+    omissions: dict[str, Any],
+    fetched: list[ElementHandle | None],
+) -> str:
+    candidates = table_candidates(nodes, scope_in_region=in_region)
+    handles = await _handles(root, candidates, ctx, fetched)
+    live = [h for h in handles if h is not None]
+    infos: dict[str, ElementInfo] = {}
+    if live:
+        raw_infos = await _timed(live[0].evaluate(f"(_, els) => ({_ELEMENT_INFO})(els)", live), ctx)
+        it = iter(raw_infos)
+        for node, handle in zip(candidates, handles, strict=True):
+            if handle is None:
+                continue
+            info = _info(next(it))
+            if info is not None and node.pw_ref:
+                infos[node.pw_ref] = info
+    by_ref = {n.pw_ref: h for n, h in zip(candidates, handles, strict=True) if h is not None}
+    title = await _timed(page.page.title(), ctx)
+    table = build_action_table(
+        nodes,
+        title=title,
+        url=page.page.url,
+        info=infos,
+        element_token=lambda i: f"{tag}e{i}",
+        region_token=lambda i: f"{tag}r{i}",
+        max_refs=opts.max_refs,
+        scope_in_region=in_region,
+    )
+    for token, node in table.element_nodes:
+        handle = by_ref.get(node.pw_ref)
+        if handle is not None:
+            entries[token] = RefEntry(handle, 0.0)
+    for token, node in table.region_nodes:
+        region_handle = await _handles(root, [node], ctx, fetched)
+        if region_handle[0] is not None:
+            entries[token] = RefEntry(region_handle[0], 0.0, region=True)
+    refs.extend(table.refs)
+    omissions["maxRefsNodes"] = table.max_refs_nodes
+    omissions["collapsedNodes"] = table.collapsed_nodes
+    return table.text

@@ -1,0 +1,55 @@
+"""browser_snapshot: bounded ARIA snapshots and compact action tables with element refs."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from browsermesh.mcp.registry import ToolCall, ToolSpec
+from browsermesh.mcp.schemas import BOOL, enum, integer, page_address, page_output, string
+
+
+async def snapshot(call: ToolCall) -> dict[str, Any]:
+    op_id, data = await call.runtime.snapshot(
+        call.principal, call.session_id(), call.page_id(), call.args
+    )
+    return {
+        "operationId": op_id,
+        "sessionId": call.args["sessionId"],
+        "pageId": call.args["pageId"],
+        **data,
+    }
+
+
+def specs() -> list[ToolSpec]:
+    # No defaults are injected: an option counts as given exactly when its key is present.
+    options = {
+        "format": enum("aria", "actions"),
+        "scope": {"type": "object"},
+        "maxDepth": integer(0, 100),
+        "includeBoundingBoxes": BOOL,
+        "maxChars": integer(1, 100_000),
+        "maxBytes": integer(1, 131_072),
+        "includeRefs": BOOL,
+        "maxRefs": integer(1, 100),
+        "interactiveOnly": BOOL,
+        "maxChildren": integer(1, 1000),
+        "cursor": string(1, 160),
+    }
+    return [
+        ToolSpec(
+            "browser_snapshot",
+            "Get accessibility snapshot",
+            'Read the page. format:"actions": one line per control with its ref and operations; '
+            "aria (default): ARIA YAML, includeRefs puts [ref=...] inline. Refs last 30 seconds "
+            "and die on navigation or a newer snapshot. Password values are redacted. Continue "
+            "long output with the cursor alone.",
+            "core",
+            True,
+            False,
+            True,
+            True,
+            page_address(options),
+            page_output({"snapshot": string(), "refs": {"type": "array"}}),
+            snapshot,
+        )
+    ]

@@ -1,0 +1,463 @@
+"""Snapshot options (§6.2, §6.3), response bounding and cursor pagination (§6.6).
+
+Pure rules plus a small in-memory store of retained snapshot text per page. No I/O; the clocks
+are injectable.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import time
+import uuid
+from collections import OrderedDict
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from browsermesh.errors import Bound, BrowserMeshError, ErrorCode
+from browsermesh.model.clock import iso_from_epoch
+from browsermesh.model.text import fit_prefix, utf8_len
+
+__all__ = [
+    "ARIA_ONLY_KEYS",
+    "MAX_CURSOR_OFFSET",
+    "MAX_RETAINED_SNAPSHOTS",
+    "RETAINED_MAX_CHARS",
+    "SNAPSHOT_OPTION_KEYS",
+    "SNAPSHOT_TTL_SECONDS",
+    "Page",
+    "RetainedSnapshot",
+    "SnapshotFormat",
+    "SnapshotOptions",
+    "SnapshotStore",
+    "clip_retained",
+    "content_format",
+    "normalize_snapshot_options",
+    "page_content",
+    "parse_cursor",
+]
+
+SnapshotFormat = Literal["aria", "actions"]
+
+RETAINED_MAX_CHARS = 1_000_000
+"""§6.4 step 8: retained serializations are clipped to this many code points."""
+MAX_RETAINED_SNAPSHOTS = 4
+SNAPSHOT_TTL_SECONDS = 30.0
+MAX_CURSOR_OFFSET = 2**53 - 1
+CURSOR_MAX_CHARS = 160
+
+SNAPSHOT_OPTION_KEYS: tuple[str, ...] = (
+    "format",
+    "scope",
+    "maxDepth",
+    "includeBoundingBoxes",
+    "maxChars",
+    "maxBytes",
+    "includeRefs",
+    "maxRefs",
+    "interactiveOnly",
+    "maxChildren",
+)
+ARIA_ONLY_KEYS: tuple[str, ...] = (
+    "maxDepth",
+    "includeBoundingBoxes",
+    "interactiveOnly",
+    "maxChildren",
+)
+
+# name -> (minimum, maximum, default)
+_INT_OPTIONS: dict[str, tuple[int, int, int | None]] = {
+    "maxDepth": (0, 100, None),
+    "maxChars": (1, 100_000, 50_000),
+    "maxBytes": (1, 131_072, 65_536),
+    "maxRefs": (1, 100, 50),
+    "maxChildren": (1, 1_000, None),
+}
+_BOOL_OPTIONS = ("includeBoundingBoxes", "includeRefs", "interactiveOnly")
+
+
+# --------------------------------------------------------------------------------------------
+# Options
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SnapshotOptions:
+    """Normalized ``browser_snapshot`` options (defaults filled in)."""
+
+    format: SnapshotFormat = "aria"
+    scope: Mapping[str, Any] | None = None
+    max_depth: int | None = None
+    include_bounding_boxes: bool = False
+    max_chars: int = 50_000
+    max_bytes: int = 65_536
+    include_refs: bool = False
+    max_refs: int = 50
+    interactive_only: bool = False
+    max_children: int | None = None
+
+    def applied_bounds(self, normalized_scope: dict[str, Any] | None) -> dict[str, Any]:
+        """The §6.3 ``appliedBounds`` object; ``normalized_scope`` is the echoed scope."""
+        actions = self.format == "actions"
+        return {
+            "format": self.format,
+            "scope": normalized_scope,
+            "maxDepth": None if actions else self.max_depth,
+            "includeBoundingBoxes": False if actions else self.include_bounding_boxes,
+            "maxChars": self.max_chars,
+            "maxBytes": self.max_bytes,
+            "includeRefs": True if actions else self.include_refs,
+            "maxRefs": self.max_refs,
+            "interactiveOnly": False if actions else self.interactive_only,
+            "maxChildren": None if actions else self.max_children,
+        }
+
+
+def _invalid(field: str, requirement: str, bound: Bound | None = None) -> BrowserMeshError:
+    return BrowserMeshError(
+        ErrorCode.INVALID_ARGUMENT,
+        bound=bound,
+        internal={"field": field, "requirement": requirement},
+    )
+
+
+def _int_option(args: Mapping[str, Any], name: str) -> int | None:
+    low, high, default = _INT_OPTIONS[name]
+    if name not in args:
+        return default
+    raw = args[name]
+    if isinstance(raw, bool) or not isinstance(raw, int | float):
+        raise _invalid(name, "integer")
+    if isinstance(raw, float):
+        if not math.isfinite(raw) or not raw.is_integer():
+            raise _invalid(name, "integer")
+        raw = int(raw)
+    if raw < low:
+        raise _invalid(name, f"{low}..{high}", Bound(name, ">=", low))
+    if raw > high:
+        raise _invalid(name, f"{low}..{high}", Bound(name, "<=", high))
+    return raw
+
+
+def _bool_option(args: Mapping[str, Any], name: str, default: bool) -> bool:
+    if name not in args:
+        return default
+    raw = args[name]
+    if not isinstance(raw, bool):
+        raise _invalid(name, "boolean")
+    return raw
+
+
+def normalize_snapshot_options(args: Mapping[str, Any]) -> SnapshotOptions | str:
+    """Validate and normalize §6.2 options; returns the cursor string for a continuation.
+
+    An option counts as given exactly when its key is present. Every violation raises
+    `INVALID_ARGUMENT` (numeric ranges with a bound clause): a cursor together with any snapshot
+    option, a malformed cursor value, an unknown format, a non-object scope, wrong types,
+    out-of-range numbers, ``includeRefs: false`` or an aria-only option with
+    ``format: "actions"``, and ``maxRefs`` with ``format: "aria"`` unless ``includeRefs: true``.
+    """
+    if "cursor" in args:
+        given = [key for key in SNAPSHOT_OPTION_KEYS if key in args]
+        if given:
+            raise _invalid("cursor", "cursor excludes " + ", ".join(given))
+        cursor = args["cursor"]
+        if not isinstance(cursor, str) or not 1 <= len(cursor) <= CURSOR_MAX_CHARS:
+            raise _invalid("cursor", f"string of 1..{CURSOR_MAX_CHARS} characters")
+        return cursor
+    fmt = args.get("format", "aria")
+    if fmt not in ("aria", "actions"):
+        raise _invalid("format", "aria | actions")
+    scope = args.get("scope")
+    if "scope" in args and not isinstance(scope, Mapping):
+        raise _invalid("scope", "object")
+    max_depth = _int_option(args, "maxDepth")
+    max_chars = _int_option(args, "maxChars")
+    max_bytes = _int_option(args, "maxBytes")
+    max_refs = _int_option(args, "maxRefs")
+    max_children = _int_option(args, "maxChildren")
+    include_boxes = _bool_option(args, "includeBoundingBoxes", False)
+    interactive_only = _bool_option(args, "interactiveOnly", False)
+    include_refs = _bool_option(args, "includeRefs", fmt == "actions")
+    assert max_chars is not None and max_bytes is not None and max_refs is not None
+    if fmt == "actions":
+        given = [key for key in ARIA_ONLY_KEYS if key in args]
+        if given:
+            raise _invalid(given[0], 'not allowed with format "actions"')
+        if not include_refs:
+            raise _invalid("includeRefs", 'must be true with format "actions"')
+    elif "maxRefs" in args and not include_refs:
+        raise _invalid("maxRefs", "requires includeRefs: true")
+    return SnapshotOptions(
+        format=fmt,
+        scope=scope,
+        max_depth=max_depth,
+        include_bounding_boxes=include_boxes,
+        max_chars=max_chars,
+        max_bytes=max_bytes,
+        include_refs=include_refs,
+        max_refs=max_refs,
+        interactive_only=interactive_only,
+        max_children=max_children,
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# Bounding and pages
+# --------------------------------------------------------------------------------------------
+
+
+def clip_retained(content: str) -> tuple[str, bool]:
+    """§6.4 step 8: ``(content cut to RETAINED_MAX_CHARS code points, whether it was cut)``."""
+    if len(content) <= RETAINED_MAX_CHARS:
+        return content, False
+    return content[:RETAINED_MAX_CHARS], True
+
+
+def content_format(fmt: SnapshotFormat, partial: bool) -> str:
+    """The §6.1 ``contentFormat`` value."""
+    base = "aria-yaml" if fmt == "aria" else "action-table"
+    return base + "-fragment" if partial else base
+
+
+@dataclass(frozen=True)
+class Page:
+    """One response's share of a serialization.
+
+    Attributes:
+        text: The returned code points.
+        next_offset: Where the next page starts, or None when nothing follows.
+        truncation: The §6.3 ``truncation`` object.
+        partial: ``offsetChars > 0``, or more follows, or the source was clipped.
+    """
+
+    text: str
+    next_offset: int | None
+    truncation: dict[str, Any]
+    partial: bool
+
+
+def page_content(
+    content: str, offset: int, max_chars: int, max_bytes: int, *, clipped: bool
+) -> Page:
+    """Take code points from ``offset`` until ``max_chars`` are taken or the next one would
+    push the UTF-8 size over ``max_bytes`` (§6.6).
+
+    Raises `INVALID_ARGUMENT` when not even one code point fits (internal ``maxBytes``,
+    ``requiredBytes``, ``offsetChars``) and `STALE_SNAPSHOT_CURSOR` for an offset at or past the
+    end of non-empty content.
+    """
+    if offset < 0 or max_chars < 1 or max_bytes < 1:
+        raise ValueError("offset must be >= 0 and the bounds >= 1")
+    if offset > 0 and offset >= len(content):
+        raise BrowserMeshError(
+            ErrorCode.STALE_SNAPSHOT_CURSOR,
+            internal={"reason": "offset out of range", "offsetChars": offset},
+        )
+    text = fit_prefix(content[offset : offset + max_chars], max_chars, max_bytes)
+    end = offset + len(text)
+    more = end < len(content)
+    if not text and more:
+        raise BrowserMeshError(
+            ErrorCode.INVALID_ARGUMENT,
+            internal={
+                "maxBytes": max_bytes,
+                "requiredBytes": utf8_len(content[offset]),
+                "offsetChars": offset,
+            },
+        )
+    returned_bytes = utf8_len(text)
+    by_chars = more and len(text) == max_chars
+    by_bytes = more and returned_bytes + utf8_len(content[end]) > max_bytes
+    truncation = {
+        "truncated": more or clipped,
+        "byMaxChars": by_chars,
+        "byMaxBytes": by_bytes,
+        "originalChars": len(content),
+        "originalBytes": utf8_len(content),
+        "returnedChars": len(text),
+        "returnedBytes": returned_bytes,
+    }
+    return Page(
+        text=text,
+        next_offset=end if more else None,
+        truncation=truncation,
+        partial=offset > 0 or more or clipped,
+    )
+
+
+_OFFSET_RE = re.compile(r"[0-9]{1,16}")
+
+
+def parse_cursor(cursor: str) -> tuple[str, int]:
+    """Split ``<snapshotId>.<offset>`` at the last ``.`` (§6.6).
+
+    The id must be non-empty and the offset a positive decimal integer <= 2**53-1; otherwise
+    `STALE_SNAPSHOT_CURSOR`.
+    """
+    snapshot_id, dot, offset_text = cursor.rpartition(".")
+    if not dot or not snapshot_id or _OFFSET_RE.fullmatch(offset_text) is None:
+        raise BrowserMeshError(ErrorCode.STALE_SNAPSHOT_CURSOR, internal={"reason": "malformed"})
+    offset = int(offset_text)
+    if not 1 <= offset <= MAX_CURSOR_OFFSET:
+        raise BrowserMeshError(ErrorCode.STALE_SNAPSHOT_CURSOR, internal={"reason": "malformed"})
+    return snapshot_id, offset
+
+
+# --------------------------------------------------------------------------------------------
+# Retained snapshots
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RetainedSnapshot:
+    """Immutable retained serialization of one capture.
+
+    Attributes:
+        snapshot_id: ``snapshot_<uuid4>``.
+        content: The (possibly clipped) serialization.
+        bounds: The original capture's ``appliedBounds`` (``maxChars``/``maxBytes`` page it).
+        format: ``aria`` or ``actions``.
+        clipped: The serialization was clipped (§6.4 step 8).
+        expires_at: Monotonic expiry time (capture + 30 s).
+        expires_at_iso: The same instant as an ISO-8601 UTC wall-clock string.
+    """
+
+    snapshot_id: str
+    content: str
+    bounds: Mapping[str, Any]
+    format: SnapshotFormat
+    clipped: bool
+    expires_at: float
+    expires_at_iso: str
+
+
+def _new_snapshot_id() -> str:
+    return f"snapshot_{uuid.uuid4()}"
+
+
+class SnapshotStore:
+    """Retained snapshots of one page: at most 4 (oldest evicted), 30 s TTL from capture.
+
+    Expired entries are pruned on every call (no timers). ``now`` is a monotonic clock and
+    ``wall_now`` a Unix-time clock, both in seconds; ``new_id`` makes snapshot ids.
+    """
+
+    def __init__(
+        self,
+        *,
+        now: Callable[[], float] = time.monotonic,
+        wall_now: Callable[[], float] = time.time,
+        new_id: Callable[[], str] = _new_snapshot_id,
+        max_entries: int = MAX_RETAINED_SNAPSHOTS,
+        ttl_seconds: float = SNAPSHOT_TTL_SECONDS,
+    ) -> None:
+        self._now = now
+        self._wall_now = wall_now
+        self._new_id = new_id
+        self._max_entries = max_entries
+        self._ttl = ttl_seconds
+        self._entries: OrderedDict[str, RetainedSnapshot] = OrderedDict()
+
+    def prune(self) -> None:
+        """Drop expired entries (``expires_at <= now``)."""
+        now = self._now()
+        for key in [k for k, e in self._entries.items() if e.expires_at <= now]:
+            del self._entries[key]
+
+    def put(
+        self,
+        content: str,
+        bounds: Mapping[str, Any],
+        format: SnapshotFormat,
+        clipped: bool,
+    ) -> str:
+        """Retain ``content``; returns its new snapshot id (evicting the oldest beyond 4)."""
+        self.prune()
+        snapshot_id = self._new_id()
+        self._entries[snapshot_id] = RetainedSnapshot(
+            snapshot_id=snapshot_id,
+            content=content,
+            bounds=dict(bounds),
+            format=format,
+            clipped=clipped,
+            expires_at=self._now() + self._ttl,
+            expires_at_iso=iso_from_epoch(self._wall_now() + self._ttl),
+        )
+        while len(self._entries) > self._max_entries:
+            self._entries.popitem(last=False)
+        return snapshot_id
+
+    def get(self, snapshot_id: str) -> RetainedSnapshot | None:
+        """The live entry, or None when unknown, expired or evicted."""
+        self.prune()
+        return self._entries.get(snapshot_id)
+
+    def clear(self) -> None:
+        """Drop everything (navigation, action-and-wait, page close...)."""
+        self._entries.clear()
+
+    def __len__(self) -> int:
+        self.prune()
+        return len(self._entries)
+
+    def first_page(
+        self,
+        content: str,
+        bounds: Mapping[str, Any],
+        format: SnapshotFormat,
+        clipped: bool,
+    ) -> tuple[Page, dict[str, Any]]:
+        """Page a fresh capture from offset 0; retain it only when more follows.
+
+        Returns the page and the §6.3 ``pagination`` object (all nulls for a complete page).
+        """
+        self.prune()
+        page = page_content(
+            content, 0, int(bounds["maxChars"]), int(bounds["maxBytes"]), clipped=clipped
+        )
+        if page.next_offset is None:
+            return page, {
+                "snapshotId": None,
+                "nextCursor": None,
+                "offsetChars": 0,
+                "expiresAt": None,
+            }
+        snapshot_id = self.put(content, bounds, format, clipped)
+        entry = self._entries[snapshot_id]
+        return page, {
+            "snapshotId": snapshot_id,
+            "nextCursor": f"{snapshot_id}.{page.next_offset}",
+            "offsetChars": 0,
+            "expiresAt": entry.expires_at_iso,
+        }
+
+    def read(self, cursor: str) -> tuple[RetainedSnapshot, Page, dict[str, Any]]:
+        """Serve a continuation: the entry, the page at the cursor's offset and ``pagination``.
+
+        Malformed, unknown, expired or evicted cursors and offsets past the end raise
+        `STALE_SNAPSHOT_CURSOR`.
+        """
+        snapshot_id, offset = parse_cursor(cursor)
+        entry = self.get(snapshot_id)
+        if entry is None:
+            raise BrowserMeshError(ErrorCode.STALE_SNAPSHOT_CURSOR, internal={"reason": "unknown"})
+        page = page_content(
+            entry.content,
+            offset,
+            int(entry.bounds["maxChars"]),
+            int(entry.bounds["maxBytes"]),
+            clipped=entry.clipped,
+        )
+        next_cursor = None if page.next_offset is None else f"{snapshot_id}.{page.next_offset}"
+        return (
+            entry,
+            page,
+            {
+                "snapshotId": snapshot_id,
+                "nextCursor": next_cursor,
+                "offsetChars": offset,
+                "expiresAt": entry.expires_at_iso,
+            },
+        )
