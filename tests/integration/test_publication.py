@@ -36,8 +36,9 @@ async def tools_of(**config: Any) -> tuple[list[Any], int]:
 @pytest.fixture(params=ERAS)
 async def fake_client(request: pytest.FixtureRequest) -> AsyncIterator[ToolClient]:
     runtime = Runtime(default_config(), FakeEngine())
-    async with Client(create_server(runtime, instructions=INSTRUCTIONS),
-                      mode=request.param) as client:
+    async with Client(
+        create_server(runtime, instructions=INSTRUCTIONS), mode=request.param
+    ) as client:
         tools = {t.name: t for t in (await client.list_tools()).tools}
         yield ToolClient(client, tools)
     await runtime.shutdown()
@@ -46,8 +47,10 @@ async def fake_client(request: pytest.FixtureRequest) -> AsyncIterator[ToolClien
 def test_profiles_are_total_and_disjoint() -> None:
     specs = all_tool_specs()
     assert len(specs) == 36 and len({s.name for s in specs}) == 36
-    counts = {p: sum(1 for s in specs if s.profile == p) for p in
-              ("core", "observability", "persistence", "eval")}
+    counts = {
+        p: sum(1 for s in specs if s.profile == p)
+        for p in ("core", "observability", "persistence", "eval")
+    }
     assert counts == {"core": CORE, "observability": 1, "persistence": 3, "eval": 1}
 
 
@@ -72,8 +75,12 @@ async def test_every_tool_is_fully_published() -> None:
     for tool in tools:
         assert tool.title and tool.description
         hints = tool.annotations
-        assert None not in (hints.read_only_hint, hints.destructive_hint,
-                            hints.idempotent_hint, hints.open_world_hint)
+        assert None not in (
+            hints.read_only_hint,
+            hints.destructive_hint,
+            hints.idempotent_hint,
+            hints.open_world_hint,
+        )
         assert tool.output_schema["type"] == "object"
         for schema in (tool.input_schema, tool.output_schema):
             assert schema["$schema"] == DIALECT
@@ -92,7 +99,9 @@ async def test_every_tool_is_fully_published() -> None:
 
 
 CORPUS: list[dict[str, Any]] = [
-    {}, {"sessionId": "s"}, {"sessionId": "s", "pageId": "p"},
+    {},
+    {"sessionId": "s"},
+    {"sessionId": "s", "pageId": "p"},
     {"sessionId": "s", "pageId": "p", "timeoutMs": "5"},
     {"sessionId": "s", "pageId": "p", "locator": {"strategy": "css", "value": "a"}},
     {"sessionId": "s", "pageId": "p", "locator": {"strategy": "xpath", "value": "a"}},
@@ -106,10 +115,10 @@ CORPUS: list[dict[str, Any]] = [
 
 
 async def test_ref_and_expanded_publications_agree() -> None:
-    compact, compact_size = await tools_of(tools=("core", "observability", "persistence",
-                                                  "eval"))
+    compact, compact_size = await tools_of(tools=("core", "observability", "persistence", "eval"))
     expanded, expanded_size = await tools_of(
-        tools=("core", "observability", "persistence", "eval"), schema_refs=False)
+        tools=("core", "observability", "persistence", "eval"), schema_refs=False
+    )
     assert compact_size <= expanded_size
     by_name = {t.name: t for t in expanded}
     for tool in compact:
@@ -127,16 +136,18 @@ async def test_prompts_render(fake_client: ToolClient) -> None:
     listed = {p.name: p for p in (await client.list_prompts()).prompts}
     assert listed["parallel_roles"].title == "Test as several roles at once"
     assert listed["diagnose_page"].title == "Diagnose a failing page"
-    several = await client.get_prompt("parallel_roles", {"task": "Buy a teapot",
-                                                         "roles": "buyer, admin ,,"})
+    several = await client.get_prompt(
+        "parallel_roles", {"task": "Buy a teapot", "roles": "buyer, admin ,,"}
+    )
     text = several.messages[0].content.text  # type: ignore[union-attr]
     assert several.messages[0].role == "user"
     assert "Buy a teapot" in text and "2 independent roles" in text
     assert "- buyer" in text and "- admin" in text and "browser_session_create" in text
     one = await client.get_prompt("parallel_roles", {"task": "t", "roles": "solo"})
     assert "1 independent role:" in one.messages[0].content.text  # type: ignore[union-attr]
-    diag = await client.get_prompt("diagnose_page", {"url": "https://example.test/x",
-                                                     "symptom": "blank page"})
+    diag = await client.get_prompt(
+        "diagnose_page", {"url": "https://example.test/x", "symptom": "blank page"}
+    )
     body = diag.messages[0].content.text  # type: ignore[union-attr]
     for word in ("https://example.test/x", "blank page", "pageError", "requestFailed", "gap"):
         assert word in body
