@@ -297,13 +297,11 @@ def clean_details(code: ErrorCode, raw: Any) -> dict[str, Any]:
     elif code in _DEFAULT_REASON:
         out["reason"] = _DEFAULT_REASON[code]
     timeout = get("timeoutMs")
-    if (
-        isinstance(timeout, int | float)
-        and not isinstance(timeout, bool)
-        and math.isfinite(timeout)
-    ):
-        clamped = min(max(timeout, 0), MAX_TIMEOUT_MS)
-        out["timeoutMs"] = int(clamped) if float(clamped).is_integer() else clamped
+    if isinstance(timeout, int) and not isinstance(timeout, bool):
+        out["timeoutMs"] = min(max(timeout, 0), MAX_TIMEOUT_MS)  # ints of any size clamp
+    elif isinstance(timeout, float) and math.isfinite(timeout):
+        clamped = min(max(timeout, 0.0), float(MAX_TIMEOUT_MS))
+        out["timeoutMs"] = int(clamped) if clamped.is_integer() else clamped
     operation = get("operation")
     if isinstance(operation, str) and operation in OPERATIONS:
         out["operation"] = operation

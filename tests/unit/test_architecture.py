@@ -1,0 +1,71 @@
+"""Layering rules (contract §25): checked on the import statements of every module."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+SRC = Path(__file__).resolve().parents[2] / "src" / "browsermesh"
+
+
+def imports_of(path: Path) -> set[str]:
+    tree = ast.parse(path.read_text())
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            found.add(node.module)
+    return found
+
+
+def modules(folder: str) -> list[Path]:
+    return sorted((SRC / folder).rglob("*.py"))
+
+
+def test_only_engine_imports_playwright() -> None:
+    for path in SRC.rglob("*.py"):
+        uses = {m for m in imports_of(path) if m.split(".")[0] == "playwright"}
+        rel = path.relative_to(SRC)
+        if uses and rel.parts[0] != "engine":
+            # The doctor's browser smoke check talks to Playwright directly by design (§20.2).
+            assert rel.as_posix() == "doctor.py", f"{rel} imports {uses}"
+
+
+def test_model_is_pure() -> None:
+    banned = {
+        "playwright",
+        "mcp",
+        "os",
+        "pathlib",
+        "shutil",
+        "subprocess",
+        "browsermesh.runtime",
+        "browsermesh.engine",
+        "browsermesh.mcp",
+        "browsermesh.persistence",
+    }
+    for path in modules("model"):
+        for module in imports_of(path):
+            assert not any(module == b or module.startswith(b + ".") for b in banned), (
+                f"{path.name} imports {module}"
+            )
+
+
+def test_layers_point_down() -> None:
+    rules = {
+        "engine": {"browsermesh.runtime", "browsermesh.mcp", "browsermesh.transports"},
+        "runtime": {"browsermesh.mcp", "browsermesh.transports"},
+        "persistence": {"browsermesh.runtime", "browsermesh.engine", "browsermesh.mcp"},
+    }
+    for folder, banned in rules.items():
+        for path in modules(folder):
+            for module in imports_of(path):
+                assert not any(module.startswith(b) for b in banned), f"{path} imports {module}"
+
+
+def test_only_config_reads_the_environment() -> None:
+    for path in SRC.rglob("*.py"):
+        text = path.read_text()
+        if "os.environ" in text or "getenv" in text:
+            assert path.name == "config.py", f"{path.relative_to(SRC)} reads the environment"

@@ -1,0 +1,101 @@
+"""The error model: codes, fixed messages, bound clauses and the details allowlist."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from browsermesh.errors import (
+    Bound,
+    BrowserMeshError,
+    ErrorCode,
+    clean_details,
+    error_payload,
+    internal_error,
+)
+
+
+def test_twenty_codes_each_with_message_and_next_step() -> None:
+    assert len(ErrorCode) == 20
+    for code in ErrorCode:
+        err = BrowserMeshError(code)
+        assert 0 < len(err.message) <= 512 and err.next_step
+
+
+def test_payload_shape_and_bound_clause() -> None:
+    err = BrowserMeshError(
+        ErrorCode.INVALID_ARGUMENT,
+        bound=Bound("limit", "<=", 100, "BROWSERMESH_OBSERVABILITY_PAGE_SIZE"),
+        operation_id="operation_x",
+        cause="raw engine text with secret=1",
+    )
+    payload = error_payload(err)
+    assert payload["ok"] is False
+    body = payload["error"]
+    assert body["message"] == (
+        "Invalid argument. Bound: limit <= 100 (BROWSERMESH_OBSERVABILITY_PAGE_SIZE)."
+    )
+    assert body["operationId"] == "operation_x" and "details" not in body
+    assert "secret" not in json.dumps(payload)
+
+
+def test_browser_error_has_three_fixed_variants() -> None:
+    texts = {
+        BrowserMeshError(ErrorCode.BROWSER_ERROR, variant=v).message
+        for v in ("launch", "connect", "operation")
+    }
+    assert texts == {
+        "Chromium could not be started. Run: browsermesh --install-browser",
+        "Could not connect to the configured browser endpoint.",
+        "The browser operation failed.",
+    }
+
+
+def test_details_allowlist() -> None:
+    details = clean_details(
+        ErrorCode.NAVIGATION_FAILED,
+        {
+            "reason": "connection",
+            "timeoutMs": 999_999,
+            "url": "http://user:pw@h.test/p?token=abc#f",
+            "operation": "click",
+            "remediation": "rm -rf /",
+            "locator": {"strategy": "css", "value": "a\x00b" + "x" * 300, "frame": {}},
+            "cookie": "secret",
+            "cause": "raw",
+        },
+    )
+    assert details["reason"] == "connection" and details["timeoutMs"] == 300_000
+    assert details["url"] == "http://h.test/p"
+    assert "remediation" not in details and "cookie" not in details and "cause" not in details
+    assert details["locator"]["value"].startswith("ab") and len(details["locator"]["value"]) == 256
+    assert "frame" not in details["locator"]
+    assert clean_details(ErrorCode.OPERATION_TIMEOUT, None) == {"reason": "timeout"}
+
+
+class Hostile(dict[str, Any]):
+    def get(self, key: str, default: Any = None) -> Any:
+        raise RuntimeError("boom")
+
+
+def test_hostile_details_never_raise_and_stay_small() -> None:
+    cyclic: dict[str, Any] = {"reason": "other"}
+    cyclic["self"] = cyclic
+    for raw in (
+        cyclic,
+        Hostile(reason="x"),
+        {"timeoutMs": 10**400},
+        {"password": "p" * 10_000},
+        {"timeoutMs": float("nan")},
+        42,
+        "text",
+    ):
+        payload = error_payload(BrowserMeshError(ErrorCode.BROWSER_ERROR, details=raw))  # type: ignore[arg-type]
+        text = json.dumps(payload)
+        assert len(text) < 2000 and "ppppp" not in text
+
+
+def test_internal_error_hides_exception_text() -> None:
+    err = internal_error(ValueError("/home/user/secret path"))
+    assert "secret" not in json.dumps(error_payload(err))
+    assert err.cause and "secret" in err.cause  # kept for debug logs only
