@@ -12,6 +12,7 @@ import contextlib
 import os
 import signal
 import sys
+import threading
 
 from browsermesh.config import Config
 from browsermesh.log import EventLog, route_library_logging
@@ -22,9 +23,44 @@ FATAL_LINE = (
 )
 
 
+def _fatal(*_args: object) -> None:
+    """Last-resort handler: one fixed JSON line, never the exception text (§16.5)."""
+    with contextlib.suppress(Exception):
+        print(FATAL_LINE, file=sys.stderr, flush=True)
+
+
+def install_fatal_handlers(loop: asyncio.AbstractEventLoop | None = None) -> None:
+    sys.excepthook = _fatal
+    threading.excepthook = _fatal
+    if loop is not None:
+        # Unobserved task/future errors (e.g. a late Playwright reply after a page closed) are
+        # not fatal: note them without their text.
+        loop.set_exception_handler(lambda _loop, _context: _note_loop_error())
+
+
+def _note_loop_error() -> None:
+    with contextlib.suppress(Exception):
+        print('{"level":"warn","message":"loop.exception"}', file=sys.stderr, flush=True)
+
+
+def ensure_browser(config: Config) -> None:
+    """§19.4 step 2: with the local backend and no Chromium anywhere, install one (stdout is
+    never touched: it belongs to MCP). A failure does not stop the server."""
+    if config.backend != "local" or not config.auto_install:
+        return
+    from browsermesh.config import find_chromium, process_environ
+
+    if find_chromium(config, process_environ()) is None:
+        from browsermesh.install_browser import auto_install_chromium
+
+        auto_install_chromium()
+
+
 def serve(config: Config) -> int:
     """Run the server until the transport closes or a signal arrives; return the exit code."""
     route_library_logging()
+    install_fatal_handlers()
+    ensure_browser(config)
     try:
         return asyncio.run(_serve(config))
     except KeyboardInterrupt:
@@ -41,6 +77,7 @@ async def _serve(config: Config) -> int:
     from browsermesh.mcp.instructions import instructions_for
     from browsermesh.mcp.server import create_server
 
+    install_fatal_handlers(asyncio.get_running_loop())
     log = EventLog(config.log_level)
     runtime = create_runtime(config, log)
     server = create_server(runtime, instructions=instructions_for(config))
