@@ -254,3 +254,39 @@ async def test_popup_over_page_limit(tmp_path: Path, site: FixtureSite) -> None:
             assert listeners(rt, addr) == 0
     finally:
         await rt.shutdown()
+
+
+async def test_cancellation_stops_waits_and_detaches_listeners(
+    mcp_client: ToolClient, runtime: Runtime, site: FixtureSite
+) -> None:
+    import time
+
+    from mcp import MCPError
+
+    c = mcp_client
+    addr = await open_page(c, site, "/action-waits")
+    never = {"kind": "text", "text": "never appears", "state": "present"}
+    with pytest.raises(MCPError):
+        await c.raw(
+            "browser_wait",
+            {**addr, "condition": never, "timeoutMs": 20000},
+            read_timeout_seconds=0.3,
+        )
+    started = time.monotonic()
+    assert (await c.ok("browser_get_title", addr))["title"] == "Action waits"
+    assert time.monotonic() - started < 3  # the cancelled wait released the queue promptly
+    with pytest.raises(MCPError):
+        await c.raw(
+            "browser_action_and_wait",
+            {
+                **addr,
+                "timeoutMs": 20000,
+                "action": {"kind": "click", "target": button("Fetch result")},
+                "wait": {"kind": "navigation"},
+            },
+            read_timeout_seconds=0.5,
+        )
+    started = time.monotonic()
+    assert (await c.ok("browser_get_title", addr))["title"] == "Action waits"
+    assert time.monotonic() - started < 3
+    assert listeners(runtime, addr) == 0
