@@ -41,6 +41,15 @@ class ToolCall:
     def timeout(self) -> object:
         return self.args.get("timeoutMs")
 
+    def page_result(self, operation_id: str, **fields: Any) -> dict[str, Any]:
+        """The common shape of page-addressed results: ids first, then the tool's fields."""
+        return {
+            "operationId": operation_id,
+            "sessionId": self.args["sessionId"],
+            "pageId": self.args["pageId"],
+            **fields,
+        }
+
 
 @dataclass(slots=True)
 class ToolOutput:

@@ -20,15 +20,13 @@ async def screenshot(call: ToolCall) -> ToolOutput:
         call.args.get("capture"),
         call.timeout(),
     )
-    data = {
-        "operationId": op_id,
-        "sessionId": call.args["sessionId"],
-        "pageId": call.args["pageId"],
-        "mimeType": "image/png",
-        "width": width,
-        "height": height,
-        "bytes": len(png),
-    }
+    data = call.page_result(
+        op_id,
+        mimeType="image/png",
+        width=width,
+        height=height,
+        bytes=len(png),
+    )
     image = types.ImageContent(
         type="image", data=base64.b64encode(png).decode("ascii"), mime_type="image/png"
     )

@@ -17,13 +17,11 @@ async def evaluate(call: ToolCall) -> dict[str, Any]:
         call.args.get("arg"),
         call.timeout(),
     )
-    return {
-        "operationId": op_id,
-        "sessionId": call.args["sessionId"],
-        "pageId": call.args["pageId"],
-        "result": result,
-        "truncated": truncated,
-    }
+    return call.page_result(
+        op_id,
+        result=result,
+        truncated=truncated,
+    )
 
 
 def specs() -> list[ToolSpec]:

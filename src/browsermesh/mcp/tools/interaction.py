@@ -25,22 +25,13 @@ _CLICK_HINT = (
 _TARGET_HINT = "Target as for browser_click."
 
 
-def _done(call: ToolCall, op_id: str) -> dict[str, Any]:
-    return {
-        "operationId": op_id,
-        "sessionId": call.args["sessionId"],
-        "pageId": call.args["pageId"],
-        "completed": True,
-    }
-
-
 def _action(op: str, arg_field: str | None = None) -> Handler:
     async def handler(call: ToolCall) -> dict[str, Any]:
         arg = call.args.get(arg_field) if arg_field else None
         op_id = await call.runtime.element_action(
             call.principal, call.session_id(), call.page_id(), op, call.args, arg, call.timeout()
         )
-        return _done(call, op_id)
+        return call.page_result(op_id, completed=True)
 
     return handler
 
@@ -54,7 +45,7 @@ async def scroll(call: ToolCall) -> dict[str, Any]:
         call.args.get("deltaY"),
         call.timeout(),
     )
-    return _done(call, op_id)
+    return call.page_result(op_id, completed=True)
 
 
 async def drag(call: ToolCall) -> dict[str, Any]:
@@ -66,7 +57,7 @@ async def drag(call: ToolCall) -> dict[str, Any]:
         call.args.get("target"),
         call.timeout(),
     )
-    return _done(call, op_id)
+    return call.page_result(op_id, completed=True)
 
 
 async def visible_text(call: ToolCall) -> dict[str, Any]:
@@ -77,12 +68,7 @@ async def visible_text(call: ToolCall) -> dict[str, Any]:
         call.args.get("locator"),
         call.timeout(),
     )
-    return {
-        "operationId": op_id,
-        "sessionId": call.args["sessionId"],
-        "pageId": call.args["pageId"],
-        **data,
-    }
+    return call.page_result(op_id, **data)
 
 
 def _target_input(extra: dict[str, Schema] | None = None, required: tuple[str, ...] = ()) -> Schema:

@@ -9,20 +9,11 @@ from browsermesh.mcp.registry import ToolCall, ToolSpec
 from browsermesh.mcp.schemas import page_address, page_output, string
 
 
-def _page_result(call: ToolCall, op_id: str, **fields: Any) -> dict[str, Any]:
-    return {
-        "operationId": op_id,
-        "sessionId": call.args["sessionId"],
-        "pageId": call.args["pageId"],
-        **fields,
-    }
-
-
 async def navigate(call: ToolCall) -> dict[str, Any]:
     op_id, url = await call.runtime.navigate(
         call.principal, call.session_id(), call.page_id(), call.args.get("url"), call.timeout()
     )
-    return _page_result(call, op_id, url=url)
+    return call.page_result(op_id, url=url)
 
 
 def _history(step: HistoryStep) -> Any:
@@ -30,7 +21,7 @@ def _history(step: HistoryStep) -> Any:
         op_id, url = await call.runtime.history(
             call.principal, call.session_id(), call.page_id(), step, call.timeout()
         )
-        return _page_result(call, op_id, url=url)
+        return call.page_result(op_id, url=url)
 
     return handler
 
@@ -39,14 +30,14 @@ async def get_url(call: ToolCall) -> dict[str, Any]:
     op_id, url = await call.runtime.get_url(
         call.principal, call.session_id(), call.page_id(), call.timeout()
     )
-    return _page_result(call, op_id, url=url)
+    return call.page_result(op_id, url=url)
 
 
 async def get_title(call: ToolCall) -> dict[str, Any]:
     op_id, title = await call.runtime.get_title(
         call.principal, call.session_id(), call.page_id(), call.timeout()
     )
-    return _page_result(call, op_id, title=title)
+    return call.page_result(op_id, title=title)
 
 
 _URL_OUT = page_output({"url": string()})

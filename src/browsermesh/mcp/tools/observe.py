@@ -41,12 +41,7 @@ async def observe(call: ToolCall) -> dict[str, Any]:
     op_id, data = await call.runtime.observe(
         call.principal, call.session_id(), call.page_id(), call.args
     )
-    return {
-        "operationId": op_id,
-        "sessionId": call.args["sessionId"],
-        "pageId": call.args["pageId"],
-        **data,
-    }
+    return call.page_result(op_id, **data)
 
 
 def specs() -> list[ToolSpec]:

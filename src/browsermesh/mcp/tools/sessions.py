@@ -102,12 +102,10 @@ async def page_list(call: ToolCall) -> dict[str, Any]:
 
 async def page_close(call: ToolCall) -> dict[str, Any]:
     op_id = await call.runtime.close_page(call.principal, call.session_id(), call.page_id())
-    return {
-        "operationId": op_id,
-        "sessionId": call.args["sessionId"],
-        "pageId": call.args["pageId"],
-        "closed": True,
-    }
+    return call.page_result(
+        op_id,
+        closed=True,
+    )
 
 
 def create_input_schema(context_settings: Schema) -> Schema:

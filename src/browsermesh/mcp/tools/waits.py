@@ -27,12 +27,10 @@ async def wait(call: ToolCall) -> dict[str, Any]:
         call.args.get("condition"),
         call.timeout(),
     )
-    return {
-        "operationId": op_id,
-        "sessionId": call.args["sessionId"],
-        "pageId": call.args["pageId"],
-        "satisfied": True,
-    }
+    return call.page_result(
+        op_id,
+        satisfied=True,
+    )
 
 
 async def action_and_wait(call: ToolCall) -> dict[str, Any]:
@@ -44,12 +42,10 @@ async def action_and_wait(call: ToolCall) -> dict[str, Any]:
         call.args.get("wait"),
         call.timeout(),
     )
-    return {
-        "operationId": op_id,
-        "sessionId": call.args["sessionId"],
-        "pageId": call.args["pageId"],
-        "event": event,
-    }
+    return call.page_result(
+        op_id,
+        event=event,
+    )
 
 
 def specs() -> list[ToolSpec]:
