@@ -72,9 +72,9 @@ def _dispatch(invocation: Invocation) -> int:
 
         return run_doctor(invocation.config, invocation.as_json)
     if isinstance(invocation, DemoInvocation):
-        from browsermesh.demo.scenario import run_demo  # type: ignore[import-not-found]
+        from browsermesh.demo.scenario import run_demo
 
-        return int(run_demo(invocation.headed))
+        return run_demo(invocation.headed)
     if isinstance(invocation, ServeInvocation):
         from browsermesh.serve import serve
 
