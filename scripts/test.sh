@@ -7,4 +7,5 @@ export PATH="$PWD/.venv/bin:$PATH"
 echo "== ruff check" && ruff check src tests benchmarks
 echo "== ruff format --check" && ruff format --check src tests benchmarks
 echo "== mypy (strict)" && mypy
+bash scripts/node-tools.sh  # Node 22 + MCP Inspector for tests/package (idempotent)
 echo "== pytest" && python -m pytest "$@"

@@ -1,0 +1,1 @@
+"""Installed-package suite: build the wheel, install it into a fresh venv, drive it."""
