@@ -2,20 +2,33 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from browsermesh.config import Config, find_chromium, process_environ
 from browsermesh.log import EventLog
 from browsermesh.runtime.runtime import Runtime
 
 
 def create_engine(config: Config) -> object:
-    """The engine for the configured backend (Playwright is imported only on first use)."""
-    from browsermesh.engine.playwright_engine import PlaywrightEngine
+    """The engine for the configured backend (Playwright is imported only on first use).
 
-    return PlaywrightEngine(
-        executable_path=find_chromium(config, process_environ()),
-        headless=config.headless,
-        no_sandbox=config.no_sandbox,
-    )
+    Remote backends ignore the browser path, headless, sandbox and auto-install settings
+    (§19.1). A browser server on this machine (loopback endpoint) is offered the locally
+    discovered Chromium (§14.1 steps 2-3), which it uses when started with `--unsafe`."""
+    from browsermesh.engine.backends import Backend, CdpBackend, LocalBackend, LocalSlot, ServerPool
+    from browsermesh.engine.playwright_engine import PlaywrightEngine, running_as_root
+
+    backend: Backend
+    if config.cdp_endpoint is not None:
+        backend = CdpBackend(config.cdp_endpoint)
+    elif config.browser_endpoints:
+        local = find_chromium(replace(config, browser_path=None), process_environ())
+        backend = ServerPool(config.browser_endpoints, executable_path=local)
+    else:
+        sandbox = not (config.no_sandbox or running_as_root())
+        executable = find_chromium(config, process_environ())
+        backend = LocalBackend(LocalSlot(executable, config.headless, sandbox))
+    return PlaywrightEngine(backend)
 
 
 def create_runtime(config: Config, log: EventLog | None = None) -> Runtime:

@@ -9,12 +9,19 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import itertools
-import os
-import sys
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from browsermesh.engine import capture, elements, snapshot, waits
+from browsermesh.engine.backends import QUIET_FLAGS as QUIET_FLAGS
+from browsermesh.engine.backends import (
+    Backend,
+    BrowserSlot,
+    LocalBackend,
+    LocalSlot,
+    release,
+)
+from browsermesh.engine.backends import running_as_root as running_as_root
 from browsermesh.engine.classify import browser_error, navigation_error, raw_cause
 from browsermesh.engine.elements import RefRegistry
 from browsermesh.engine.protocol import ContextOptions, EngineEvents, HistoryStep
@@ -32,14 +39,6 @@ if TYPE_CHECKING:
     from playwright.async_api import Browser, BrowserContext, Page, Playwright
 
 _TWO_FRAMES = "() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))"
-
-# Chromium must not phone home on a closed network (and we promise no background traffic).
-QUIET_FLAGS = (
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-)
 
 
 @dataclass(eq=False)
@@ -63,72 +62,25 @@ class PwPage:
     extras: dict[str, Any] = field(default_factory=dict)
 
 
-class BrowserSlot:
-    """One browser connection (the local Chromium). Concurrent starts coalesce."""
-
-    def __init__(self, key: str) -> None:
-        self.key = key
-        self.state = "not_started"
-        self.browser: Browser | None = None
-        self.version: str | None = None
-        self._lock = asyncio.Lock()
-        self.stopping = False
-
-    async def ensure(self, engine: PlaywrightEngine, timeout_ms: float) -> Browser:
-        async with self._lock:
-            if self.browser is not None and self.browser.is_connected():
-                return self.browser
-            browser = await self._start(engine, timeout_ms)
-            self.browser = browser
-            self.version = browser.version
-            self.state = "ready"
-            browser.on("disconnected", lambda _b: engine._browser_gone(self, browser))
-            return browser
-
-    async def _start(self, engine: PlaywrightEngine, timeout_ms: float) -> Browser:
-        pw = await engine.playwright()
-        try:
-            return await pw.chromium.launch(
-                executable_path=engine.executable_path,
-                headless=engine.headless,
-                chromium_sandbox=engine.sandbox_enabled,
-                args=list(QUIET_FLAGS),
-                timeout=timeout_ms,
-                handle_sigint=False,
-                handle_sigterm=False,
-                handle_sighup=False,
-            )
-        except Exception as exc:
-            self.state = "failed"
-            raise browser_error(exc, "launch") from None
-
-    async def stop(self) -> None:
-        self.stopping = True
-        browser, self.browser = self.browser, None
-        if browser is not None:
-            try:
-                await browser.close()
-            except Exception as exc:
-                raise browser_error(exc) from None
-        self.state = "not_started"
-        self.stopping = False
-
-
-def running_as_root() -> bool:
-    return sys.platform.startswith("linux") and hasattr(os, "geteuid") and os.geteuid() == 0
-
-
 class PlaywrightEngine:
-    """Local launch backend: one lazily started Chromium for every session."""
+    """The engine over one backend (§14): local launch (default), CDP attach or a pool of
+    browser servers. Every session gets its own new BrowserContext on the backend's browser."""
 
-    def __init__(self, *, executable_path: str | None, headless: bool, no_sandbox: bool) -> None:
+    def __init__(
+        self,
+        backend: Backend | None = None,
+        *,
+        executable_path: str | None = None,
+        headless: bool = False,
+        no_sandbox: bool = False,
+    ) -> None:
         self.events = EngineEvents()
-        self.executable_path = executable_path
-        self.headless = headless
-        self.sandbox_enabled = not (no_sandbox or running_as_root())
+        if backend is None:
+            sandbox = not (no_sandbox or running_as_root())
+            backend = LocalBackend(LocalSlot(executable_path, headless, sandbox))
+        self._backend = backend
         self._pw: Playwright | None = None
         self._pw_lock = asyncio.Lock()
-        self._slot = BrowserSlot("local")
         self.clock = Clock()
         # One runtime-wide counter: a generation value belongs to exactly one page.
         self._generations = itertools.count(1)
@@ -140,28 +92,35 @@ class PlaywrightEngine:
 
     @property
     def backend(self) -> str:
-        return "local"
+        return self._backend.kind
 
     @property
     def launch_state(self) -> str:
-        return self._slot.state
+        return self._backend.launch_state
 
     @property
     def browser_version(self) -> str | None:
-        browser = self._slot.browser
-        return self._slot.version if browser is not None and browser.is_connected() else None
+        return self._backend.browser_version
 
     @property
     def sandbox(self) -> bool | None:
-        return self.sandbox_enabled
+        return self._backend.sandbox
 
     def endpoints(self) -> list[dict[str, Any]]:
-        return []
+        return self._backend.endpoints()
+
+    @property
+    def endpoint_backoff_s(self) -> float:
+        """Seconds a failed browser-server endpoint is skipped (tests shorten it)."""
+        return self._backend.backoff_s
+
+    @endpoint_backoff_s.setter
+    def endpoint_backoff_s(self, seconds: float) -> None:
+        self._backend.backoff_s = seconds
 
     def live_contexts(self) -> int:
-        """Contexts open in the local browser (tests check for leaks)."""
-        browser = self._slot.browser
-        return len(browser.contexts) if browser is not None else 0
+        """Contexts BrowserMesh has open, over every slot (tests check for leaks)."""
+        return sum(len(slot.contexts) for slot in self._backend.slots)
 
     # ----------------------------------------------------------------- lifecycle
 
@@ -173,18 +132,21 @@ class PlaywrightEngine:
                 self._pw = await async_playwright().start()
             return self._pw
 
-    def _browser_gone(self, slot: BrowserSlot, browser: Browser) -> None:
-        if slot.browser is browser:
-            slot.browser = None
+    def browser_gone(self, slot: BrowserSlot, browser: Browser) -> None:
+        """A slot's browser disconnected: fail only the sessions placed on that slot."""
+        if slot.browser is not browser:
+            return  # our own stop, or an older connection of the slot
+        slot.browser = None
+        slot.contexts.clear()
         if slot.stopping:
             return
-        slot.state = "failed"
+        slot.mark_failed()
         self.events.on_disconnect(slot.key)
 
     async def stop(self) -> None:
         error: BrowserMeshError | None = None
         try:
-            await self._slot.stop()
+            await self._backend.stop()
         except BrowserMeshError as err:
             error = err
         pw, self._pw = self._pw, None
@@ -201,33 +163,39 @@ class PlaywrightEngine:
     async def new_context(
         self, options: ContextOptions, timeout_ms: float, live_by_placement: dict[str, int]
     ) -> PwContext:
-        browser = await asyncio.wait_for(
-            self._slot.ensure(self, timeout_ms), timeout=timeout_ms / 1000 + 1
-        )
-        try:
-            context = await browser.new_context(**context_kwargs(options))
-        except Exception as exc:
-            raise browser_error(exc) from None
-        ctx = PwContext(self._slot.key, context, self._slot)
-        try:
-            for origin in grant_origins(options.settings):
-                await context.grant_permissions(["geolocation"], origin=origin)
-        except BaseException:
-            await self._close_quietly(context)
-            raise
-        return ctx
+        slot, browser = await self._backend.acquire(self, timeout_ms, live_by_placement)
+        try:  # the slot counts this creation as pending until the runtime records it
+            try:
+                context = await browser.new_context(**context_kwargs(options))
+            except Exception as exc:
+                raise browser_error(exc) from None
+            slot.track(context)
+            try:
+                for origin in grant_origins(options.settings):
+                    await context.grant_permissions(["geolocation"], origin=origin)
+            except BaseException:
+                slot.forget(context)
+                await self._close_quietly(context)
+                raise
+        finally:
+            release(slot)
+        return PwContext(slot.key, context, slot)
 
     async def _close_quietly(self, context: BrowserContext) -> None:
         with contextlib.suppress(Exception):
             await context.close()
 
     async def close_context(self, context: PwContext) -> None:  # type: ignore[override]
+        slot = context.slot
         try:
             await context.context.close()
         except Exception as exc:
-            if not context.slot.browser:
-                return  # the browser is already gone: nothing left to close
+            owner = context.context.browser
+            if owner is None or owner is not slot.browser or not owner.is_connected():
+                return  # that browser is already gone: nothing left to close
             raise browser_error(exc) from None
+        finally:
+            slot.forget(context.context)
 
     async def storage_state(self, context: PwContext) -> dict[str, Any]:  # type: ignore[override]
         try:

@@ -212,7 +212,7 @@ class Runtime:
 
     def _on_disconnect(self, placement: str) -> None:
         """Fail every live session placed on a browser that went away."""
-        self.log.warn("browser.disconnected")
+        self.log.warn("browser.disconnected", endpoint=placement)
         for rec in list(self._sessions.values()):
             if rec.placement != placement or rec.status not in ACTIVE_STATUSES:
                 continue

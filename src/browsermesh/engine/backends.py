@@ -1,0 +1,442 @@
+"""Browser backends (contract §14): the browsers sessions' BrowserContexts live in.
+
+A *slot* is one browser connection: the local Chromium, the CDP-attached browser, or one
+Playwright browser-server endpoint. Slots start lazily, coalesce concurrent starts and keep the
+set of contexts BrowserMesh created in them (the per-endpoint live session count). A *backend*
+groups the slots of the configured kind and chooses the slot a new context goes to.
+
+Never touched: contexts and pages BrowserMesh did not create (the CDP browser's default context
+and its pages are neither listed nor used nor closed), and a remote browser's process (stopping
+a remote backend closes our own contexts and disconnects).
+
+Browser servers (`python -m playwright run-server`) launch the browser for each client
+connection from the JSON launch options in the `x-playwright-launch-options` request header.
+Without `--unsafe` the server keeps only the safe options (headless, timeout, channel, proxy, ...)
+and drops `executablePath`, `args` and `chromiumSandbox`; with `--unsafe` it honours them. The
+server always adds `--no-sandbox` unless `chromiumSandbox: true` is passed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import ipaddress
+import json
+import os
+import sys
+import time
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, Protocol
+from urllib.parse import urlsplit
+
+from browsermesh.engine.classify import browser_error
+from browsermesh.errors import BrowserMeshError, ErrorCode
+from browsermesh.redact import ENDPOINT_SCHEMES, INVALID_URL, REDACTED_URL, sanitize_url
+
+if TYPE_CHECKING:
+    from playwright.async_api import Browser, BrowserContext, Playwright
+
+# Chromium must not phone home on a closed network (and we promise no background traffic).
+QUIET_FLAGS = (
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+)
+
+ENDPOINT_BACKOFF_S = 30.0
+"""How long a failed browser-server endpoint is skipped by placement (§14.3)."""
+
+LAUNCH_OPTIONS_HEADER = "x-playwright-launch-options"
+"""Request header a Playwright browser server reads the client's launch options from."""
+
+ENDPOINT_URL_CHARS = 512
+
+_ENDPOINT_STATES = {"not_started": "not_connected", "ready": "connected", "failed": "failed"}
+
+
+def running_as_root() -> bool:
+    return sys.platform.startswith("linux") and hasattr(os, "geteuid") and os.geteuid() == 0
+
+
+def show_endpoint(url: str) -> str:
+    """An endpoint URL as listings and logs may show it (§17.1, `ws`/`wss` allowed)."""
+    return sanitize_url(url, max_chars=ENDPOINT_URL_CHARS, allowed_schemes=ENDPOINT_SCHEMES)
+
+
+def endpoint_keys(urls: Sequence[str]) -> list[str]:
+    """Placement keys: the sanitized URL, or `endpoint-<index>` when that is a placeholder or
+    collides with an earlier endpoint's (e.g. URLs differing only in credentials)."""
+    keys: list[str] = []
+    for index, url in enumerate(urls):
+        shown = show_endpoint(url)
+        if shown in (INVALID_URL, REDACTED_URL) or shown in keys:
+            shown = f"endpoint-{index}"
+        keys.append(shown)
+    return keys
+
+
+def is_loopback(url: str) -> bool:
+    try:
+        host = urlsplit(url).hostname
+    except ValueError:
+        return False
+    if host is None:
+        return False
+    if host.lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def server_launch_options(url: str, executable_path: str | None) -> dict[str, Any]:
+    """Launch options sent to a browser server.
+
+    Always headless (a server has no display for us). A server on this machine (loopback
+    endpoint) is also handed the local Chromium and our launch flags, which it honours only
+    when started with `--unsafe` (otherwise it uses its own Playwright-managed browser)."""
+    options: dict[str, Any] = {"headless": True}
+    if executable_path is not None and is_loopback(url):
+        args = list(QUIET_FLAGS)
+        if running_as_root():
+            args.append("--no-sandbox")
+        options["executablePath"] = executable_path
+        options["args"] = args
+    return options
+
+
+def _connect_failure() -> BrowserMeshError:
+    return BrowserMeshError(
+        ErrorCode.BROWSER_ERROR,
+        variant="connect",
+        details={"reason": "connection"},
+        cause="no browser endpoint could be connected",
+    )
+
+
+class SlotHost(Protocol):
+    """What a slot needs from the engine."""
+
+    async def playwright(self) -> Playwright: ...
+
+    def browser_gone(self, slot: BrowserSlot, browser: Browser) -> None: ...
+
+
+class BrowserSlot:
+    """One browser connection. Concurrent starts coalesce; a start that fails is shared by
+    the callers that waited for it (they do not retry it one after another)."""
+
+    def __init__(self, key: str, endpoint: str | None = None) -> None:
+        self.key = key
+        self.endpoint = endpoint
+        self.state = "not_started"
+        self.browser: Browser | None = None
+        self.version: str | None = None
+        self.contexts: set[BrowserContext] = set()
+        self.pending = 0
+        self.failed_at: float | None = None
+        self.stopping = False
+        self._lock = asyncio.Lock()
+        self._attempts = 0
+        self._last_error: BrowserMeshError | None = None
+
+    @property
+    def live_version(self) -> str | None:
+        browser = self.browser
+        return self.version if browser is not None and browser.is_connected() else None
+
+    def view(self) -> dict[str, Any]:
+        """The `browser_runtime_info.endpoints` entry (§4.1)."""
+        return {
+            "endpoint": self.endpoint,
+            "state": _ENDPOINT_STATES.get(self.state, "not_connected"),
+            "activeSessions": len(self.contexts),
+            "browserVersion": self.live_version,
+        }
+
+    def mark_failed(self) -> None:
+        self.state = "failed"
+        self.failed_at = time.monotonic()
+
+    def backing_off(self, now: float, backoff_s: float) -> bool:
+        return (
+            self.state == "failed"
+            and self.failed_at is not None
+            and now - self.failed_at < backoff_s
+        )
+
+    def track(self, context: BrowserContext) -> None:
+        self.contexts.add(context)
+        context.on("close", lambda c: self.contexts.discard(c))
+
+    def forget(self, context: BrowserContext) -> None:
+        self.contexts.discard(context)
+
+    async def ensure(self, host: SlotHost, timeout_ms: float) -> Browser:
+        attempt = self._attempts
+        async with self._lock:
+            browser = self.browser
+            if browser is not None:
+                if browser.is_connected():
+                    return browser
+                host.browser_gone(self, browser)  # gone before its event was delivered
+            if self._attempts != attempt and self._last_error is not None:
+                raise self._last_error  # the start we waited for failed just now
+            self._attempts += 1
+            self._last_error = None
+            pw = await host.playwright()
+            try:
+                browser = await self._start(pw, timeout_ms)
+            except BrowserMeshError as err:
+                self._last_error = err
+                self.mark_failed()
+                raise
+            self._last_error = None
+            self.browser = browser
+            self.version = browser.version
+            self.state = "ready"
+            self.failed_at = None
+            browser.on("disconnected", lambda _b: host.browser_gone(self, browser))
+            return browser
+
+    async def _start(self, pw: Playwright, timeout_ms: float) -> Browser:
+        raise NotImplementedError
+
+    def failure(self, exc: BaseException) -> BrowserMeshError:
+        """The error for a start that did not finish in time."""
+        return browser_error(exc, "connect")
+
+    async def stop(self) -> None:
+        """Close (local) or disconnect from (remote) the browser, after any in-flight start."""
+        self.stopping = True
+        try:
+            async with self._lock:
+                browser, self.browser = self.browser, None
+                owned, self.contexts = list(self.contexts), set()
+                if browser is not None:
+                    await self._close(browser, owned)
+        finally:
+            self.state = "not_started"
+            self.failed_at = None
+            self.stopping = False
+
+    async def _close(self, browser: Browser, owned: list[BrowserContext]) -> None:
+        try:
+            await browser.close()
+        except Exception as exc:
+            raise browser_error(exc) from None
+
+
+class LocalSlot(BrowserSlot):
+    """The local Chromium (§14.1): launched by us, one process for every session."""
+
+    def __init__(self, executable_path: str | None, headless: bool, sandbox: bool) -> None:
+        super().__init__("local")
+        self.executable_path = executable_path
+        self.headless = headless
+        self.sandbox = sandbox
+
+    async def _start(self, pw: Playwright, timeout_ms: float) -> Browser:
+        try:
+            return await pw.chromium.launch(
+                executable_path=self.executable_path,
+                headless=self.headless,
+                chromium_sandbox=self.sandbox,
+                args=list(QUIET_FLAGS),
+                timeout=timeout_ms,
+                handle_sigint=False,
+                handle_sigterm=False,
+                handle_sighup=False,
+            )
+        except Exception as exc:
+            raise browser_error(exc, "launch") from None
+
+    def failure(self, exc: BaseException) -> BrowserMeshError:
+        return browser_error(exc, "launch")
+
+
+class CdpSlot(BrowserSlot):
+    """A running Chrome attached over CDP (§14.2): `http(s)` discovery URL or `ws(s)` URL."""
+
+    def __init__(self, url: str, key: str) -> None:
+        super().__init__(key, show_endpoint(url))
+        self._url = url
+
+    async def _start(self, pw: Playwright, timeout_ms: float) -> Browser:
+        try:
+            return await pw.chromium.connect_over_cdp(self._url, timeout=timeout_ms)
+        except Exception as exc:
+            raise browser_error(exc, "connect") from None
+
+    async def _close(self, browser: Browser, owned: list[BrowserContext]) -> None:
+        # Only the contexts we created; the browser's own contexts and pages stay as they are,
+        # and closing a CDP connection only disconnects (the remote process keeps running).
+        results = await asyncio.gather(*(c.close() for c in owned), return_exceptions=True)
+        failed = next((r for r in results if isinstance(r, Exception)), None)
+        await super()._close(browser, owned)
+        if failed is not None:
+            raise browser_error(failed) from None
+
+
+class ServerSlot(BrowserSlot):
+    """One Playwright browser server (§14.3). The server launches a browser for our
+    connection and closes it when the connection ends."""
+
+    def __init__(self, url: str, key: str, launch_options: dict[str, Any]) -> None:
+        super().__init__(key, show_endpoint(url))
+        self._url = url
+        self.launch_options = launch_options
+
+    async def _start(self, pw: Playwright, timeout_ms: float) -> Browser:
+        options = {**self.launch_options, "timeout": max(1, int(timeout_ms))}
+        try:
+            return await pw.chromium.connect(
+                self._url,
+                timeout=timeout_ms,
+                headers={LAUNCH_OPTIONS_HEADER: json.dumps(options)},
+            )
+        except Exception as exc:
+            raise browser_error(exc, "connect") from None
+
+
+class Backend:
+    """One slot (local launch); subclasses override what differs."""
+
+    kind = "local"
+
+    def __init__(self, slots: Sequence[BrowserSlot]) -> None:
+        self.slots = list(slots)
+        self.backoff_s = ENDPOINT_BACKOFF_S
+
+    @property
+    def sandbox(self) -> bool | None:
+        return None
+
+    @property
+    def launch_state(self) -> str:
+        return self.slots[0].state
+
+    @property
+    def browser_version(self) -> str | None:
+        return self.slots[0].live_version
+
+    def endpoints(self) -> list[dict[str, Any]]:
+        return [slot.view() for slot in self.slots]
+
+    async def acquire(
+        self, host: SlotHost, timeout_ms: float, live_by_placement: dict[str, int]
+    ) -> tuple[BrowserSlot, Browser]:
+        """A connected slot for a new context; the caller owns one `pending` count on it."""
+        slot = self.slots[0]
+        slot.pending += 1
+        try:
+            browser = await asyncio.wait_for(
+                slot.ensure(host, timeout_ms), timeout=timeout_ms / 1000 + 1
+            )
+        except TimeoutError as exc:
+            slot.pending -= 1
+            slot.mark_failed()
+            raise slot.failure(exc) from None
+        except BaseException:
+            slot.pending -= 1
+            raise
+        return slot, browser
+
+    async def stop(self) -> None:
+        results = await asyncio.gather(*(s.stop() for s in self.slots), return_exceptions=True)
+        for result in results:
+            if isinstance(result, BrowserMeshError):
+                raise result
+            if isinstance(result, Exception):
+                raise browser_error(result) from None
+
+
+class LocalBackend(Backend):
+    kind = "local"
+
+    def __init__(self, slot: LocalSlot) -> None:
+        super().__init__([slot])
+        self.local = slot
+
+    @property
+    def sandbox(self) -> bool | None:
+        return self.local.sandbox
+
+    def endpoints(self) -> list[dict[str, Any]]:
+        return []
+
+
+class CdpBackend(Backend):
+    kind = "cdp"
+
+    def __init__(self, url: str) -> None:
+        super().__init__([CdpSlot(url, endpoint_keys([url])[0])])
+
+
+class ServerPool(Backend):
+    """Browser-server endpoints: placement by fewest live sessions, failure backoff."""
+
+    kind = "browser-server"
+
+    def __init__(self, urls: Sequence[str], executable_path: str | None = None) -> None:
+        keys = endpoint_keys(urls)
+        super().__init__(
+            [
+                ServerSlot(url, key, server_launch_options(url, executable_path))
+                for url, key in zip(urls, keys, strict=True)
+            ]
+        )
+
+    @property
+    def launch_state(self) -> str:
+        if any(s.state == "ready" for s in self.slots):
+            return "ready"
+        if all(s.state == "failed" for s in self.slots):
+            return "failed"
+        return "not_started"
+
+    @property
+    def browser_version(self) -> str | None:
+        return next((v for s in self.slots if (v := s.live_version) is not None), None)
+
+    def candidates(self, live_by_placement: dict[str, int]) -> list[BrowserSlot]:
+        """Endpoints not backing off, fewest live sessions first, ties in configured order."""
+        now = time.monotonic()
+        usable = [s for s in self.slots if not s.backing_off(now, self.backoff_s)]
+        return sorted(usable, key=lambda s: live_by_placement.get(s.key, 0) + s.pending)
+
+    async def acquire(
+        self, host: SlotHost, timeout_ms: float, live_by_placement: dict[str, int]
+    ) -> tuple[BrowserSlot, Browser]:
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout_ms / 1000
+        last: BrowserMeshError | None = None
+        for slot in self.candidates(live_by_placement):
+            remaining = deadline - loop.time()
+            if remaining <= 0:
+                break
+            slot.pending += 1
+            try:
+                browser = await asyncio.wait_for(
+                    slot.ensure(host, remaining * 1000), timeout=remaining + 1
+                )
+            except BrowserMeshError as err:
+                slot.pending -= 1
+                last = err  # ensure() marked the endpoint failed; try the next one
+                continue
+            except TimeoutError as exc:
+                slot.pending -= 1
+                slot.mark_failed()
+                last = slot.failure(exc)
+                continue
+            except BaseException:
+                slot.pending -= 1
+                raise
+            return slot, browser
+        raise last if last is not None else _connect_failure()
+
+
+def release(slot: BrowserSlot) -> None:
+    """Drop the `pending` count `acquire` handed out."""
+    slot.pending = max(0, slot.pending - 1)
