@@ -1,0 +1,263 @@
+"""Chaos (contract §14.4, §15): the browser dies mid-flight; the stdio server gets SIGTERM.
+
+Every in-flight call must come back promptly with a classified error, nothing may hang, and the
+runtime must serve fresh sessions afterwards. A SIGTERM'd server exits 0 and leaves no Chromium.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from mcp import Client
+
+from browsermesh.factory import create_runtime
+from browsermesh.log import EventLog
+from browsermesh.mcp.server import create_server
+from tests.conftest import ToolClient, browser_main_pids, chromium_pids_with_marker, real_config
+from tests.fixtures.site import FixtureSite
+
+pytestmark = pytest.mark.anyio
+
+# Generous per-call budgets: a prompt answer must come from disconnect handling, never from the
+# operation's own deadline expiring.
+CALL_TIMEOUT_MS = 20_000
+PROMPT_S = 10.0
+DISCONNECT_CODES = {"BROWSER_DISCONNECTED", "OPERATION_TIMEOUT", "NAVIGATION_FAILED"}
+
+
+async def _inflight_calls(c: ToolClient, site: FixtureSite) -> list[tuple[str, dict[str, Any]]]:
+    """Four sessions, each about to run a long operation (two slow navigations, a text wait that
+    never succeeds, a locator wait that never succeeds)."""
+    calls: list[tuple[str, dict[str, Any]]] = []
+    for i in range(4):
+        s, p = await c.session(name=f"chaos-{i}")
+        addr = {"sessionId": s, "pageId": p, "timeoutMs": CALL_TIMEOUT_MS}
+        if i < 2:
+            calls.append(("browser_navigate", {**addr, "url": site.url(f"/slow?ms=3000&v={i}")}))
+            continue
+        await c.ok("browser_navigate", {"sessionId": s, "pageId": p, "url": site.url("/")})
+        if i == 2:
+            condition = {"kind": "text", "text": "this text never appears", "state": "present"}
+        else:
+            condition = {
+                "kind": "locator",
+                "locator": {"strategy": "testId", "value": "never-there"},
+                "state": "visible",
+            }
+        calls.append(("browser_wait", {**addr, "condition": condition}))
+    return calls
+
+
+async def test_sigkill_browser_mid_flight_returns_promptly_and_recovers(
+    tmp_path: Path, site: FixtureSite
+) -> None:
+    runtime = create_runtime(real_config(tmp_path), EventLog("silent"))
+    try:
+        async with Client(create_server(runtime), mode="auto") as client:
+            tools = {t.name: t for t in (await client.list_tools()).tools}
+            c = ToolClient(client, tools)
+            calls = await _inflight_calls(c, site)
+            pids = browser_main_pids()
+            assert len(pids) == 1, pids
+
+            outcomes: dict[int, tuple[float, Any]] = {}
+            killed_at: list[float] = []
+
+            async def run(i: int, name: str, args: dict[str, Any]) -> None:
+                result = await c.raw(name, args)
+                outcomes[i] = (time.monotonic(), result)
+
+            with anyio.fail_after(30):
+                async with anyio.create_task_group() as tg:
+                    for i, (name, args) in enumerate(calls):
+                        tg.start_soon(run, i, name, args)
+                    # Let every call reach the browser (navigations are waiting on the server,
+                    # the waits are polling), then kill Chromium outright.
+                    await anyio.sleep(1.0)
+                    assert not outcomes, "a long operation finished before the kill"
+                    killed_at.append(time.monotonic())
+                    os.kill(pids[0], signal.SIGKILL)
+
+            codes: dict[str, str] = {}
+            for i, (name, _args) in enumerate(calls):
+                finished, result = outcomes[i]
+                elapsed = finished - killed_at[0]
+                assert result.is_error, (name, result.content)
+                payload = json.loads(result.content[0].text)
+                code = payload["error"]["code"]
+                codes[f"{i}:{name}"] = code
+                assert elapsed < PROMPT_S, (name, elapsed)
+                assert code in DISCONNECT_CODES, (name, payload)
+                assert payload["error"].get("operationId", "").startswith("operation_")
+            print(json.dumps({"inflightCodes": codes}))
+
+            # Every affected session is failed with the disconnect code, and stays answerable.
+            for _name, args in calls:
+                sid = args["sessionId"]
+                view = (await c.ok("browser_session_get", {"sessionId": sid}))["session"]
+                assert view["status"] == "failed", view
+                assert view["failureCode"] == "BROWSER_DISCONNECTED"
+                err = await c.err("browser_get_url", {"sessionId": sid, "pageId": args["pageId"]})
+                assert err["code"] == "BROWSER_DISCONNECTED"
+            info = await c.ok("browser_runtime_info")
+            assert info["browserLaunchState"] == "failed" and info["failedSessions"] == 4
+
+            # A fresh session relaunches Chromium and works end to end.
+            with anyio.fail_after(30):
+                s, p = await c.session(name="after-crash")
+                addr = {"sessionId": s, "pageId": p}
+                await c.ok("browser_navigate", {**addr, "url": site.url("/?value=phoenix")})
+                await c.ok("browser_navigate", {**addr, "url": site.url("/whoami")})
+                title = (await c.ok("browser_get_title", addr))["title"]
+                assert title == "ls:phoenix|cookie:identity=phoenix"
+                info = await c.ok("browser_runtime_info")
+                assert info["browserLaunchState"] == "ready"
+                # Failed tombstones close at once.
+                for _name, args in calls:
+                    closed = await c.ok("browser_session_close", {"sessionId": args["sessionId"]})
+                    assert closed["session"]["status"] == "closed"
+                await c.ok("browser_session_close", {"sessionId": s})
+            assert len(browser_main_pids()) == 1
+    finally:
+        with anyio.fail_after(30):
+            await runtime.shutdown()
+    assert browser_main_pids() == []
+
+
+async def test_inflight_calls_on_a_killed_browser_report_browser_disconnected(
+    tmp_path: Path, site: FixtureSite
+) -> None:
+    """Contract §14.4: the operations of sessions on a browser that went away return
+    BROWSER_DISCONNECTED (the runtime re-maps engine failures of disconnected sessions). Repeated
+    a few times because the outcome depends on which of Playwright's signals arrives first."""
+    runtime = create_runtime(real_config(tmp_path), EventLog("silent"))
+    seen: list[str] = []
+    try:
+        async with Client(create_server(runtime), mode="auto") as client:
+            tools = {t.name: t for t in (await client.list_tools()).tools}
+            c = ToolClient(client, tools)
+            for _round in range(2):
+                calls = await _inflight_calls(c, site)
+                pids = browser_main_pids()
+                assert len(pids) == 1, pids
+                results: list[Any] = []
+
+                async def run(name: str, args: dict[str, Any], sink: list[Any] = results) -> None:
+                    sink.append((name, await c.raw(name, args)))
+
+                with anyio.fail_after(30):
+                    async with anyio.create_task_group() as tg:
+                        for name, args in calls:
+                            tg.start_soon(run, name, args)
+                        await anyio.sleep(1.0)
+                        os.kill(pids[0], signal.SIGKILL)
+                for name, result in results:
+                    code = json.loads(result.content[0].text)["error"]["code"]
+                    seen.append(f"{name}:{code}")
+    finally:
+        with anyio.fail_after(30):
+            await runtime.shutdown()
+    print(json.dumps({"inflightCodes": seen}))
+    assert all(entry.endswith(":BROWSER_DISCONNECTED") for entry in seen), seen
+
+
+def test_sigterm_stdio_server_with_live_sessions(tmp_path: Path, site: FixtureSite) -> None:
+    marker = f"bm-chaos-{uuid.uuid4()}"
+    env = {
+        **os.environ,
+        "BROWSERMESH_HEADLESS": "true",
+        "BM_TEST_MARKER": marker,
+        "BROWSERMESH_DATA_DIR": str(tmp_path / "d"),
+        "BROWSERMESH_LOG_LEVEL": "info",
+    }
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "browsermesh"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+    )
+    try:
+        assert proc.stdin and proc.stdout
+        next_id = iter(range(1, 1000))
+
+        def send(msg: dict[str, Any]) -> None:
+            assert proc.stdin
+            proc.stdin.write((json.dumps(msg) + "\n").encode())
+            proc.stdin.flush()
+
+        def request(method: str, params: dict[str, Any]) -> dict[str, Any]:
+            rid = next(next_id)
+            send({"jsonrpc": "2.0", "id": rid, "method": method, "params": params})
+            assert proc.stdout
+            while True:
+                line = proc.stdout.readline()
+                assert line, "server closed stdout"
+                msg = json.loads(line)
+                if msg.get("id") == rid:
+                    return msg  # type: ignore[no-any-return]
+
+        def call(name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+            result = request("tools/call", {"name": name, "arguments": arguments})["result"]
+            assert not result.get("isError"), result
+            return result["structuredContent"]  # type: ignore[no-any-return]
+
+        init = request(
+            "initialize",
+            {
+                "protocolVersion": "2025-11-25",
+                "capabilities": {},
+                "clientInfo": {"name": "chaos", "version": "1"},
+            },
+        )
+        assert init["result"]["serverInfo"]["name"] == "browsermesh"
+        send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        sessions = []
+        for i in range(3):
+            created = call("browser_session_create", {"name": f"live-{i}"})
+            sid, pid = created["session"]["sessionId"], created["initialPage"]["pageId"]
+            call(
+                "browser_navigate",
+                {"sessionId": sid, "pageId": pid, "url": site.url(f"/?value=live{i}")},
+            )
+            sessions.append(sid)
+        assert len(call("browser_session_list", {})["sessions"]) == 3
+        assert chromium_pids_with_marker(marker)
+
+        started = time.monotonic()
+        proc.send_signal(signal.SIGTERM)
+        code = proc.wait(timeout=15)
+        elapsed = time.monotonic() - started
+        stderr = proc.stderr.read().decode() if proc.stderr else ""
+        assert code == 0, stderr[-2000:]
+        assert elapsed < 5, elapsed
+        assert "Traceback" not in stderr
+        records = [json.loads(line) for line in stderr.splitlines() if line.startswith("{")]
+        closed = {
+            r.get("sessionId")
+            for r in records
+            if r.get("type") == "session.closed" and r.get("reason") == "shutdown"
+        }
+        assert closed == set(sessions), records[-10:]
+        deadline = time.monotonic() + 5
+        while chromium_pids_with_marker(marker) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert not chromium_pids_with_marker(marker)
+        print(json.dumps({"sigtermExitSeconds": round(elapsed, 2)}))
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(timeout=5)
+        for stream in (proc.stdin, proc.stdout, proc.stderr):
+            if stream is not None:
+                stream.close()
