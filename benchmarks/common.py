@@ -1,0 +1,150 @@
+"""Settings and helpers shared by the benchmarks."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import math
+import os
+import platform
+import shutil
+import subprocess
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parent.parent
+RESULTS = REPO / "benchmarks" / "results"
+CHROMIUM = os.environ.get("BENCH_CHROMIUM", "/usr/bin/chromium")
+# The same four flags BrowserMesh passes (engine QUIET_FLAGS); --no-sandbox as we run as root.
+QUIET_FLAGS = (
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+)
+FLOOR_ARGS = ("--no-sandbox", *QUIET_FLAGS)
+# The peer (@playwright/mcp) is installed outside git, by benchmarks/run.sh.
+PEER_DIR = Path(os.environ.get("BENCH_PEER_DIR", str(REPO / ".tools" / "peer")))
+PEER_CLI = PEER_DIR / "node_modules" / "@playwright" / "mcp" / "cli.js"
+PEER_VERSION = "0.0.83"
+
+
+def browsermesh_args() -> list[str]:
+    """``python -m browsermesh`` as the benchmarks run it (stdio, one process, one Chromium)."""
+    return [
+        "-m",
+        "browsermesh",
+        "--headless",
+        "--no-persistence",
+        "--log-level",
+        "warn",
+        "--browser-path",
+        CHROMIUM,
+    ]
+
+
+def browsermesh_params(**kw: Any) -> Any:
+    from mcp import StdioServerParameters
+
+    return StdioServerParameters(
+        command=sys.executable, args=browsermesh_args(), cwd=str(REPO), **kw
+    )
+
+
+def peer_args(output_dir: Path) -> list[str]:
+    return [
+        str(PEER_CLI),
+        "--isolated",
+        "--headless",
+        "--executable-path",
+        CHROMIUM,
+        "--no-sandbox",  # we run as root; the peer has the flag, so pass it explicitly
+        "--output-dir",
+        str(output_dir),
+    ]
+
+
+def peer_params(output_dir: Path) -> Any:
+    from mcp import StdioServerParameters
+
+    return StdioServerParameters(
+        command=shutil.which("node") or "node", args=peer_args(output_dir), cwd=str(output_dir)
+    )
+
+
+def percentile(values: Sequence[float], q: float) -> float:
+    """Nearest-rank-interpolated percentile (q in 0..100); NaN for no values."""
+    if not values:
+        return math.nan
+    ordered = sorted(values)
+    if len(ordered) == 1:
+        return ordered[0]
+    pos = (len(ordered) - 1) * q / 100
+    low = math.floor(pos)
+    high = min(low + 1, len(ordered) - 1)
+    return ordered[low] + (ordered[high] - ordered[low]) * (pos - low)
+
+
+def median(values: Sequence[float]) -> float:
+    return percentile(values, 50)
+
+
+def md_table(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
+    lines = ["| " + " | ".join(headers) + " |", "|" + "|".join("---" for _ in headers) + "|"]
+    lines += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def _run(cmd: list[str]) -> str:
+    try:
+        out = subprocess.run(cmd, capture_output=True, text=True, timeout=20, check=False)
+        return (out.stdout or out.stderr).strip().splitlines()[0]
+    except (OSError, IndexError, subprocess.TimeoutExpired):
+        return "unknown"
+
+
+def environment() -> dict[str, Any]:
+    """What the numbers were measured on."""
+    from importlib.metadata import version
+
+    mem_kib = 0
+    try:
+        with open("/proc/meminfo") as fh:
+            mem_kib = int(fh.readline().split()[1])
+    except (OSError, ValueError, IndexError):
+        pass
+    peer = "not installed"
+    with contextlib.suppress(OSError, ValueError, KeyError):
+        peer = json.loads((PEER_CLI.parent / "package.json").read_text())["version"]
+    return {
+        "cpus": os.cpu_count(),
+        "memory_gib": round(mem_kib / 1024 / 1024, 1),
+        "kernel": platform.release(),
+        "python": platform.python_version(),
+        "browsermesh": version("browsermesh"),
+        "mcp": version("mcp"),
+        "playwright_python": version("playwright"),
+        "chromium": _run(["/usr/lib/chromium/chromium", "--version"])
+        if os.path.exists("/usr/lib/chromium/chromium")
+        else _run([CHROMIUM, "--version"]),
+        "node": _run(["node", "--version"]),
+        "playwright_mcp": peer,
+    }
+
+
+def _finite(value: Any) -> Any:
+    """``value`` with NaN and infinities replaced by None (strict JSON)."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_finite(v) for v in value]
+    return value
+
+
+def write_json(path: Path, data: Any) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(_finite(data), indent=2, allow_nan=False) + "\n")

@@ -1,0 +1,55 @@
+"""Run every benchmark and write ``benchmarks/results/``: ``python -m benchmarks.run``.
+
+``bash benchmarks/run.sh`` installs what the benchmarks need first (the peer, matplotlib, py-spy)
+and then calls this. Extra arguments go to the multisession benchmark (see
+``python -m benchmarks.multisession --help``), e.g. ``--repeat 1`` for a quicker run. When a
+multisession target is missed and py-spy is available, the BrowserMesh server is profiled under
+the same workload (``python -m benchmarks.profile_mesh``).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+import time
+from pathlib import Path
+
+from benchmarks import multisession, snapshot_size
+from benchmarks.common import RESULTS
+
+
+def _py_spy() -> str | None:
+    return shutil.which("py-spy") or (
+        str(Path(sys.executable).with_name("py-spy"))
+        if Path(sys.executable).with_name("py-spy").exists()
+        else None
+    )
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    started = time.monotonic()
+    print("== snapshot sizes", file=sys.stderr, flush=True)
+    code = snapshot_size.main()
+    print("== multisession", file=sys.stderr, flush=True)
+    code = multisession.main(args) or code
+    out = multisession.parse_args(args).out
+    try:
+        targets = json.loads((out / "multisession.json").read_text())["targets"]
+    except (OSError, ValueError, KeyError):
+        targets = []
+    missed = [t["target"] for t in targets if t["met"] is False]
+    if missed and _py_spy() is not None and out == RESULTS:
+        print(f"== profile (missed: {', '.join(missed)})", file=sys.stderr, flush=True)
+        from benchmarks import profile_mesh
+
+        profile_mesh.main([])
+    elif missed:
+        print("== no profile: py-spy is not installed (pip install py-spy)", file=sys.stderr)
+    print(f"== done in {time.monotonic() - started:.0f} s", file=sys.stderr)
+    return code
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
