@@ -34,10 +34,12 @@ def site() -> Iterator[FixtureSite]:
 
 
 def real_config(tmp_path: Path, **overrides: Any) -> Config:
-    """The real-runtime harness settings (contract §26.1)."""
+    """The real-runtime harness settings (contract §26.1), with a 15 s default budget instead of
+    5 s: session creation and the first Chromium launch share it, and CI machines are shared
+    and noisy. Tests that exercise deadlines pass their own small `timeoutMs`."""
     values: dict[str, Any] = {
         "headless": True,
-        "timeout_ms": 5000,
+        "timeout_ms": 15_000,
         "max_sessions": 50,
         "max_pages": 10,
         "data_dir": tmp_path / "data",
