@@ -115,6 +115,13 @@ def kind_of(cmd: bytes) -> str:
     return "other"
 
 
+def _system_busy_ticks() -> int:
+    """Busy clock ticks of all CPUs together since boot (``/proc/stat``, idle and iowait out)."""
+    with open("/proc/stat") as fh:
+        parts = [int(x) for x in fh.readline().split()[1:]]
+    return sum(parts[:8]) - parts[3] - parts[4]  # user..steal, less idle and iowait
+
+
 def _cpu_ticks(pid: int) -> tuple[int, int] | None:
     """(utime + stime in clock ticks, start time) of one process."""
     try:
@@ -132,6 +139,17 @@ class PssResult:
     samples: int
     peak_by_kind_kib: dict[str, int]
     cpu_s_by_kind: dict[str, float]  # CPU seconds used between mark() and end()
+    window_s: float  # seconds between mark() and end()
+    system_busy_s: float  # CPU seconds the machine was busy in that window, less the harness
+
+    def foreign_share(self) -> float:
+        """The share of the machine's CPUs that other work (neither the measured trees nor the
+        benchmark and this sampler) used between mark() and end(): a noise indicator."""
+        if self.window_s <= 0:
+            return 0.0
+        ours = sum(self.cpu_s_by_kind.values())
+        capacity = self.window_s * (os.cpu_count() or 1)
+        return max(0.0, self.system_busy_s - ours) / capacity
 
 
 class PssSampler:
@@ -192,6 +210,8 @@ class PssSampler:
             data["samples"],
             data["peak_by_kind_kib"],
             data["cpu_s_by_kind"],
+            data["window_s"],
+            data["system_busy_s"],
         )
 
 
@@ -224,6 +244,12 @@ def _sample_loop() -> None:
     cpu: dict[tuple[int, int], tuple[str, int]] = {}  # (pid, start) -> (kind, ticks)
     base: dict[tuple[int, int], int] | None = None
     final: dict[tuple[int, int], tuple[str, int]] | None = None
+    # (monotonic, busy ticks of the machine less the harness's own) at mark and at end
+    window: list[tuple[float, int] | None] = [None, None]
+    harness = (me, os.getppid())  # this sampler and the benchmark (its MCP clients) itself
+
+    def harness_ticks() -> int:
+        return sum((_cpu_ticks(pid) or (0, 0))[0] for pid in harness)
 
     def sample() -> None:
         nonlocal peak, peak_n, samples, peak_kinds
@@ -264,9 +290,11 @@ def _sample_loop() -> None:
             if command == "mark":
                 sample()
                 base = {key: ticks for key, (_kind, ticks) in cpu.items()}
+                window[0] = (time.monotonic(), _system_busy_ticks() - harness_ticks())
             elif command == "end":
                 sample()
                 final = dict(cpu)
+                window[1] = (time.monotonic(), _system_busy_ticks() - harness_ticks())
             elif command == "stop":
                 stopping = True
     sample()
@@ -275,7 +303,14 @@ def _sample_loop() -> None:
         for key, (kind, ticks) in (final if final is not None else cpu).items():
             used = (ticks - base.get(key, 0)) / ticks_per_s
             cpu_by_kind[kind] = round(cpu_by_kind.get(kind, 0.0) + used, 2)
+    window_s = system_busy_s = 0.0
+    if window[0] is not None:
+        end = window[1] or (time.monotonic(), _system_busy_ticks() - harness_ticks())
+        window_s = end[0] - window[0][0]
+        system_busy_s = (end[1] - window[0][1]) / ticks_per_s
     result = {
+        "window_s": round(window_s, 3),
+        "system_busy_s": round(system_busy_s, 2),
         "peak_kib": peak,
         "peak_processes": peak_n,
         "samples": samples,
