@@ -45,6 +45,8 @@ class EventLog:
 
     def emit(self, level: str, event: str, **fields: Any) -> None:
         """Log `event` at `level` with only the allowlisted fields."""
+        if not self.sinks and LEVELS.get(level, 20) < self._threshold:
+            return  # hot path: every operation logs; a filtered line costs nothing
         record: dict[str, Any] = {
             "level": level,
             "message": event,
