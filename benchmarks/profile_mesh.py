@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.app import ShopApp
-from benchmarks.common import RESULTS, browsermesh_params, md_table
+from benchmarks.common import REPO, RESULTS, browsermesh_args, browsermesh_params, md_table
 from benchmarks.multisession import MESH_NEEDLE, mesh_flow
 from benchmarks.pss import children_matching
 
@@ -76,6 +76,8 @@ def _short(func: str, path: str) -> str:
     for marker in ("site-packages/", "/src/", "/lib/python3"):
         if marker in path:
             path = path.split(marker, 1)[1]
+            if marker == "/lib/python3":
+                path = path.split("/", 1)[-1]  # drop the ".11" of "python3.11/"
             break
     return f"{func} ({path})"
 
@@ -162,10 +164,111 @@ async def run(n: int, rate: int, folded: Path) -> dict[str, Any]:
     return summary
 
 
+async def run_cprofile(n: int, prof: Path) -> dict[str, Any]:
+    """The same workload with the server under cProfile on the main thread's CPU clock."""
+    from mcp import Client, StdioServerParameters
+
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "benchmarks.cprofile_server", str(prof), *browsermesh_args()[2:]],
+        cwd=str(REPO),
+    )
+    with ShopApp() as app:
+        async with Client(params) as client:
+            server = children_matching(os.getpid(), b"benchmarks.cprofile_server")
+            if len(server) != 1:
+                raise RuntimeError(f"expected one profiled server, found {server}")
+            await mesh_flow(client, app.base_url, "warmup", [])
+            calls: list[list[tuple[str, float]]] = [[] for _ in range(n)]
+            os.kill(server[0], signal.SIGUSR1)
+            await asyncio.sleep(0.2)
+            cpu0 = _cpu_seconds(server[0])
+            started = time.perf_counter()
+            await asyncio.gather(
+                *(mesh_flow(client, app.base_url, f"cprofile-{i}", calls[i]) for i in range(n))
+            )
+            wall = time.perf_counter() - started
+            cpu = _cpu_seconds(server[0]) - cpu0
+            os.kill(server[0], signal.SIGUSR2)
+            for _ in range(100):
+                await asyncio.sleep(0.05)
+                if await asyncio.to_thread(prof.exists):
+                    break
+    return {
+        "wall_s": round(wall, 3),
+        "server_cpu_s": round(cpu, 3),
+        "calls": sum(len(c) for c in calls),
+        **summarize_cprofile(prof),
+    }
+
+
+def summarize_cprofile(prof: Path) -> dict[str, Any]:
+    import pstats
+
+    stats = pstats.Stats(str(prof)).stats  # type: ignore[attr-defined]
+    total = 0.0
+    by_bucket: Counter[str] = Counter()
+    tottime: dict[str, float] = {}
+    cumtime: dict[str, float] = {}
+    for (path, line, func), (_cc, _nc, tt, ct, _callers) in stats.items():
+        total += tt
+        by_bucket[_bucket(path)] += tt
+        name = _short(func, f"{path}:{line}" if path != "~" else "built-in")
+        tottime[name] = tottime.get(name, 0.0) + tt
+        if "/browsermesh/" in path:
+            cumtime[name] = max(cumtime.get(name, 0.0), ct)
+    return {
+        "profiled_cpu_s": round(total, 3),
+        "by_bucket_s": [(k, round(v, 4)) for k, v in by_bucket.most_common()],
+        "top_tottime_s": [
+            (k, round(v, 4)) for k, v in sorted(tottime.items(), key=lambda kv: -kv[1])[:25]
+        ],
+        "browsermesh_cumtime_s": [
+            (k, round(v, 4)) for k, v in sorted(cumtime.items(), key=lambda kv: -kv[1])[:20]
+        ],
+    }
+
+
 def _cpu_seconds(pid: int) -> float:
     with open(f"/proc/{pid}/stat", "rb") as fh:
         fields = fh.read().rsplit(b")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def render_cprofile(c: dict[str, Any]) -> str:
+    total = c["profiled_cpu_s"] or 1.0
+
+    def rows(items: list[tuple[str, float]]) -> list[list[object]]:
+        return [[f"`{k}`", f"{1000 * v:.1f}", f"{100 * v / total:.1f}%"] for k, v in items]
+
+    return "\n".join(
+        [
+            "# BrowserMesh server CPU profile (cProfile, CPU clock)",
+            "",
+            f"The same workload ({c['calls']} tool calls, wall {c['wall_s']:.2f} s) with the "
+            "server's main thread (the event loop, where every tool call runs) under cProfile "
+            "timed by `time.thread_time`: CPU time only, so waiting for a CPU on the saturated "
+            "machine is charged to nobody (a sampling profiler charges it to whatever Python "
+            f"code holds the GIL when the thread is preempted). Profiled CPU: "
+            f"{c['profiled_cpu_s']:.3f} s of main-thread time (cProfile's own overhead "
+            f"included; the whole server process used {c['server_cpu_s']:.2f} s by `/proc`, "
+            f"{1000 * c['server_cpu_s'] / max(c['calls'], 1):.1f} ms per call, with the "
+            "profiler on).",
+            "",
+            "## Own (tottime) CPU by package",
+            "",
+            md_table(["package", "ms", "share"], rows(c["by_bucket_s"])),
+            "",
+            "## Hottest functions (tottime)",
+            "",
+            md_table(["function", "ms", "share"], rows(c["top_tottime_s"])),
+            "",
+            "## BrowserMesh functions (cumulative)",
+            "",
+            md_table(["function", "ms", "share"], rows(c["browsermesh_cumtime_s"])),
+            "",
+        ]
+    )
 
 
 def render(s: dict[str, Any]) -> str:
@@ -184,7 +287,11 @@ def render(s: dict[str, Any]) -> str:
             f"process used {s['server_cpu_s']:.2f} s of CPU in that window "
             f"({1000 * s['server_cpu_s'] / max(s['calls'], 1):.1f} ms per tool call). "
             f"py-spy sampled at {s['rate']} Hz, only the thread holding the GIL (`--gil`), "
-            f"{s['samples']} samples.",
+            f"{s['samples']} samples ({s['samples'] / s['rate']:.2f} s of GIL-holding time vs "
+            f"{s['server_cpu_s']:.2f} s of CPU: under CPU contention a sampling profiler also "
+            "counts time a thread holding the GIL waits for a CPU, so shares below are biased "
+            "towards code that holds the GIL across syscalls; see the cProfile section for CPU "
+            "time).",
             "",
             "## Self time by package (where the CPU was actually spent)",
             "",
@@ -215,7 +322,11 @@ def main(argv: list[str] | None = None) -> int:
     args.out.mkdir(parents=True, exist_ok=True)
     folded = args.out / "profile_browsermesh.folded"
     summary = asyncio.run(run(args.n, args.rate, folded))
-    text = render(summary)
+    prof = args.out / "profile_browsermesh.prof"
+    prof.unlink(missing_ok=True)
+    cpu = asyncio.run(run_cprofile(args.n, prof))
+    prof.unlink(missing_ok=True)
+    text = render(summary) + "\n" + render_cprofile(cpu)
     (args.out / "profile_browsermesh.md").write_text(text)
     print(text)
     return 0
