@@ -171,6 +171,55 @@ async def test_inflight_calls_on_a_killed_browser_report_browser_disconnected(
     assert all(entry.endswith(":BROWSER_DISCONNECTED") for entry in seen), seen
 
 
+async def test_drag_and_drop_on_a_blocked_page_times_out_within_its_budget(
+    tmp_path: Path, site: FixtureSite
+) -> None:
+    """PRODUCT BUG (fails until fixed): a page whose main thread never yields.
+
+    `browser_click` and `browser_hover` with `timeoutMs: 1000` answer OPERATION_TIMEOUT after
+    ~1 s (contract §15.2: one deadline, every engine call gets only the remaining budget).
+    `browser_drag_and_drop` never answers: `PlaywrightEngine.drag` awaits `probe.count()`
+    without any timeout, the renderer never replies, and the call keeps the session queue, so a
+    later `browser_session_close` (and `Runtime.shutdown`) waits forever too."""
+    runtime = create_runtime(real_config(tmp_path), EventLog("silent"))
+    body = {"strategy": "css", "value": "body"}
+    busy = "setTimeout(() => { while (true) {} }, 50); 1"
+    outcome: dict[str, Any] = {}
+    try:
+        async with Client(create_server(runtime), mode="auto") as client:
+            tools = {t.name: t for t in (await client.list_tools()).tools}
+            c = ToolClient(client, tools)
+            for name, extra in (
+                ("browser_click", {"locator": body}),
+                ("browser_drag_and_drop", {"source": body, "target": body}),
+            ):
+                s, p = await c.session(name=name)
+                addr = {"sessionId": s, "pageId": p}
+                await c.ok("browser_navigate", {**addr, "url": site.url("/interactions")})
+                await c.ok("browser_evaluate", {**addr, "expression": busy, "timeoutMs": 2000})
+                await anyio.sleep(0.3)  # the loop has started; the renderer is stuck
+                started = time.monotonic()
+                with anyio.move_on_after(15):
+                    result = await c.raw(name, {**addr, **extra, "timeoutMs": 1000})
+                    code = json.loads(result.content[0].text)["error"]["code"]
+                    outcome[name] = (code, round(time.monotonic() - started, 1))
+                outcome.setdefault(name, ("no answer after 15 s", 15.0))
+    finally:
+        try:
+            with anyio.fail_after(10):
+                await runtime.shutdown()
+        except TimeoutError:
+            # The stuck call holds its queue; killing Chromium releases it so nothing leaks.
+            for pid in browser_main_pids():
+                os.kill(pid, signal.SIGKILL)
+            with anyio.fail_after(30):
+                await runtime.shutdown()
+    print(json.dumps({"blockedPage": outcome}))
+    assert outcome["browser_click"][0] == "OPERATION_TIMEOUT", outcome
+    assert outcome["browser_drag_and_drop"][0] == "OPERATION_TIMEOUT", outcome
+    assert outcome["browser_drag_and_drop"][1] < 5, outcome
+
+
 def test_sigterm_stdio_server_with_live_sessions(tmp_path: Path, site: FixtureSite) -> None:
     marker = f"bm-chaos-{uuid.uuid4()}"
     env = {

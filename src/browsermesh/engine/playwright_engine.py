@@ -381,11 +381,13 @@ class PlaywrightEngine:
         self, page: PwPage, source: Locator, target: Locator, ctx: OperationContext
     ) -> None:
         """Drag `source` onto `target`; both endpoints are strict single matches."""
+        async def attached(el: Any, timeout_ms: float) -> None:
+            await el.wait_for(state="attached", timeout=timeout_ms)  # strict, bounded
+
+        # Each endpoint is checked with the same strictness, deadline and classification as
+        # any element operation (invalid CSS -> ELEMENT_NOT_FOUND, >1 -> LOCATOR_AMBIGUOUS).
+        await elements.on_locator(page.page, target, ctx, "drag", attached)
         dst = await elements.resolve(page.page, target, ctx, "drag")
-        for endpoint in (source, target):
-            probe = await elements.resolve(page.page, endpoint, ctx, "drag")
-            if await probe.count() > 1:
-                raise elements._ambiguous(endpoint, "drag")
 
         async def call(src: Any, timeout_ms: float) -> None:
             await src.drag_to(dst, timeout=timeout_ms)
