@@ -381,6 +381,7 @@ class PlaywrightEngine:
         self, page: PwPage, source: Locator, target: Locator, ctx: OperationContext
     ) -> None:
         """Drag `source` onto `target`; both endpoints are strict single matches."""
+
         async def attached(el: Any, timeout_ms: float) -> None:
             await el.wait_for(state="attached", timeout=timeout_ms)  # strict, bounded
 
