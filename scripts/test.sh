@@ -4,8 +4,15 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 export PATH="$PWD/.venv/bin:$PATH"
-echo "== ruff check" && ruff check src tests benchmarks
-echo "== ruff format --check" && ruff format --check src tests benchmarks
+echo "== ruff check" && ruff check src tests benchmarks scripts
+echo "== ruff format --check" && ruff format --check src tests benchmarks scripts
 echo "== mypy (strict)" && mypy
 bash scripts/node-tools.sh  # Node 22 + MCP Inspector for tests/package (idempotent)
-echo "== pytest" && python -m pytest "$@"
+if [ "$#" -eq 0 ]; then
+  # The whole suite: measure coverage (child servers included, see pyproject) and apply the gate.
+  rm -f .coverage .coverage.*
+  echo "== pytest (with coverage)" && python -m pytest --cov --cov-report=term --cov-report=json:.coverage.json.tmp
+  python scripts/coverage_gate.py .coverage.json.tmp && rm -f .coverage.json.tmp
+else
+  echo "== pytest $*" && python -m pytest "$@"
+fi

@@ -23,6 +23,7 @@ import queue
 import signal
 import subprocess
 import sys
+import tarfile
 import threading
 import time
 import uuid
@@ -82,6 +83,7 @@ def _check(proc: subprocess.CompletedProcess[str], what: str) -> str:
 class Installed:
     root: Path
     wheel: Path
+    sdist: Path
     python: Path
     exe: Path
 
@@ -93,13 +95,17 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Installed:
     dist = root / "dist"
     _check(
         _run(
-            [sys.executable, "-m", "build", "--wheel", "--outdir", str(dist), str(REPO)],
+            # No target flags: build the sdist, then the wheel *from the sdist*, which proves the
+            # sdist carries everything a build needs.
+            [sys.executable, "-m", "build", "--outdir", str(dist), str(REPO)],
             timeout=300,
             env=env,
             cwd=root,
         ),
-        "python -m build --wheel",
+        "python -m build",
     )
+    sdists = sorted(dist.glob("browsermesh-*.tar.gz"))
+    assert len(sdists) == 1, sdists
     wheels = sorted(dist.glob("browsermesh-*.whl"))
     assert len(wheels) == 1, wheels
     venv = root / "venv"
@@ -117,11 +123,23 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Installed:
     )
     exe = venv / BIN / ("browsermesh.exe" if os.name == "nt" else "browsermesh")
     assert exe.is_file(), f"the wheel installed no console script at {exe}"
-    return Installed(root=root, wheel=wheels[0], python=python, exe=exe)
+    return Installed(root=root, wheel=wheels[0], sdist=sdists[0], python=python, exe=exe)
 
 
 def test_wheel_carries_the_version(installed: Installed) -> None:
     assert installed.wheel.name.startswith(f"browsermesh-{__version__}-py3-none-any")
+
+
+def test_sdist_carries_sources_and_tests_but_no_caches(installed: Installed) -> None:
+    assert installed.sdist.name == f"browsermesh-{__version__}.tar.gz"
+    with tarfile.open(installed.sdist) as tar:
+        names = {name.split("/", 1)[1] for name in tar.getnames() if "/" in name}
+    pkg = "src/browsermesh/"
+    for needed in ("pyproject.toml", "README.md", "LICENSE", f"{pkg}py.typed", f"{pkg}cli.py"):
+        assert needed in names, needed
+    assert any(name.startswith("tests/unit/") for name in names)
+    unwanted = (".hypothesis", "__pycache__", ".mypy_cache", ".venv", "benchmarks/results")
+    assert not [name for name in names if any(part in name for part in unwanted)]
 
 
 def test_console_script_version(installed: Installed) -> None:
