@@ -27,14 +27,14 @@ from __future__ import annotations
 import html
 import re
 import secrets
-import sys
 import threading
 from collections.abc import Mapping
 from http import HTTPStatus
 from http.cookies import SimpleCookie
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from types import TracebackType
 from urllib.parse import parse_qs, urlsplit
+
+from browsermesh.demo.loopback import LoopbackSite, QuietHTTPServer
 
 __all__ = ["PASSWORD", "PRODUCTS", "ShopApp"]
 
@@ -274,58 +274,21 @@ class _Handler(BaseHTTPRequestHandler):
         self._send(200, _document("Admin", body, user))
 
 
-class _Server(ThreadingHTTPServer):
-    daemon_threads = True
-    request_queue_size = 128
-
+class _Server(QuietHTTPServer):
     def __init__(self, address: tuple[str, int], state: _State) -> None:
         super().__init__(address, _Handler)
         self.state = state
 
-    def handle_error(self, request: object, client_address: object) -> None:
-        """A browser dropping a connection (page closed mid-request) is not worth a traceback."""
-        if not isinstance(sys.exc_info()[1], ConnectionError):
-            super().handle_error(request, client_address)  # type: ignore[arg-type]
 
-
-class ShopApp:
+class ShopApp(LoopbackSite):
     """The loopback shop; a context manager (``start``/``stop`` also work)."""
 
     def __init__(self, host: str = "127.0.0.1") -> None:
-        self._host = host
+        super().__init__(host, name="shop")
         self._state = _State()
-        self._server: _Server | None = None
-        self._thread: threading.Thread | None = None
 
-    def start(self) -> ShopApp:
-        if self._server is not None:
-            raise RuntimeError("the shop is already running")
-        server = _Server((self._host, 0), self._state)
-        thread = threading.Thread(
-            target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True, name="shop"
-        )
-        thread.start()
-        self._server, self._thread = server, thread
-        return self
-
-    def stop(self) -> None:
-        server, thread = self._server, self._thread
-        self._server, self._thread = None, None
-        if server is None:
-            return
-        server.shutdown()
-        server.server_close()
-        if thread is not None:
-            thread.join(timeout=5)
-
-    @property
-    def base_url(self) -> str:
-        if self._server is None:
-            raise RuntimeError("the shop is not running")
-        return f"http://{self._host}:{self._server.server_address[1]}"
-
-    def url(self, path: str) -> str:
-        return self.base_url + path
+    def _make_server(self, address: tuple[str, int]) -> ThreadingHTTPServer:
+        return _Server(address, self._state)
 
     def cart(self, username: str) -> dict[int, int]:
         """The user's cart as product id -> quantity."""
@@ -334,17 +297,6 @@ class ShopApp:
     @property
     def logins(self) -> int:
         return self._state.logins
-
-    def __enter__(self) -> ShopApp:
-        return self.start()
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.stop()
 
 
 if __name__ == "__main__":  # manual check: python -m benchmarks.app

@@ -15,12 +15,12 @@ from __future__ import annotations
 
 import html
 import re
-import socketserver
 import threading
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from types import TracebackType
 from urllib.parse import parse_qs, urlsplit
+
+from browsermesh.demo.loopback import LoopbackSite, QuietHTTPServer
 
 __all__ = ["DemoShop"]
 
@@ -54,20 +54,10 @@ class _OrderBook:
             return list(self._orders)
 
 
-class _ShopServer(ThreadingHTTPServer):
-    daemon_threads = True
-    request_queue_size = 64
-
+class _ShopServer(QuietHTTPServer):
     def __init__(self, address: tuple[str, int], book: _OrderBook) -> None:
         self.book = book
         super().__init__(address, _ShopHandler)
-
-    def server_bind(self) -> None:
-        # HTTPServer.server_bind resolves the host name (getfqdn), which can stall on DNS.
-        socketserver.TCPServer.server_bind(self)
-        host, port = self.server_address[:2]
-        self.server_name = str(host)
-        self.server_port = int(port)
 
 
 def _page(title: str, body: str) -> str:
@@ -189,58 +179,17 @@ class _ShopHandler(BaseHTTPRequestHandler):
         """Stay quiet: the demo prints its own step lines."""
 
 
-class DemoShop:
+class DemoShop(LoopbackSite):
     """The demo shop on ``127.0.0.1`` (ephemeral port); usable as a context manager."""
 
     def __init__(self) -> None:
+        super().__init__(_HOST, name="browsermesh-demo-shop")
         self._book = _OrderBook()
-        self._server: _ShopServer | None = None
-        self._thread: threading.Thread | None = None
 
-    def start(self) -> DemoShop:
-        """Bind and serve from a daemon thread; returns ``self``."""
-        if self._server is not None:
-            raise RuntimeError("the demo shop is already running")
-        server = _ShopServer((_HOST, 0), self._book)
-        thread = threading.Thread(
-            target=server.serve_forever,
-            kwargs={"poll_interval": 0.05},
-            name="browsermesh-demo-shop",
-            daemon=True,
-        )
-        thread.start()
-        self._server, self._thread = server, thread
-        return self
-
-    def stop(self) -> None:
-        """Stop serving and close the socket; safe to call more than once."""
-        server, thread = self._server, self._thread
-        self._server, self._thread = None, None
-        if server is not None:
-            server.shutdown()
-            server.server_close()
-        if thread is not None:
-            thread.join(timeout=5)
-
-    @property
-    def base_url(self) -> str:
-        """``http://127.0.0.1:<port>`` (no trailing slash)."""
-        if self._server is None:
-            raise RuntimeError("the demo shop is not running")
-        return f"http://{_HOST}:{self._server.server_address[1]}"
+    def _make_server(self, address: tuple[str, int]) -> ThreadingHTTPServer:
+        return _ShopServer(address, self._book)
 
     @property
     def orders(self) -> list[tuple[int, str, int]]:
         """A copy of all orders as ``(number, item, quantity)``, oldest first."""
         return self._book.snapshot()
-
-    def __enter__(self) -> DemoShop:
-        return self.start()
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.stop()
