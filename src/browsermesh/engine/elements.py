@@ -16,6 +16,7 @@ from browsermesh.errors import BrowserMeshError, ErrorCode
 from browsermesh.model.clock import Clock
 from browsermesh.model.deadline import OperationContext
 from browsermesh.model.locators import Locator, RefTarget, Selector, Target
+from browsermesh.model.text import well_formed
 
 if TYPE_CHECKING:
     from playwright.async_api import ElementHandle, Page
@@ -285,4 +286,4 @@ def element_call(op: str, arg: str | None = None) -> ElementCall:
 
 
 async def read_text(el: Any, timeout_ms: float) -> str:
-    return str(await el.inner_text(timeout=timeout_ms))
+    return well_formed(str(await el.inner_text(timeout=timeout_ms)))

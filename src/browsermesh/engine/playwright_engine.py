@@ -34,6 +34,7 @@ from browsermesh.model.matchers import ActionSpec, Condition, WaitSpec
 from browsermesh.model.observe import PageObservations
 from browsermesh.model.paging import SnapshotOptions
 from browsermesh.model.png import ScreenshotLimits
+from browsermesh.model.text import well_formed
 
 if TYPE_CHECKING:
     from playwright.async_api import Browser, BrowserContext, Page, Playwright
@@ -267,7 +268,8 @@ class PlaywrightEngine:
 
     async def title(self, page: PwPage, timeout_ms: float) -> str:  # type: ignore[override]
         try:
-            return await asyncio.wait_for(page.page.title(), timeout=timeout_ms / 1000)
+            title = await asyncio.wait_for(page.page.title(), timeout=timeout_ms / 1000)
+            return well_formed(title)
         except TimeoutError:
             raise BrowserMeshError(
                 ErrorCode.OPERATION_TIMEOUT, details={"timeoutMs": timeout_ms}

@@ -27,6 +27,7 @@ from browsermesh.model.aria import (
 from browsermesh.model.deadline import OperationContext
 from browsermesh.model.locators import Locator, RefTarget
 from browsermesh.model.paging import SnapshotOptions, clip_retained
+from browsermesh.model.text import well_formed
 
 if TYPE_CHECKING:
     from playwright.async_api import ElementHandle
@@ -226,10 +227,12 @@ def _info(raw: dict[str, Any] | None) -> ElementInfo | None:
         tag=str(raw["tag"])[:32],
         native_select=bool(raw["native_select"]),
         editable_combobox=bool(raw["editable_combobox"]),
-        value=raw["value"] if isinstance(raw["value"], str) else None,
+        value=well_formed(raw["value"]) if isinstance(raw["value"], str) else None,
         password=bool(raw["password"]),
-        selected_label=raw["selected_label"],
-        options=tuple((str(o[0]), bool(o[1]), bool(o[2])) for o in raw["options"]),
+        selected_label=well_formed(str(raw["selected_label"]))
+        if raw["selected_label"] is not None
+        else None,
+        options=tuple((well_formed(str(o[0])), bool(o[1]), bool(o[2])) for o in raw["options"]),
         checked=raw["checked"],
         expanded=raw["expanded"],
         pressed=bool(raw["pressed"]),
@@ -259,6 +262,7 @@ async def capture(
         ),
         ctx,
     )
+    raw = well_formed(raw)
     omissions: dict[str, Any] = {
         "nonInteractiveNodes": 0,
         "maxChildrenNodes": 0,
@@ -389,7 +393,7 @@ async def _action_table(
             if info is not None and node.pw_ref:
                 infos[node.pw_ref] = info
     by_ref = {n.pw_ref: h for n, h in zip(candidates, handles, strict=True) if h is not None}
-    title = await _timed(page.page.title(), ctx)
+    title = well_formed(await _timed(page.page.title(), ctx))
     table = build_action_table(
         nodes,
         title=title,

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from browsermesh.engine import elements
 from browsermesh.engine.classify import raw_cause
 from browsermesh.errors import BrowserMeshError, ErrorCode
-from browsermesh.model.deadline import OperationContext
+from browsermesh.model.deadline import OperationCancelled, OperationContext
 from browsermesh.model.matchers import (
     ActionSpec,
     Condition,
@@ -28,6 +28,7 @@ from browsermesh.model.matchers import (
     UrlCondition,
     WaitSpec,
 )
+from browsermesh.model.text import well_formed
 from browsermesh.redact import cut_chars, sanitize_url
 
 if TYPE_CHECKING:
@@ -168,8 +169,8 @@ async def _handle(
             "kind": "dialog",
             "dialogType": dialog.type,
             "action": "accept" if wait.accept else "dismiss",
-            "message": cut_chars(dialog.message, 2000) if dialog.message else "",
-            "defaultValue": cut_chars(dialog.default_value or "", 2000)
+            "message": cut_chars(well_formed(dialog.message), 2000) if dialog.message else "",
+            "defaultValue": cut_chars(well_formed(dialog.default_value or ""), 2000)
             if dialog.default_value
             else "",
         }
@@ -227,6 +228,38 @@ async def _handle(
     return None
 
 
+async def _settle_action(
+    act: asyncio.Future[Any], queue: asyncio.Queue[tuple[str, Any]], ctx: OperationContext
+) -> None:
+    """Await the action itself (a click returns once dispatched) after the event matched.
+
+    A dialog opened meanwhile (a second ``alert``) holds the click up until it is handled, so
+    dialogs are dismissed as they come; other late events wait for the final drain. The deadline
+    and cancellation apply as everywhere else; the action's own error is raised.
+    """
+    while not act.done():
+        remaining = ctx.deadline.remaining_ms()
+        if remaining < 1:
+            raise ctx.deadline.timeout_error()
+        getter = asyncio.ensure_future(queue.get())
+        cancel_wait = asyncio.ensure_future(ctx.cancelled.wait())
+        done, _ = await asyncio.wait(
+            {act, getter, cancel_wait},
+            timeout=remaining / 1000,
+            return_when=asyncio.FIRST_COMPLETED,
+        )
+        cancel_wait.cancel()
+        if getter in done:
+            kind, payload = getter.result()
+            if kind == "dialog":
+                await _quietly(payload.dismiss())
+        else:
+            getter.cancel()
+        if ctx.cancelled.is_set():
+            raise OperationCancelled()
+    act.result()
+
+
 async def action_and_wait(
     page: PwPage, action: ActionSpec, wait: WaitSpec, ctx: OperationContext
 ) -> WaitOutcome:
@@ -270,18 +303,13 @@ async def action_and_wait(
             cancel_wait.cancel()
             if ctx.cancelled.is_set():
                 getter.cancel()
-                from browsermesh.model.deadline import OperationCancelled
-
                 raise OperationCancelled()
             if getter not in done:
                 getter.cancel()
                 continue
             kind, payload = getter.result()
             outcome = await _handle(kind, payload, wait, page, ctx)
-        # The action itself must also have completed (a click returns once dispatched).
-        await asyncio.wait_for(
-            asyncio.shield(act), timeout=max(ctx.deadline.remaining_ms(), 1) / 1000
-        )
+        await _settle_action(act, queue, ctx)
         return outcome
     except BaseException:
         if outcome is not None and outcome.popup is not None:

@@ -40,6 +40,7 @@ from ruamel.yaml.events import (
 )
 
 from browsermesh.errors import BrowserMeshError, ErrorCode
+from browsermesh.model.text import well_formed
 from browsermesh.redact import cut_chars
 
 __all__ = [
@@ -207,7 +208,8 @@ def _node_from_key(text: str) -> AriaNode:
         raise _shape_error("unexpected text after the attributes of a key")
     return AriaNode(
         role=role,
-        name=name,
+        # A JSON-escaped name can decode to a lone surrogate; names leave the server as refs.
+        name=well_formed(name) if name is not None else None,
         key=head + "".join(kept) + tail,
         pw_ref=pw_ref,
         attrs=attrs,
@@ -264,7 +266,7 @@ def _load(text: str) -> object:
     for event in parser.parse(text):
         if isinstance(event, ScalarEvent):
             plain = event.style is None or event.style == ""
-            add(None if plain and event.value == "" else str(event.value))
+            add(None if plain and event.value == "" else well_formed(str(event.value)))
         elif isinstance(event, SequenceStartEvent):
             seq: list[object] = []
             add(seq)

@@ -7,17 +7,20 @@ import math
 from datetime import date, datetime
 from typing import Any
 
-from browsermesh.model.text import fit_prefix
+from browsermesh.model.text import fit_prefix, well_formed
 
 MAX_JSON_BYTES = 65_536
 
 
 def to_json_value(value: Any, depth: int = 0) -> Any:
-    """undefined/NaN/±Infinity → null, dates → ISO strings, other non-JSON → their string."""
+    """undefined/NaN/±Infinity → null, dates → ISO strings, other non-JSON → their string;
+    lone surrogates in strings and keys → U+FFFD."""
     if depth > 200:
         return None
-    if value is None or isinstance(value, bool | str):
+    if value is None or isinstance(value, bool):
         return value
+    if isinstance(value, str):
+        return well_formed(value)
     if isinstance(value, int):
         return value
     if isinstance(value, float):
@@ -28,8 +31,8 @@ def to_json_value(value: Any, depth: int = 0) -> Any:
     if isinstance(value, list | tuple):
         return [to_json_value(v, depth + 1) for v in value]
     if isinstance(value, dict):
-        return {str(k): to_json_value(v, depth + 1) for k, v in value.items()}
-    return str(value)
+        return {well_formed(str(k)): to_json_value(v, depth + 1) for k, v in value.items()}
+    return well_formed(str(value))
 
 
 def compact(value: Any) -> str:

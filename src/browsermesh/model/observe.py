@@ -32,6 +32,7 @@ from typing import Any, Final, Literal, ParamSpec
 
 from browsermesh.errors import Bound, BrowserMeshError, ErrorCode
 from browsermesh.model.clock import Clock, iso_from_epoch
+from browsermesh.model.text import well_formed
 from browsermesh.redact import ELLIPSIS, cut_chars, redact_text, sanitize_url_or_none
 
 __all__ = [
@@ -128,8 +129,7 @@ def _clean(value: object) -> str:
     Non-strings become their ``str()``; surrogate pairs are combined and lone surrogates
     become U+FFFD, so the value always encodes to UTF-8.
     """
-    text = value if isinstance(value, str) else str(value)
-    return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+    return well_formed(value if isinstance(value, str) else str(value))
 
 
 def _json_bytes(value: Any) -> int:

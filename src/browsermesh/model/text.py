@@ -5,6 +5,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 
+def well_formed(text: str) -> str:
+    """``text`` with surrogate pairs combined and lone surrogates replaced by U+FFFD.
+
+    Page content can hold lone UTF-16 surrogates (``'\\ud800'`` in a title, a text node or an
+    evaluation result); Playwright hands them over as such, and they cannot be encoded as UTF-8.
+    Every string read from a page goes through this before it is measured, parsed or returned.
+    """
+    return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+
+
 def utf8_len(text: str) -> int:
     return len(text.encode("utf-8"))
 

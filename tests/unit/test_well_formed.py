@@ -1,0 +1,35 @@
+"""`well_formed`: lone surrogates become U+FFFD, everything else is kept (property-tested)."""
+
+from __future__ import annotations
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from browsermesh.model.jsonvalue import bound_result
+from browsermesh.model.text import well_formed
+
+# High surrogates only: a high one followed by a low one would be a valid pair (joined).
+HIGH = ("\ud800", "\udbff")
+LONE = st.sampled_from(HIGH)
+
+
+@given(st.text())
+def test_valid_text_is_unchanged(text: str) -> None:
+    assert well_formed(text) == text
+
+
+@given(st.lists(st.one_of(st.text(max_size=5), LONE), max_size=8))
+def test_result_always_encodes_and_keeps_valid_parts(parts: list[str]) -> None:
+    out = well_formed("".join(parts))
+    out.encode("utf-8")
+    assert out == "".join("\ufffd" if p in HIGH else p for p in parts)
+
+
+def test_a_split_pair_is_joined_and_a_lone_low_one_replaced() -> None:
+    assert well_formed("a\ud83d\ude00b") == "a\U0001f600b"
+    assert well_formed("\udc00x\udfff") == "\ufffdx\ufffd"
+
+
+def test_evaluation_results_are_cleaned_in_keys_and_values() -> None:
+    value, truncated = bound_result({"k\ud800": ["v\udfff", 1, None]})
+    assert value == {"k\ufffd": ["v\ufffd", 1, None]} and truncated is False
