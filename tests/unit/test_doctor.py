@@ -244,7 +244,9 @@ def test_cdp_text_mode_and_remote_browser_survives(
 
 def test_cdp_connect_failure_hides_endpoint(tmp_path: Path) -> None:
     endpoint = f"http://user:s3cret-token@127.0.0.1:{closed_port()}/"
-    config = default_config(timeout_ms=2000, data_dir=tmp_path / "data", cdp_endpoint=endpoint)
+    # A closed port refuses at once; the budget only has to cover starting Playwright's driver,
+    # which can take seconds on a loaded machine (2 s was flaky there).
+    config = default_config(timeout_ms=15_000, data_dir=tmp_path / "data", cdp_endpoint=endpoint)
     report = asyncio.run(doctor.diagnose(config, {}))
     checks = by_id(report)
     assert checks["chromium-executable"]["code"] == "REMOTE_BROWSER_CONFIGURED"
@@ -258,7 +260,7 @@ def test_cdp_connect_failure_hides_endpoint(tmp_path: Path) -> None:
 def test_browser_server_connect_failure(tmp_path: Path) -> None:
     endpoints = (f"ws://127.0.0.1:{closed_port()}/a", f"ws://127.0.0.1:{closed_port()}/b")
     config = default_config(
-        timeout_ms=2000, data_dir=tmp_path / "data", browser_endpoints=endpoints
+        timeout_ms=15_000, data_dir=tmp_path / "data", browser_endpoints=endpoints
     )
     report = asyncio.run(doctor.diagnose(config, {}))
     checks = by_id(report)
