@@ -101,7 +101,7 @@ class FakeEngine:
         context.pages.append(page)
         return page
 
-    async def close_page(self, page: FakePage) -> None:  # type: ignore[override]
+    async def close_page(self, page: FakePage, timeout_ms: float) -> None:  # type: ignore[override]
         await self._work("close_page")
         page.closed = True
         page.context.pages.remove(page)

@@ -33,3 +33,21 @@ def test_a_split_pair_is_joined_and_a_lone_low_one_replaced() -> None:
 def test_evaluation_results_are_cleaned_in_keys_and_values() -> None:
     value, truncated = bound_result({"k\ud800": ["v\udfff", 1, None]})
     assert value == {"k\ufffd": ["v\ufffd", 1, None]} and truncated is False
+
+
+def test_a_container_inside_itself_becomes_circular() -> None:
+    a: dict[str, object] = {"n": 1}
+    a["x"] = a
+    a["y"] = [a, "k"]
+    value, truncated = bound_result(a)
+    assert value == {"n": 1, "x": "[Circular]", "y": ["[Circular]", "k"]} and not truncated
+
+
+def test_shared_references_cost_bounded_work() -> None:
+    # Found by fuzzing: `a.x = a; a.y = a` (or a deep DAG) doubled the work at every level and
+    # froze the server; pytest's timeout fails this test if that comes back.
+    node: dict[str, object] = {}
+    for _ in range(100):
+        node = {"x": node, "y": node}
+    value, truncated = bound_result(node)
+    assert truncated is True and isinstance(value, str) and len(value.encode()) <= 65_536

@@ -236,10 +236,19 @@ class PlaywrightEngine:
         page.on("framenavigated", on_navigated)
         return handle
 
-    async def close_page(self, page: PwPage) -> None:  # type: ignore[override]
+    async def close_page(self, page: PwPage, timeout_ms: float) -> None:  # type: ignore[override]
+        """Close the page within `timeout_ms`.
+
+        Playwright's close can hang on a page that keeps reloading (a 30 ms reload loop did it
+        about one time in seven here), which wedged the session's queue and, behind it, session
+        close and shutdown. Past the budget the page is left to its context, which closes it with
+        the session; the close still counts as done, since the page has already left the registry.
+        """
         page.closed = True
         try:
-            await page.page.close()
+            await asyncio.wait_for(page.page.close(), timeout=max(timeout_ms, 1) / 1000)
+        except TimeoutError:
+            return
         except Exception as exc:
             raise browser_error(exc) from None
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+from dataclasses import dataclass, field
 from datetime import date, datetime
 from typing import Any
 
@@ -12,10 +13,36 @@ from browsermesh.model.text import fit_prefix, well_formed
 MAX_JSON_BYTES = 65_536
 
 
-def to_json_value(value: Any, depth: int = 0) -> Any:
+MAX_JSON_NODES = MAX_JSON_BYTES + 1
+"""Past this many values the compact JSON surely exceeds MAX_JSON_BYTES: stop converting."""
+
+CIRCULAR = "[Circular]"
+
+
+@dataclass
+class _Walk:
+    """Conversion state: values converted so far and the containers on the current path."""
+
+    nodes: int = 0
+    path: set[int] = field(default_factory=set)
+
+    @property
+    def exhausted(self) -> bool:
+        return self.nodes > MAX_JSON_NODES
+
+
+def to_json_value(value: Any, walk: _Walk | None = None, depth: int = 0) -> Any:
     """undefined/NaN/±Infinity → null, dates → ISO strings, other non-JSON → their string;
-    lone surrogates in strings and keys → U+FFFD."""
-    if depth > 200:
+    lone surrogates in strings and keys → U+FFFD; a container inside itself → "[Circular]".
+
+    Bounded work: Playwright hands back shared and cyclic references as shared Python objects,
+    and expanding ``a.x = a; a.y = a`` naively doubles at every level (found by fuzzing: it
+    froze the server). At most `MAX_JSON_NODES` values are converted; the rest become null,
+    and `bound_result` reports the result as truncated.
+    """
+    walk = walk if walk is not None else _Walk()
+    walk.nodes += 1
+    if walk.exhausted or depth > 200:
         return None
     if value is None or isinstance(value, bool):
         return value
@@ -28,10 +55,18 @@ def to_json_value(value: Any, depth: int = 0) -> Any:
     if isinstance(value, datetime | date):
         text = value.isoformat()
         return text.replace("+00:00", "Z")
-    if isinstance(value, list | tuple):
-        return [to_json_value(v, depth + 1) for v in value]
-    if isinstance(value, dict):
-        return {well_formed(str(k)): to_json_value(v, depth + 1) for k, v in value.items()}
+    if isinstance(value, list | tuple | dict):
+        if id(value) in walk.path:
+            return CIRCULAR
+        walk.path.add(id(value))
+        try:
+            if isinstance(value, dict):
+                return {
+                    well_formed(str(k)): to_json_value(v, walk, depth + 1) for k, v in value.items()
+                }
+            return [to_json_value(v, walk, depth + 1) for v in value]
+        finally:
+            walk.path.discard(id(value))
     return well_formed(str(value))
 
 
@@ -41,8 +76,9 @@ def compact(value: Any) -> str:
 
 def bound_result(value: Any) -> tuple[Any, bool]:
     """(result, truncated): over 65,536 bytes the result becomes the longest JSON prefix."""
-    converted = to_json_value(value)
+    walk = _Walk()
+    converted = to_json_value(value, walk)
     text = compact(converted)
-    if len(text.encode("utf-8")) <= MAX_JSON_BYTES:
+    if not walk.exhausted and len(text.encode("utf-8")) <= MAX_JSON_BYTES:
         return converted, False
     return fit_prefix(text, len(text), MAX_JSON_BYTES), True

@@ -22,33 +22,70 @@ def _invalid(field: str, requirement: str) -> BrowserMeshError:
 
 
 @dataclass(frozen=True, slots=True)
+class Glob:
+    """A compiled safe glob: `**` any run of characters, `*` a run of non-`/` characters.
+
+    Matched by a bit-parallel NFA walk, linear in the URL's length for any pattern. (The
+    regular expression this replaced backtracked exponentially in the number of stars:
+    ``"**" * 16 + "Z"`` froze the whole server, since matching runs on the event loop.)
+    Bit ``i`` of a state set means "tokens before ``i`` are matched".
+    """
+
+    size: int
+    literals: dict[str, int]
+    any_stars: int
+    segment_stars: int
+
+    @classmethod
+    def compile(cls, glob: str) -> Glob:
+        literals: dict[str, int] = {}
+        any_stars = segment_stars = 0
+        size = i = 0
+        while i < len(glob):
+            bit = 1 << size
+            if glob.startswith("**", i):
+                any_stars |= bit
+                i += 2
+            elif glob[i] == "*":
+                segment_stars |= bit
+                i += 1
+            else:
+                literals[glob[i]] = literals.get(glob[i], 0) | bit
+                i += 1
+            size += 1
+        return cls(size, literals, any_stars, segment_stars)
+
+    def _closure(self, states: int) -> int:
+        """Add the states reachable by letting stars match nothing."""
+        stars = self.any_stars | self.segment_stars
+        while True:
+            grown = states | ((states & stars) << 1)
+            if grown == states:
+                return states
+            states = grown
+
+    def fullmatch(self, text: str) -> bool:
+        states = self._closure(1)
+        for char in text:
+            stay = states & (self.any_stars | (self.segment_stars if char != "/" else 0))
+            states = self._closure(((states & self.literals.get(char, 0)) << 1) | stay)
+            if not states:
+                return False
+        return bool(states >> self.size & 1)
+
+
+@dataclass(frozen=True, slots=True)
 class UrlMatcher:
     """`exact`: the URL equals `value`; `glob`: `**` any chars, `*` a run of non-`/`."""
 
     kind: Literal["exact", "glob"]
     value: str
-    pattern: re.Pattern[str] | None = None
+    glob: Glob | None = None
 
     def matches(self, url: str) -> bool:
-        if self.pattern is None:
+        if self.glob is None:
             return url == self.value
-        return self.pattern.fullmatch(url) is not None
-
-
-def glob_to_regex(glob: str) -> re.Pattern[str]:
-    out = []
-    i = 0
-    while i < len(glob):
-        if glob.startswith("**", i):
-            out.append(".*")
-            i += 2
-        elif glob[i] == "*":
-            out.append("[^/]*")
-            i += 1
-        else:
-            out.append(re.escape(glob[i]))
-            i += 1
-    return re.compile("".join(out), re.DOTALL)
+        return self.glob.fullmatch(url)
 
 
 def parse_matcher(raw: object, field: str = "matcher") -> UrlMatcher:
@@ -69,7 +106,7 @@ def parse_matcher(raw: object, field: str = "matcher") -> UrlMatcher:
         raise BrowserMeshError(
             ErrorCode.INVALID_ARGUMENT, bound=Bound("wildcards", "<=", MAX_GLOB_STARS)
         )
-    return UrlMatcher("glob", value, glob_to_regex(value))
+    return UrlMatcher("glob", value, Glob.compile(value))
 
 
 @dataclass(frozen=True, slots=True)

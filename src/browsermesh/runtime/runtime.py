@@ -96,6 +96,10 @@ def validate_http_url(url: object) -> str:
     raise BrowserMeshError(ErrorCode.INVALID_ARGUMENT, details={"reason": "invalid_url"})
 
 
+POPUP_CLOSE_GRACE_MS = 1_000
+"""How long closing a popup over the page limit may take past the call's deadline."""
+
+
 class Runtime:
     """Owns every session. One instance per server process (or per test)."""
 
@@ -608,7 +612,7 @@ class Runtime:
         async def job(rec: SessionRecord, ctx: OperationContext) -> None:
             page = self._page(rec, page_id)
             self._remove_page(rec, page)
-            await self.engine.close_page(page.handle)
+            await self.engine.close_page(page.handle, ctx.deadline.remaining_ms())
 
         op_id, _ = await self.run_session_op(principal, session_id, "browser_page_close", job)
         return op_id
@@ -800,7 +804,10 @@ class Runtime:
                 if popup is None:
                     return event
                 if len(rec.pages) >= self.config.max_pages:
-                    await self.engine.close_page(popup)
+                    # Cleanup of a page nobody may keep: a short grace past the deadline.
+                    await self.engine.close_page(
+                        popup, max(ctx.deadline.remaining_ms(), POPUP_CLOSE_GRACE_MS)
+                    )
                     raise BrowserMeshError(
                         ErrorCode.LIMIT_EXCEEDED,
                         bound=Bound("pages", "<=", self.config.max_pages, "BROWSERMESH_MAX_PAGES"),
