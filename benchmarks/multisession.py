@@ -62,7 +62,7 @@ from benchmarks.common import (
     percentile,
     write_json,
 )
-from benchmarks.pss import PssSampler
+from benchmarks.pss import PssResult, PssSampler
 
 WAYS = ("floor", "browsermesh", "peer")
 LABELS = {
@@ -228,6 +228,41 @@ def _timed_caller(
     return call
 
 
+def measured_run(
+    way: str,
+    n: int,
+    rep: int,
+    wall_s: float,
+    connect_s: float | None,
+    startup_s: float | None,
+    calls: list[tuple[str, float]],
+    errors: list[str],
+    verified: int,
+    pss: PssResult,
+    quiet: Quiet,
+) -> Run:
+    """A finished run of any of the three ways, with its memory and CPU measurements."""
+    return Run(
+        way,
+        n,
+        rep,
+        wall_s,
+        connect_s,
+        startup_s,
+        calls,
+        errors,
+        verified,
+        pss.peak_kib,
+        pss.peak_processes,
+        pss.samples,
+        quiet.cpu,
+        quiet.load1,
+        pss.peak_by_kind_kib,
+        pss.cpu_s_by_kind,
+        pss.foreign_share(),
+    )
+
+
 def failed_run(way: str, n: int, rep: int, quiet: Quiet, exc: BaseException) -> Run:
     error = f"{type(exc).__name__}: {str(exc)[:300]}"
     return Run(
@@ -281,7 +316,7 @@ def run_floor(app: ShopApp, n: int, tag: str, quiet: Quiet, rep: int) -> Run:
             proc.kill()
     data = json.loads(line)
     verified = sum(1 for u in data["users"] if app.cart(u) == {1: 1})
-    return Run(
+    return measured_run(
         "floor",
         n,
         rep,
@@ -291,14 +326,8 @@ def run_floor(app: ShopApp, n: int, tag: str, quiet: Quiet, rep: int) -> Run:
         [(s, d) for s, d in data["calls"]],
         data["errors"],
         verified,
-        pss.peak_kib,
-        pss.peak_processes,
-        pss.samples,
-        quiet.cpu,
-        quiet.load1,
-        pss.peak_by_kind_kib,
-        pss.cpu_s_by_kind,
-        pss.foreign_share(),
+        pss,
+        quiet,
     )
 
 
@@ -374,7 +403,7 @@ async def _run_browsermesh(
     wait_gone(MESH_NEEDLE.encode())
     pss = sampler.stop()
     first = [c[0][1] for c in calls if c and c[0][0] == "session"]
-    return Run(
+    return measured_run(
         "browsermesh",
         n,
         rep,
@@ -384,14 +413,8 @@ async def _run_browsermesh(
         [c for per_flow in calls for c in per_flow],
         [f"{type(r).__name__}: {r}" for r in results if isinstance(r, BaseException)],
         sum(1 for u in users if app.cart(u) == {1: 1}),
-        pss.peak_kib,
-        pss.peak_processes,
-        pss.samples,
-        quiet.cpu,
-        quiet.load1,
-        pss.peak_by_kind_kib,
-        pss.cpu_s_by_kind,
-        pss.foreign_share(),
+        pss,
+        quiet,
     )
 
 
@@ -494,7 +517,7 @@ async def _run_peer(
     pss = sampler.stop()
     shutil.rmtree(workdir, ignore_errors=True)
     first = [c[0][1] for c in calls if c]
-    return Run(
+    return measured_run(
         "peer",
         n,
         rep,
@@ -504,14 +527,8 @@ async def _run_peer(
         [c for per_flow in calls for c in per_flow],
         [f"{type(r).__name__}: {r}" for r in results if isinstance(r, BaseException)],
         sum(1 for u in users if app.cart(u) == {1: 1}),
-        pss.peak_kib,
-        pss.peak_processes,
-        pss.samples,
-        quiet.cpu,
-        quiet.load1,
-        pss.peak_by_kind_kib,
-        pss.cpu_s_by_kind,
-        pss.foreign_share(),
+        pss,
+        quiet,
     )
 
 

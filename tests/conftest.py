@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
@@ -104,6 +106,25 @@ async def mcp_client(request: pytest.FixtureRequest, runtime: Runtime) -> AsyncI
     async with Client(server, mode=request.param) as client:
         tools = {t.name: t for t in (await client.list_tools()).tools}
         yield ToolClient(client, tools)
+
+
+def spawn_stdio_server(tmp_path: Path, marker: str) -> subprocess.Popen[bytes]:
+    """A headless `python -m browsermesh` stdio server with pipes; its environment carries
+    `marker` (BM_TEST_MARKER), so `chromium_pids_with_marker` finds the Chromium it launches."""
+    env = {
+        **os.environ,
+        "BROWSERMESH_HEADLESS": "true",
+        "BM_TEST_MARKER": marker,
+        "BROWSERMESH_DATA_DIR": str(tmp_path / "d"),
+        "BROWSERMESH_LOG_LEVEL": "info",
+    }
+    return subprocess.Popen(
+        [sys.executable, "-m", "browsermesh"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+    )
 
 
 def chromium_pids_with_marker(marker: str) -> list[int]:

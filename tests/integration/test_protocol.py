@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
 import sys
 import time
 import uuid
@@ -15,7 +13,7 @@ import anyio
 import pytest
 from mcp import Client, StdioServerParameters
 
-from tests.conftest import ERAS, ToolClient, chromium_pids_with_marker
+from tests.conftest import ERAS, ToolClient, chromium_pids_with_marker, spawn_stdio_server
 from tests.fixtures.site import FixtureSite
 
 pytestmark = pytest.mark.anyio
@@ -115,20 +113,7 @@ async def test_no_agent_guidelines_sends_no_instructions(tmp_path: Path) -> None
 
 def test_sigterm_shuts_down_and_leaves_no_chromium(tmp_path: Path, site: FixtureSite) -> None:
     marker = f"bm-{uuid.uuid4()}"
-    env = {
-        **os.environ,
-        "BROWSERMESH_HEADLESS": "true",
-        "BM_TEST_MARKER": marker,
-        "BROWSERMESH_DATA_DIR": str(tmp_path / "d"),
-        "BROWSERMESH_LOG_LEVEL": "info",
-    }
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "browsermesh"],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        env=env,
-    )
+    proc = spawn_stdio_server(tmp_path, marker)
     assert proc.stdin and proc.stdout
 
     def send(msg: dict[str, Any]) -> None:

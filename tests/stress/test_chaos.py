@@ -9,8 +9,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import subprocess
-import sys
 import time
 import uuid
 from pathlib import Path
@@ -23,7 +21,13 @@ from mcp import Client
 from browsermesh.factory import create_runtime
 from browsermesh.log import EventLog
 from browsermesh.mcp.server import create_server
-from tests.conftest import ToolClient, browser_main_pids, chromium_pids_with_marker, real_config
+from tests.conftest import (
+    ToolClient,
+    browser_main_pids,
+    chromium_pids_with_marker,
+    real_config,
+    spawn_stdio_server,
+)
 from tests.fixtures.site import FixtureSite
 
 pytestmark = pytest.mark.anyio
@@ -222,20 +226,7 @@ async def test_drag_and_drop_on_a_blocked_page_times_out_within_its_budget(
 
 def test_sigterm_stdio_server_with_live_sessions(tmp_path: Path, site: FixtureSite) -> None:
     marker = f"bm-chaos-{uuid.uuid4()}"
-    env = {
-        **os.environ,
-        "BROWSERMESH_HEADLESS": "true",
-        "BM_TEST_MARKER": marker,
-        "BROWSERMESH_DATA_DIR": str(tmp_path / "d"),
-        "BROWSERMESH_LOG_LEVEL": "info",
-    }
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "browsermesh"],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        env=env,
-    )
+    proc = spawn_stdio_server(tmp_path, marker)
     try:
         assert proc.stdin and proc.stdout
         next_id = iter(range(1, 1000))

@@ -228,35 +228,48 @@ async def _handle(
     return None
 
 
+async def _next_event(
+    queue: asyncio.Queue[tuple[str, Any]], act: asyncio.Future[Any], ctx: OperationContext
+) -> tuple[str, Any] | None:
+    """The next queued event, or None when `act` finished (or a wait slice ended) first.
+
+    Raises the deadline's timeout or `OperationCancelled`; an event taken just as the call
+    was cancelled goes back to the queue, so the final drain still handles it.
+    """
+    remaining = ctx.deadline.remaining_ms()
+    if remaining < 1:
+        raise ctx.deadline.timeout_error()
+    getter = asyncio.ensure_future(queue.get())
+    cancel_wait = asyncio.ensure_future(ctx.cancelled.wait())
+    waiting: set[asyncio.Future[Any]] = {getter, cancel_wait}
+    if not act.done():
+        waiting.add(act)
+    done, _ = await asyncio.wait(
+        waiting, timeout=remaining / 1000, return_when=asyncio.FIRST_COMPLETED
+    )
+    cancel_wait.cancel()
+    item = getter.result() if getter in done else None
+    getter.cancel()
+    if ctx.cancelled.is_set():
+        if item is not None:
+            queue.put_nowait(item)
+        raise OperationCancelled()
+    return item
+
+
 async def _settle_action(
     act: asyncio.Future[Any], queue: asyncio.Queue[tuple[str, Any]], ctx: OperationContext
 ) -> None:
     """Await the action itself (a click returns once dispatched) after the event matched.
 
     A dialog opened meanwhile (a second ``alert``) holds the click up until it is handled, so
-    dialogs are dismissed as they come; other late events wait for the final drain. The deadline
-    and cancellation apply as everywhere else; the action's own error is raised.
+    dialogs are dismissed as they come; other late events are left as after success. The
+    deadline and cancellation apply as everywhere else; the action's own error is raised.
     """
     while not act.done():
-        remaining = ctx.deadline.remaining_ms()
-        if remaining < 1:
-            raise ctx.deadline.timeout_error()
-        getter = asyncio.ensure_future(queue.get())
-        cancel_wait = asyncio.ensure_future(ctx.cancelled.wait())
-        done, _ = await asyncio.wait(
-            {act, getter, cancel_wait},
-            timeout=remaining / 1000,
-            return_when=asyncio.FIRST_COMPLETED,
-        )
-        cancel_wait.cancel()
-        if getter in done:
-            kind, payload = getter.result()
-            if kind == "dialog":
-                await _quietly(payload.dismiss())
-        else:
-            getter.cancel()
-        if ctx.cancelled.is_set():
-            raise OperationCancelled()
+        item = await _next_event(queue, act, ctx)
+        if item is not None and item[0] == "dialog":
+            await _quietly(item[1].dismiss())
     act.result()
 
 
@@ -288,27 +301,9 @@ async def action_and_wait(
         while outcome is None:
             if act.done() and act.exception() is not None:
                 raise act.exception()  # type: ignore[misc]
-            remaining = ctx.deadline.remaining_ms()
-            if remaining < 1:
-                raise ctx.deadline.timeout_error()
-            getter = asyncio.ensure_future(queue.get())
-            waiting: set[asyncio.Future[Any]] = {getter}
-            if not act.done():
-                waiting.add(act)
-            cancel_wait = asyncio.ensure_future(ctx.cancelled.wait())
-            waiting.add(cancel_wait)
-            done, _ = await asyncio.wait(
-                waiting, timeout=remaining / 1000, return_when=asyncio.FIRST_COMPLETED
-            )
-            cancel_wait.cancel()
-            if ctx.cancelled.is_set():
-                getter.cancel()
-                raise OperationCancelled()
-            if getter not in done:
-                getter.cancel()
-                continue
-            kind, payload = getter.result()
-            outcome = await _handle(kind, payload, wait, page, ctx)
+            item = await _next_event(queue, act, ctx)
+            if item is not None:
+                outcome = await _handle(*item, wait, page, ctx)
         await _settle_action(act, queue, ctx)
         return outcome
     except BaseException:
