@@ -186,6 +186,8 @@ _INT_SPECS: Final[tuple[_IntSpec, ...]] = (
         1_024,
         1_073_741_824,
     ),
+    _IntSpec("BROWSERMESH_MAX_STATE_ORIGINS", "max_state_origins", 50, 1, 1_000),
+    _IntSpec("BROWSERMESH_SHUTDOWN_GRACE_MS", "shutdown_grace_ms", 5_000, 0, 300_000),
 )
 
 _MAX_SESSIONS_PER_PRINCIPAL_SPEC: Final = _IntSpec(
@@ -349,6 +351,12 @@ class Config:
     max_saved_states: int = 100
     max_state_bytes: int = 1_048_576
     max_state_total_bytes: int = 16_777_216
+    # Origins (cookie domains + localStorage origins) one saved state may hold: restoring
+    # each costs Chromium a navigation, so a hostile page could make an unrestorable state.
+    max_state_origins: int = 50
+    # On SIGTERM/SIGINT/stdin close, in-flight calls get this long to finish before they are
+    # cancelled (0 = cancel at once).
+    shutdown_grace_ms: int = 5_000
     max_sessions_per_principal: int | None = None
     token_file_world_readable: bool = False
 

@@ -133,6 +133,8 @@ DEFAULTS: list[tuple[str, Any]] = [
     ("max_saved_states", 100),
     ("max_state_bytes", 1_048_576),
     ("max_state_total_bytes", 16_777_216),
+    ("max_state_origins", 50),
+    ("shutdown_grace_ms", 5_000),
     ("max_sessions_per_principal", None),
     ("token_file_world_readable", False),
 ]
@@ -200,6 +202,8 @@ INTS: list[tuple[str, str, int, int]] = [
     ("BROWSERMESH_MAX_SAVED_STATES", "max_saved_states", 1, 10_000),
     ("BROWSERMESH_MAX_STATE_BYTES", "max_state_bytes", 1_024, 67_108_864),
     ("BROWSERMESH_MAX_STATE_TOTAL_BYTES", "max_state_total_bytes", 1_024, 1_073_741_824),
+    ("BROWSERMESH_MAX_STATE_ORIGINS", "max_state_origins", 1, 1_000),
+    ("BROWSERMESH_SHUTDOWN_GRACE_MS", "shutdown_grace_ms", 0, 300_000),
     ("BROWSERMESH_MAX_SESSIONS_PER_PRINCIPAL", "max_sessions_per_principal", 1, 1_000),
 ]
 

@@ -62,6 +62,7 @@ def runtime_info(runtime: Runtime, transport: str) -> dict[str, Any]:
                 "maxStates": cfg.max_saved_states,
                 "maxStateBytes": cfg.max_state_bytes,
                 "maxTotalBytes": cfg.max_state_total_bytes,
+                "maxStateOrigins": cfg.max_state_origins,
             },
             "observability": {
                 "maxEventsPerRing": cfg.observability_events,
@@ -70,6 +71,7 @@ def runtime_info(runtime: Runtime, transport: str) -> dict[str, Any]:
                 "maxResponseBytes": cfg.observability_response_bytes,
             },
         },
+        "shutdownGraceMs": cfg.shutdown_grace_ms,
         "activeSessions": active,
         "failedSessions": failed,
     }
