@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import enum
 import re
+from collections.abc import Iterable
 from typing import Final
 from urllib.parse import unquote_plus, urlsplit
 
@@ -51,6 +52,7 @@ __all__ = [
     "REDACTED_URL",
     "SENSITIVE_NAME_PARTS",
     "TEXT_KEYWORDS",
+    "SecretValues",
     "cut_chars",
     "redact_text",
     "sanitize_url",
@@ -356,3 +358,41 @@ def redact_text(text: str, *, max_chars: int) -> str:
     redacted = _BEARER_RE.sub(_keep_prefix, text)
     redacted = _KEYWORD_RE.sub(_keep_prefix, redacted)
     return cut_chars(redacted, max_chars)
+
+
+class SecretValues:
+    """Exact values that must never leave the process (a page's password-field contents, §6.4).
+
+    Every page-derived string on its way out (snapshot text, ref names, element values, visible
+    text) goes through :meth:`text`, which replaces each value wherever it occurs, longest
+    first so that a value containing another is replaced whole.
+    """
+
+    __slots__ = ("_values",)
+
+    def __init__(self, values: Iterable[str] = ()) -> None:
+        self._values: list[str] = []
+        self.add(values)
+
+    def add(self, values: Iterable[str]) -> None:
+        """Add values (empty strings are ignored)."""
+        merged = set(self._values)
+        merged.update(v for v in values if isinstance(v, str) and v)
+        self._values = sorted(merged, key=len, reverse=True)
+
+    def __bool__(self) -> bool:
+        return bool(self._values)
+
+    def __repr__(self) -> str:  # never show the values themselves
+        return f"SecretValues(<{len(self._values)} values>)"
+
+    def text(self, text: str) -> str:
+        """`text` with every secret value replaced by ``[REDACTED]``."""
+        for value in self._values:
+            if value in text:
+                text = text.replace(value, REDACTED)
+        return text
+
+    def optional(self, text: str | None) -> str | None:
+        """:meth:`text` for an optional string."""
+        return None if text is None else self.text(text)

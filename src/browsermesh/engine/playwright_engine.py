@@ -28,13 +28,14 @@ from browsermesh.engine.protocol import ContextOptions, EngineEvents, HistorySte
 from browsermesh.engine.snapshot import Capture
 from browsermesh.errors import BrowserMeshError, ErrorCode
 from browsermesh.model.clock import Clock
-from browsermesh.model.deadline import OperationContext
+from browsermesh.model.deadline import Deadline, OperationContext
 from browsermesh.model.locators import Locator, RefTarget, Target
 from browsermesh.model.matchers import ActionSpec, Condition, WaitSpec
 from browsermesh.model.observe import PageObservations
 from browsermesh.model.paging import SnapshotOptions
 from browsermesh.model.png import ScreenshotLimits
 from browsermesh.model.text import well_formed
+from browsermesh.redact import SecretValues
 
 if TYPE_CHECKING:
     from playwright.async_api import Browser, BrowserContext, Page, Playwright
@@ -276,9 +277,11 @@ class PlaywrightEngine:
         return page.page.url
 
     async def title(self, page: PwPage, timeout_ms: float) -> str:  # type: ignore[override]
+        deadline = Deadline(max(1, int(timeout_ms)))
         try:
             title = await asyncio.wait_for(page.page.title(), timeout=timeout_ms / 1000)
-            return well_formed(title)
+            secrets = await snapshot.page_secrets(page.page, deadline, SecretValues())
+            return secrets.text(well_formed(title))
         except TimeoutError:
             raise BrowserMeshError(
                 ErrorCode.OPERATION_TIMEOUT, details={"timeoutMs": timeout_ms}
@@ -300,7 +303,8 @@ class PlaywrightEngine:
         text: str = await elements.on_locator(
             page.page, locator, ctx, "visible_text", elements.read_text
         )
-        return text
+        secrets = await snapshot.page_secrets(page.page, ctx.deadline, SecretValues())
+        return secrets.text(text)
 
     async def scroll(self, page: PwPage, dx: int, dy: int, ctx: OperationContext) -> None:  # type: ignore[override]
         try:

@@ -21,45 +21,56 @@ from browsermesh.model.aria import (
     cap_children,
     filter_interactive,
     parse_aria,
+    redact_tree,
     render_aria,
     strip_iframe_children,
 )
-from browsermesh.model.deadline import OperationContext
+from browsermesh.model.deadline import Deadline, OperationContext
 from browsermesh.model.locators import Locator, RefTarget
 from browsermesh.model.paging import SnapshotOptions, clip_retained
 from browsermesh.model.text import well_formed
+from browsermesh.redact import SecretValues
 
 if TYPE_CHECKING:
-    from playwright.async_api import ElementHandle
+    from playwright.async_api import ElementHandle, Page
     from playwright.async_api import Locator as PwLocator
 
     from browsermesh.engine.playwright_engine import PwPage
 
 MAX_SOURCE_NODES = 20_000
 MAX_SOURCE_CHARS = 2_000_000
-REDACTED = "[REDACTED]"
 
-# Counts nodes and characters under the scope, stopping as soon as a budget is exceeded, and
-# collects non-empty password values (redacted from the output, never returned to a client).
+# Counts nodes and characters under the scope, stopping as soon as a budget is exceeded.
 _SOURCE_BUDGET = """(root, limits) => {
   let nodes = 0, chars = 0;
-  const passwords = new Set();
   const walker = document.createTreeWalker(root, NodeFilter.SHOW_ELEMENT | NodeFilter.SHOW_TEXT);
   for (let n = root; n; n = walker.nextNode()) {
     nodes++;
     if (n.nodeType === 3) { chars += n.data.length; }
     else {
       for (const a of n.attributes) chars += a.name.length + a.value.length;
-      if (n.tagName === 'INPUT' && (n.type || '').toLowerCase() === 'password' && n.value) {
-        passwords.add(n.value); chars += n.value.length;
-      }
+      if (n.tagName === 'INPUT' && n.value) chars += n.value.length;
     }
     if (nodes > limits.nodes || chars > limits.chars) return {over: true, nodes, chars};
   }
-  return {over: false, nodes, chars, passwords: [...passwords]};
+  return {over: false, nodes, chars};
 }"""
-_PASSWORDS_AFTER = """root => [...root.querySelectorAll('input')]
-  .filter(i => (i.type || '').toLowerCase() === 'password' && i.value).map(i => i.value)"""
+# Every non-empty password value of one frame's document, open shadow roots included: the
+# whole page's values are redacted from any capture of it, whatever its scope (a "show
+# password" label elsewhere may copy one). Over `maxChars` in all, the answer is `null`.
+_FRAME_PASSWORDS = """maxChars => {
+  const out = new Set();
+  let chars = 0;
+  const visit = root => {
+    for (const el of root.querySelectorAll('*')) {
+      if (el.tagName === 'INPUT' && (el.type || '').toLowerCase() === 'password' && el.value
+          && !out.has(el.value)) { out.add(el.value); chars += el.value.length; }
+      if (el.shadowRoot) visit(el.shadowRoot);
+    }
+  };
+  visit(document);
+  return chars > maxChars ? null : [...out];
+}"""
 
 _ELEMENT_INFO = """els => els.map(e => {
   if (!e) return null;
@@ -173,7 +184,7 @@ async def _scope(
     return loc, root, False
 
 
-async def _source_budget(scope: PwLocator, ctx: OperationContext) -> list[str]:
+async def _source_budget(scope: PwLocator, ctx: OperationContext) -> None:
     result = await _timed(
         scope.evaluate(
             _SOURCE_BUDGET,
@@ -194,14 +205,43 @@ async def _source_budget(scope: PwLocator, ctx: OperationContext) -> list[str]:
             bound=bound,
             internal={"maxSourceNodes": MAX_SOURCE_NODES, "maxSourceChars": MAX_SOURCE_CHARS},
         )
-    return list(result.get("passwords") or [])
 
 
-def redact_passwords(text: str, values: set[str]) -> str:
-    """Replace every distinct non-empty password value, longest first."""
-    for value in sorted((v for v in values if v), key=len, reverse=True):
-        text = text.replace(value, REDACTED)
-    return text
+async def page_secrets(page: Page, deadline: Deadline, into: SecretValues) -> SecretValues:
+    """Add the password values of every frame of `page` to `into` (within the deadline).
+
+    A frame that detaches or navigates meanwhile is skipped (its document, and its values,
+    are gone); a page whose values exceed the source budget cannot be captured at all.
+    """
+
+    async def one(frame: Any) -> list[str] | None:
+        try:
+            values = await asyncio.wait_for(
+                frame.evaluate(_FRAME_PASSWORDS, MAX_SOURCE_CHARS),
+                timeout=deadline.budget_ms() / 1000,
+            )
+        except TimeoutError:
+            raise deadline.timeout_error() from None
+        except BrowserMeshError:
+            raise
+        except Exception:
+            return []
+        return None if values is None else [well_formed(str(v)) for v in values]
+
+    for values in await asyncio.gather(*(one(f) for f in page.frames)):
+        if values is None:
+            raise BrowserMeshError(
+                ErrorCode.LIMIT_EXCEEDED, bound=Bound("sourceChars", "<=", MAX_SOURCE_CHARS)
+            )
+        into.add(values)
+    return into
+
+
+def redact_capture(cap: Capture, secrets: SecretValues) -> Capture:
+    """The one exit of a capture: its text and every string of every ref pass `secrets`."""
+    cap.content = secrets.text(cap.content)
+    cap.refs = [{k: secrets.text(v) for k, v in ref.items()} for ref in cap.refs]
+    return cap
 
 
 async def _handles(
@@ -220,19 +260,21 @@ async def _handles(
     return handles
 
 
-def _info(raw: dict[str, Any] | None) -> ElementInfo | None:
+def _info(raw: dict[str, Any] | None, secrets: SecretValues) -> ElementInfo | None:
     if not raw:
         return None
+
+    def clean(value: Any) -> str:
+        return secrets.text(well_formed(str(value)))
+
     return ElementInfo(
         tag=str(raw["tag"])[:32],
         native_select=bool(raw["native_select"]),
         editable_combobox=bool(raw["editable_combobox"]),
-        value=well_formed(raw["value"]) if isinstance(raw["value"], str) else None,
+        value=clean(raw["value"]) if isinstance(raw["value"], str) else None,
         password=bool(raw["password"]),
-        selected_label=well_formed(str(raw["selected_label"]))
-        if raw["selected_label"] is not None
-        else None,
-        options=tuple((well_formed(str(o[0])), bool(o[1]), bool(o[2])) for o in raw["options"]),
+        selected_label=clean(raw["selected_label"]) if raw["selected_label"] is not None else None,
+        options=tuple((clean(o[0]), bool(o[1]), bool(o[2])) for o in raw["options"]),
         checked=raw["checked"],
         expanded=raw["expanded"],
         pressed=bool(raw["pressed"]),
@@ -251,7 +293,8 @@ async def capture(
 ) -> Capture:
     """Capture the scope in `opts.format`; registers new refs when refs were requested."""
     scope_loc, root, in_region = await _scope(page, scope, ctx)
-    passwords = set(await _source_budget(scope_loc, ctx))
+    await _source_budget(scope_loc, ctx)
+    secrets = await page_secrets(page.page, ctx.deadline, SecretValues())
     with_refs = opts.format == "actions" or opts.include_refs
     raw = await _timed(
         scope_loc.aria_snapshot(
@@ -274,15 +317,32 @@ async def capture(
     tag = f"s{base36(generation)}"
     entries: dict[str, RefEntry] = {}
     fetched: list[ElementHandle | None] = []
-    needs_tree = with_refs or opts.interactive_only or opts.max_children is not None
+    # With secrets on the page the tree is always parsed, so that they are replaced in names
+    # and values before anything is built from them (YAML quoting could hide them from a
+    # replacement in the raw text).
+    needs_tree = (
+        with_refs or opts.interactive_only or opts.max_children is not None or bool(secrets)
+    )
     if not needs_tree:
         text = raw
     else:
         nodes = await asyncio.to_thread(parse_aria, raw)
+        redact_tree(nodes, secrets)
         strip_iframe_children(nodes)
         if opts.format == "actions":
             text = await _action_table(
-                page, nodes, opts, root, tag, in_region, ctx, entries, refs, omissions, fetched
+                page,
+                nodes,
+                opts,
+                root,
+                tag,
+                in_region,
+                ctx,
+                entries,
+                refs,
+                omissions,
+                fetched,
+                secrets,
             )
         else:
             if opts.interactive_only:
@@ -298,12 +358,10 @@ async def capture(
                 )
             text = await asyncio.to_thread(render_aria, nodes, lambda n: tokens.get(id(n)))
     # Values are read before and after capture: a value typed meanwhile is redacted too.
-    after = await _timed(
-        scope_loc.evaluate(_PASSWORDS_AFTER, timeout=ctx.deadline.budget_ms()), ctx
-    )
-    passwords.update(after or [])
-    text = redact_passwords(text, passwords)
-    content, clipped = clip_retained(text)
+    await page_secrets(page.page, ctx.deadline, secrets)
+    redacted = redact_capture(Capture(text, refs), secrets)
+    content, clipped = clip_retained(redacted.content)
+    refs = redacted.refs
     omissions["sourceLimitReached"] = clipped
     if with_refs:
         old = page.refs.advance(generation)
@@ -378,6 +436,7 @@ async def _action_table(
     refs: list[dict[str, str]],
     omissions: dict[str, Any],
     fetched: list[ElementHandle | None],
+    secrets: SecretValues,
 ) -> str:
     candidates = table_candidates(nodes, scope_in_region=in_region)
     handles = await _handles(root, candidates, ctx, fetched)
@@ -389,15 +448,15 @@ async def _action_table(
         for node, handle in zip(candidates, handles, strict=True):
             if handle is None:
                 continue
-            info = _info(next(it))
+            info = _info(next(it), secrets)
             if info is not None and node.pw_ref:
                 infos[node.pw_ref] = info
     by_ref = {n.pw_ref: h for n, h in zip(candidates, handles, strict=True) if h is not None}
-    title = well_formed(await _timed(page.page.title(), ctx))
+    title = secrets.text(well_formed(await _timed(page.page.title(), ctx)))
     table = build_action_table(
         nodes,
         title=title,
-        url=page.page.url,
+        url=secrets.text(page.page.url),
         info=infos,
         element_token=lambda i: f"{tag}e{i}",
         region_token=lambda i: f"{tag}r{i}",

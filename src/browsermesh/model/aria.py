@@ -41,7 +41,7 @@ from ruamel.yaml.events import (
 
 from browsermesh.errors import BrowserMeshError, ErrorCode
 from browsermesh.model.text import well_formed
-from browsermesh.redact import cut_chars
+from browsermesh.redact import SecretValues, cut_chars
 
 __all__ = [
     "INTERACTIVE_ROLES",
@@ -53,6 +53,7 @@ __all__ = [
     "json_literal",
     "make_key",
     "parse_aria",
+    "redact_tree",
     "render_aria",
     "strip_iframe_children",
     "subtree_size",
@@ -562,3 +563,24 @@ def render_aria(nodes: Iterable[AriaNode], ref_token: Callable[[AriaNode], str |
             lines.append(inner + "text: " + _escape_value(node.value))
         stack.extend((child, depth + 1) for child in reversed(node.children))
     return "\n".join(lines)
+
+
+def redact_tree(nodes: Iterable[AriaNode], secrets: SecretValues) -> None:
+    """Replace every secret value in every node's name, key, value, properties and attributes.
+
+    Applied to a tree as soon as it is parsed, so nothing built from it afterwards (rendered
+    YAML, action-table lines, ref names) can carry a secret. The key is rebuilt from the
+    redacted name: the name sits in it JSON-quoted, which a plain replacement could miss.
+    """
+    if not secrets:
+        return
+    for node in iter_nodes(nodes):
+        if node.name is not None:
+            clean = secrets.text(node.name)
+            if clean != node.name:
+                node.key = node.key.replace(json_literal(node.name), json_literal(clean), 1)
+                node.name = clean
+        node.key = secrets.text(node.key)
+        node.value = secrets.optional(node.value)
+        node.props = [(k, secrets.text(v)) for k, v in node.props]
+        node.attrs = [secrets.text(a) for a in node.attrs]
