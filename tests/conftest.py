@@ -108,7 +108,9 @@ async def mcp_client(request: pytest.FixtureRequest, runtime: Runtime) -> AsyncI
         yield ToolClient(client, tools)
 
 
-def spawn_stdio_server(tmp_path: Path, marker: str) -> subprocess.Popen[bytes]:
+def spawn_stdio_server(
+    tmp_path: Path, marker: str, extra_env: dict[str, str] | None = None
+) -> subprocess.Popen[bytes]:
     """A headless `python -m browsermesh` stdio server with pipes; its environment carries
     `marker` (BM_TEST_MARKER), so `chromium_pids_with_marker` finds the Chromium it launches."""
     env = {
@@ -117,6 +119,7 @@ def spawn_stdio_server(tmp_path: Path, marker: str) -> subprocess.Popen[bytes]:
         "BM_TEST_MARKER": marker,
         "BROWSERMESH_DATA_DIR": str(tmp_path / "d"),
         "BROWSERMESH_LOG_LEVEL": "info",
+        **(extra_env or {}),
     }
     return subprocess.Popen(
         [sys.executable, "-m", "browsermesh"],
