@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from browsermesh.model.jsonvalue import bound_result
+from browsermesh.model.jsonvalue import bound_page_json, bound_result
 from browsermesh.model.text import well_formed
 
 # High surrogates only: a high one followed by a low one would be a valid pair (joined).
@@ -51,3 +52,18 @@ def test_shared_references_cost_bounded_work() -> None:
         node = {"x": node, "y": node}
     value, truncated = bound_result(node)
     assert truncated is True and isinstance(value, str) and len(value.encode()) <= 65_536
+
+
+def test_page_json_is_parsed_and_bounded_like_a_value() -> None:
+    assert bound_page_json('{"k\\ud800":[1,null]}', False) == ({"k\ufffd": [1, None]}, False)
+
+
+def test_a_cut_page_json_becomes_its_prefix() -> None:
+    text = "[" + ",".join(["1"] * 40_000) + ","
+    value, truncated = bound_page_json(text, True)
+    assert truncated and value == text[:65_536]
+
+
+def test_page_json_that_is_not_json_is_refused() -> None:
+    with pytest.raises(ValueError):
+        bound_page_json("[1,", False)

@@ -22,8 +22,9 @@ from browsermesh.engine.backends import (
     release,
 )
 from browsermesh.engine.backends import running_as_root as running_as_root
-from browsermesh.engine.classify import browser_error, navigation_error, raw_cause
+from browsermesh.engine.classify import browser_error, navigation_error
 from browsermesh.engine.elements import RefRegistry
+from browsermesh.engine.evaluate import evaluate_in_page
 from browsermesh.engine.protocol import ContextOptions, EngineEvents, HistoryStep
 from browsermesh.engine.snapshot import Capture
 from browsermesh.errors import BrowserMeshError, ErrorCode
@@ -352,23 +353,10 @@ class PlaywrightEngine:
 
     async def evaluate(  # type: ignore[override]
         self, page: PwPage, expression: str, arg: Any, ctx: OperationContext
-    ) -> Any:
-        """Caller JavaScript in the page's main world (the `eval` profile only)."""
-        try:
-            return await asyncio.wait_for(
-                page.page.evaluate(expression, arg), timeout=ctx.deadline.budget_ms() / 1000
-            )
-        except TimeoutError:
-            # Evaluation cannot be aborted inside the page; the result is abandoned.
-            raise ctx.deadline.timeout_error() from None
-        except BrowserMeshError:
-            raise
-        except Exception as exc:
-            raise BrowserMeshError(
-                ErrorCode.BROWSER_ERROR,
-                details={"operation": "evaluate", "reason": "other"},
-                cause=raw_cause(exc),
-            ) from None
+    ) -> tuple[Any, bool]:
+        """Caller JavaScript in the page's main world (the `eval` profile only), converted to
+        bounded JSON in the page: `(result, truncated)`."""
+        return await evaluate_in_page(page.page, expression, arg, ctx)
 
     def observe(self, page: PwPage, sink: PageObservations) -> None:  # type: ignore[override]
         """Feed the page's console, error and network events into `sink` (metadata only:

@@ -1,4 +1,9 @@
-"""Bounding evaluation results (contract §10): JSON-safe conversion and a byte budget."""
+"""Bounding evaluation results (contract §10): JSON-safe conversion and a byte budget.
+
+The page converts the value itself (engine/evaluate.py) and hands back at most a little more
+than `MAX_JSON_BYTES` of compact JSON text; `bound_page_json` turns that text into the result.
+`bound_result` is the bound for a value already in Python.
+"""
 
 from __future__ import annotations
 
@@ -72,6 +77,22 @@ def to_json_value(value: Any, walk: _Walk | None = None, depth: int = 0) -> Any:
 
 def compact(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+
+
+def bound_page_json(text: str, cut: bool) -> tuple[Any, bool]:
+    """(result, truncated) from the page's compact JSON text of a value.
+
+    `cut`: the page stopped converting because the text passed `MAX_JSON_BYTES`, so the text is
+    the start of the value's JSON and its prefix is the result. Otherwise the text is parsed and
+    bounded like any value (it may still pass the budget where Python writes a number longer
+    than JavaScript does, e.g. ``1e-07``).
+
+    Raises:
+        ValueError: the text is not JSON (a page that replaced the builtins the conversion uses).
+    """
+    if cut:
+        return fit_prefix(text, len(text), MAX_JSON_BYTES), True
+    return bound_result(json.loads(text))
 
 
 def bound_result(value: Any) -> tuple[Any, bool]:

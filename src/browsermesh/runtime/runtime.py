@@ -19,7 +19,7 @@ from browsermesh.errors import Bound, BrowserMeshError, ErrorCode, internal_erro
 from browsermesh.log import EventLog
 from browsermesh.model.clock import Clock, iso_from_epoch
 from browsermesh.model.deadline import Deadline, OperationCancelled, OperationContext
-from browsermesh.model.jsonvalue import MAX_JSON_BYTES, bound_result
+from browsermesh.model.jsonvalue import MAX_JSON_BYTES
 from browsermesh.model.jsonvalue import compact as compact_json
 from browsermesh.model.locators import Locator, RefTarget, parse_locator, parse_ref, parse_target
 from browsermesh.model.matchers import parse_action, parse_condition, parse_wait
@@ -868,8 +868,7 @@ class Runtime:
         async def job(
             rec: SessionRecord, page: PageRecord, ctx: OperationContext
         ) -> tuple[Any, bool]:
-            value = await self.engine.evaluate(page.handle, expression, arg, ctx)
-            return bound_result(value)
+            return await self.engine.evaluate(page.handle, expression, arg, ctx)
 
         return await self.run_page_op(
             principal, session_id, page_id, "browser_evaluate", timeout_ms, job

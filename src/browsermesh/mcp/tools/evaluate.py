@@ -31,7 +31,9 @@ def specs() -> list[ToolSpec]:
             "Evaluate JavaScript in page",
             "Runs arbitrary JavaScript in the page with the page's privileges and returns its "
             "JSON result (bounded); the only BrowserMesh tool that runs caller JavaScript. A "
-            "function expression is called with arg; promises are awaited.",
+            "function expression is called with arg; promises are awaited. Forms: undefined/NaN/"
+            'Infinity -> null, BigInt -> "5n", Date -> ISO, Map -> [[k,v],...], Set -> [...], '
+            'a cycle -> "[Circular]"; over 65,536 bytes: a JSON-prefix string, truncated=true.',
             "eval",
             False,
             True,
