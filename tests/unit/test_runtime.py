@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import AsyncIterator
 
 import pytest
@@ -289,3 +290,53 @@ async def test_timeout_and_url_validation(rig) -> None:
         assert await code_of(runtime.navigate("local", sid, page_id, url, None)) is (
             ErrorCode.INVALID_ARGUMENT
         )
+
+
+async def test_close_aborts_a_job_that_overruns_its_deadline(
+    rig, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A job that never honours its deadline (a page that never yields) cannot hold the close."""
+    import browsermesh.runtime.runtime as runtime_module
+
+    monkeypatch.setattr(runtime_module, "CLOSE_OVERRUN_S", 0.2)
+    runtime, engine, records = rig
+    _, view, page_id = await runtime.create_session()
+    sid = view["sessionId"]
+    engine.gate = asyncio.Event()  # navigate never returns
+    stuck = asyncio.create_task(runtime.navigate("local", sid, page_id, "http://a.test/", 100))
+    await asyncio.sleep(0.01)
+    started = time.monotonic()
+    _, closed = await asyncio.wait_for(runtime.close_session("local", sid), timeout=5)
+    assert closed["status"] == "closed"
+    assert time.monotonic() - started < 0.1 + 0.2 + 1.0
+    assert await code_of(stuck) == ErrorCode.RUNTIME_SHUTTING_DOWN
+    assert any(r["type"] == "session.drain_aborted" for r in records)
+
+
+async def test_shutdown_grace_then_in_flight_work_is_cancelled(tmp_path: object) -> None:
+    engine = FakeEngine()
+    config = default_config(timeout_ms=60_000, shutdown_grace_ms=100, data_dir=tmp_path)
+    runtime = Runtime(config, engine, EventLog("silent"))
+    _, view, page_id = await runtime.create_session()
+    engine.gate = asyncio.Event()
+    in_flight = asyncio.create_task(
+        runtime.navigate("local", view["sessionId"], page_id, "http://a.test/", 60_000)
+    )
+    await asyncio.sleep(0.01)
+    started = time.monotonic()
+    await asyncio.wait_for(runtime.shutdown(), timeout=5)
+    assert time.monotonic() - started < 1.0  # the grace, not the call's 60 s budget
+    assert await code_of(in_flight) == ErrorCode.RUNTIME_SHUTTING_DOWN
+
+
+async def test_shutdown_lets_work_finish_within_the_grace(tmp_path: object) -> None:
+    engine = FakeEngine(delay=0.05)
+    config = default_config(shutdown_grace_ms=2_000, data_dir=tmp_path)
+    runtime = Runtime(config, engine, EventLog("silent"))
+    _, view, page_id = await runtime.create_session()
+    in_flight = asyncio.create_task(
+        runtime.navigate("local", view["sessionId"], page_id, "http://a.test/", None)
+    )
+    await asyncio.sleep(0.01)
+    await runtime.shutdown()
+    assert (await in_flight)[1] == "http://a.test/"

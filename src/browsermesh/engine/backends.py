@@ -44,6 +44,9 @@ QUIET_FLAGS = (
 )
 
 ENDPOINT_BACKOFF_S = 30.0
+BROWSER_CLOSE_S = 5.0
+"""Closing (or disconnecting from) a browser, or one of our contexts on it, may take this long:
+shutdown goes on past a browser that does not answer."""
 """How long a failed browser-server endpoint is skipped by placement (§14.3)."""
 
 LAUNCH_OPTIONS_HEADER = "x-playwright-launch-options"
@@ -223,7 +226,7 @@ class BrowserSlot:
 
     async def _close(self, browser: Browser, owned: list[BrowserContext]) -> None:
         try:
-            await browser.close()
+            await asyncio.wait_for(browser.close(), timeout=BROWSER_CLOSE_S)
         except Exception as exc:
             raise browser_error(exc) from None
 
@@ -272,7 +275,10 @@ class CdpSlot(BrowserSlot):
     async def _close(self, browser: Browser, owned: list[BrowserContext]) -> None:
         # Only the contexts we created; the browser's own contexts and pages stay as they are,
         # and closing a CDP connection only disconnects (the remote process keeps running).
-        results = await asyncio.gather(*(c.close() for c in owned), return_exceptions=True)
+        results = await asyncio.gather(
+            *(asyncio.wait_for(c.close(), timeout=BROWSER_CLOSE_S) for c in owned),
+            return_exceptions=True,
+        )
         failed = next((r for r in results if isinstance(r, Exception)), None)
         await super()._close(browser, owned)
         if failed is not None:

@@ -11,10 +11,11 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from browsermesh.engine.bounded import quietly, within
 from browsermesh.engine.classify import classify_reason, raw_cause
 from browsermesh.errors import BrowserMeshError, ErrorCode
 from browsermesh.model.clock import Clock
-from browsermesh.model.deadline import OperationContext
+from browsermesh.model.deadline import Deadline, OperationContext
 from browsermesh.model.locators import Locator, RefTarget, Selector, Target
 from browsermesh.model.text import well_formed
 
@@ -24,6 +25,7 @@ if TYPE_CHECKING:
 
 REF_TTL_S = 30.0
 FRAME_POLL_MS = 25
+PROBE_RESERVE_MS = 250
 
 # The `operation` error detail of each element operation (§16.4 allowlist).
 OPERATION_DETAIL = {
@@ -79,11 +81,9 @@ class RefRegistry:
 
 
 async def release(entries: list[RefEntry]) -> None:
-    """Dispose handles of replaced refs; a failure is surfaced as BROWSER_ERROR."""
-    results = await asyncio.gather(*(e.handle.dispose() for e in entries), return_exceptions=True)
-    failures = [r for r in results if isinstance(r, Exception)]
-    if failures:
-        raise BrowserMeshError(ErrorCode.BROWSER_ERROR, cause=raw_cause(failures[0]))
+    """Dispose handles of replaced refs. Best effort and bounded: a handle that cannot be
+    released (its page is busy or gone) is freed with its document or context anyway."""
+    await asyncio.gather(*(quietly(e.handle.dispose()) for e in entries))
 
 
 Root = Any  # Page or FrameLocator: both offer get_by_role/locator/...
@@ -210,9 +210,13 @@ async def on_locator(
         raise _timeout(ctx, op, cause) from None
 
 
-async def _connected(handle: ElementHandle) -> bool:
+async def _connected(handle: ElementHandle, deadline: Deadline) -> bool:
+    """Whether the handle's element is still in its document; OPERATION_TIMEOUT when the page
+    cannot answer within the deadline (a busy page is not a stale ref)."""
     try:
-        return bool(await handle.evaluate("e => e.isConnected"))
+        return bool(await within(handle.evaluate("e => e.isConnected"), deadline))
+    except BrowserMeshError:
+        raise
     except Exception:
         return False
 
@@ -222,7 +226,7 @@ async def on_ref(
 ) -> Any:
     """Run `call(element_handle, timeout_ms)` for a live ref; anything else is stale."""
     entry = registry.lookup(ref.token)
-    if not await _connected(entry.handle):
+    if not await _connected(entry.handle, ctx.deadline):
         registry.entries.pop(ref.token, None)
         raise BrowserMeshError(ErrorCode.STALE_ELEMENT_REFERENCE)
     try:
@@ -231,8 +235,15 @@ async def on_ref(
         raise
     except Exception as exc:
         cause = raw_cause(exc)
-        if classify_reason(exc) == "timeout" and await _connected(entry.handle):
-            raise _timeout(ctx, op, cause) from None
+        if classify_reason(exc) == "timeout":
+            # Playwright gave up at the budget: stale only if the element has really gone.
+            # The check gets a short reserve of its own, since the budget is spent.
+            try:
+                gone = not await _connected(entry.handle, Deadline(PROBE_RESERVE_MS))
+            except BrowserMeshError:
+                gone = False  # the page cannot answer: a timeout, not a stale ref
+            if not gone:
+                raise _timeout(ctx, op, cause) from None
         raise BrowserMeshError(ErrorCode.STALE_ELEMENT_REFERENCE, cause=cause) from None
 
 

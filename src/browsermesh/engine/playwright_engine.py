@@ -12,7 +12,7 @@ import itertools
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from browsermesh.engine import capture, elements, snapshot, waits
+from browsermesh.engine import capture, elements, navigation, snapshot, waits
 from browsermesh.engine.backends import QUIET_FLAGS as QUIET_FLAGS
 from browsermesh.engine.backends import (
     Backend,
@@ -22,6 +22,7 @@ from browsermesh.engine.backends import (
     release,
 )
 from browsermesh.engine.backends import running_as_root as running_as_root
+from browsermesh.engine.bounded import within
 from browsermesh.engine.classify import browser_error, navigation_error
 from browsermesh.engine.elements import RefRegistry
 from browsermesh.engine.evaluate import evaluate_in_page
@@ -41,6 +42,9 @@ from browsermesh.redact import SecretValues
 if TYPE_CHECKING:
     from playwright.async_api import Browser, BrowserContext, Page, Playwright
 
+CLOSE_STEP_MS = 5_000
+"""Each step of closing (a context, the browser, the driver) may take this long, then the next
+step goes ahead: a page that never yields must not hold up session close or shutdown."""
 _TWO_FRAMES = "() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))"
 
 
@@ -155,7 +159,9 @@ class PlaywrightEngine:
         pw, self._pw = self._pw, None
         if pw is not None:
             try:
-                await pw.stop()
+                # Stopping the driver ends the browsers it launched (their pipe closes); if it
+                # does not answer, process exit closes that pipe anyway.
+                await within(pw.stop(), Deadline(CLOSE_STEP_MS))
             except Exception as exc:
                 error = error or browser_error(exc)
         if error is not None:
@@ -191,7 +197,12 @@ class PlaywrightEngine:
     async def close_context(self, context: PwContext) -> None:  # type: ignore[override]
         slot = context.slot
         try:
-            await context.context.close()
+            await within(context.context.close(), Deadline(CLOSE_STEP_MS))
+        except BrowserMeshError:
+            # Not closed in time: the context is left to the browser's own close at shutdown.
+            raise BrowserMeshError(
+                ErrorCode.BROWSER_ERROR, cause="context close timed out"
+            ) from None
         except Exception as exc:
             owner = context.context.browser
             if owner is None or owner is not slot.browser or not owner.is_connected():
@@ -200,10 +211,15 @@ class PlaywrightEngine:
         finally:
             slot.forget(context.context)
 
-    async def storage_state(self, context: PwContext) -> dict[str, Any]:  # type: ignore[override]
+    async def storage_state(self, context: PwContext, timeout_ms: float) -> dict[str, Any]:  # type: ignore[override]
+        """The context's cookies and every origin's storage, within `timeout_ms`: reading a
+        busy page's localStorage never answers, so the wait is ours, not Playwright's."""
         try:
-            state: dict[str, Any] = dict(await context.context.storage_state())
+            raw = await within(context.context.storage_state(), Deadline(max(1, int(timeout_ms))))
+            state: dict[str, Any] = dict(raw)
             return state
+        except BrowserMeshError:
+            raise
         except Exception as exc:
             raise browser_error(exc) from None
 
@@ -255,11 +271,7 @@ class PlaywrightEngine:
             raise browser_error(exc) from None
 
     async def navigate(self, page: PwPage, url: str, timeout_ms: float) -> str:  # type: ignore[override]
-        try:
-            await page.page.goto(url, wait_until="load", timeout=timeout_ms)
-        except Exception as exc:
-            raise navigation_error(exc, url, timeout_ms) from None
-        return page.page.url
+        return await navigation.goto(page.page, url, timeout_ms)
 
     async def history(self, page: PwPage, step: HistoryStep, timeout_ms: float) -> str:  # type: ignore[override]
         p = page.page

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from browsermesh.engine import elements
+from browsermesh.engine.bounded import quietly
 from browsermesh.engine.classify import classify_reason, raw_cause
 from browsermesh.engine.elements import REF_TTL_S, RefEntry
 from browsermesh.errors import Bound, BrowserMeshError, ErrorCode
@@ -377,7 +378,7 @@ async def capture(
 async def _dispose_unused(fetched: list[ElementHandle | None], kept: set[int]) -> None:
     """Handles read for the capture but not registered as refs are released at once."""
     unused = [h for h in fetched if h is not None and id(h) not in kept]
-    await asyncio.gather(*(h.dispose() for h in unused), return_exceptions=True)
+    await asyncio.gather(*(quietly(h.dispose()) for h in unused))
 
 
 async def _aria_refs(

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from browsermesh.engine import elements
+from browsermesh.engine.bounded import quietly
 from browsermesh.engine.classify import raw_cause
 from browsermesh.errors import BrowserMeshError, ErrorCode
 from browsermesh.model.deadline import OperationCancelled, OperationContext
@@ -137,11 +138,6 @@ def _unexpected(expected: str, actual: str, **extra: Any) -> BrowserMeshError:
     )
 
 
-async def _quietly(awaitable: Any) -> None:
-    with contextlib.suppress(Exception):
-        await awaitable
-
-
 @dataclass(eq=False)
 class WaitOutcome:
     """The matched event: a result object, or a popup page the runtime must register."""
@@ -157,10 +153,10 @@ async def _handle(
     if kind == "dialog":
         dialog = payload
         if not isinstance(wait, DialogWait):
-            await _quietly(dialog.dismiss())
+            await quietly(dialog.dismiss())
             raise _unexpected(expected, "dialog", actualDialogType=dialog.type)
         if dialog.type != wait.dialog_type:
-            await _quietly(dialog.dismiss())
+            await quietly(dialog.dismiss())
             raise BrowserMeshError(
                 ErrorCode.BROWSER_ERROR,
                 internal={"expectedDialogType": wait.dialog_type, "actualDialogType": dialog.type},
@@ -183,12 +179,12 @@ async def _handle(
             else:
                 await dialog.dismiss()
         except Exception as exc:
-            await _quietly(dialog.dismiss())
+            await quietly(dialog.dismiss())
             raise BrowserMeshError(ErrorCode.BROWSER_ERROR, cause=raw_cause(exc)) from None
         return WaitOutcome(event)
     if kind == "popup":
         if not isinstance(wait, PopupWait):
-            await _quietly(payload.close())
+            await quietly(payload.close())
             raise _unexpected(expected, "popup")
         return WaitOutcome({"kind": "popup"}, popup=payload)
     if kind == "navigation" and isinstance(wait, NavigationWait):
@@ -269,7 +265,7 @@ async def _settle_action(
     while not act.done():
         item = await _next_event(queue, act, ctx)
         if item is not None and item[0] == "dialog":
-            await _quietly(item[1].dismiss())
+            await quietly(item[1].dismiss())
     act.result()
 
 
@@ -308,7 +304,7 @@ async def action_and_wait(
         return outcome
     except BaseException:
         if outcome is not None and outcome.popup is not None:
-            await _quietly(outcome.popup.close())
+            await quietly(outcome.popup.close())
         if not act.done():
             act.cancel()
         raise
@@ -319,8 +315,8 @@ async def action_and_wait(
         while not queue.empty():
             kind, payload = queue.get_nowait()
             if kind == "dialog":
-                await _quietly(payload.dismiss())
+                await quietly(payload.dismiss())
             elif kind == "popup" and outcome is None:
-                await _quietly(payload.close())
+                await quietly(payload.close())
         if act.done() and not act.cancelled():
             act.exception()  # retrieved: never reported as unobserved

@@ -11,6 +11,7 @@ import asyncio
 from collections.abc import Awaitable, Callable
 from typing import TypeVar
 
+from browsermesh.errors import BrowserMeshError, ErrorCode
 from browsermesh.model.deadline import OperationCancelled, OperationContext
 
 T = TypeVar("T")
@@ -21,7 +22,8 @@ class SessionQueue:
 
     def __init__(self) -> None:
         self._tail: asyncio.Task[object] | None = None
-        self._tasks: set[asyncio.Task[object]] = set()
+        self._tasks: dict[asyncio.Task[object], OperationContext] = {}
+        self._aborted: set[asyncio.Task[object]] = set()
         self.pending = 0
 
     def submit(self, ctx: OperationContext, job: Callable[[], Awaitable[T]]) -> asyncio.Task[T]:
@@ -38,20 +40,56 @@ class SessionQueue:
                 ctx.deadline.budget_ms()  # expired while queued: never touch the browser
                 ctx.started = True
                 return await job()
+            except asyncio.CancelledError:
+                if task in self._aborted:
+                    # Aborted by the runtime (shutdown past its grace, or a close whose drain
+                    # overran): the caller gets a classified answer, not a cancellation.
+                    raise BrowserMeshError(ErrorCode.RUNTIME_SHUTTING_DOWN) from None
+                raise
             finally:
                 self.pending -= 1
 
         task: asyncio.Task[T] = asyncio.get_running_loop().create_task(run())
         self._tail = task  # type: ignore[assignment]
-        self._tasks.add(task)  # type: ignore[arg-type]
-        task.add_done_callback(self._tasks.discard)  # type: ignore[arg-type]
+        self._tasks[task] = ctx  # type: ignore[index]
+        task.add_done_callback(self._forget)  # type: ignore[arg-type]
         # Retrieve the exception so asyncio never reports it as unobserved.
         task.add_done_callback(lambda t: t.cancelled() or t.exception())
         return task
 
+    def _forget(self, task: asyncio.Task[object]) -> None:
+        self._tasks.pop(task, None)
+        self._aborted.discard(task)
+
     @property
     def busy(self) -> bool:
         return self.pending > 0
+
+    def latest_deadline(self, *, before: asyncio.Task[object] | None = None) -> float:
+        """The latest absolute deadline (monotonic seconds) among jobs not yet settled (only
+        those accepted before `before`, when given); 0.0 when there are none. Every job is
+        bounded by its deadline, so a drain ends by then unless a job overruns it."""
+        latest = 0.0
+        for task, ctx in self._tasks.items():
+            if task is before:
+                break
+            latest = max(latest, ctx.deadline.expires_at)
+        return latest
+
+    def abort(self, *, keep: asyncio.Task[object] | None = None) -> int:
+        """Cancel every job not yet settled except `keep`; returns how many were aborted.
+
+        Queued jobs are skipped, running ones are interrupted at their current await; each
+        caller gets RUNTIME_SHUTTING_DOWN."""
+        aborted = 0
+        for task, ctx in list(self._tasks.items()):
+            if task is keep or task.done():
+                continue
+            ctx.cancelled.set()
+            self._aborted.add(task)
+            task.cancel()
+            aborted += 1
+        return aborted
 
     async def drain(self) -> None:
         """Wait until every job accepted so far has settled."""

@@ -97,6 +97,8 @@ def validate_http_url(url: object) -> str:
 
 
 POPUP_CLOSE_GRACE_MS = 1_000
+CLOSE_OVERRUN_S = 2.0
+"""How long a session close waits past the latest deadline of the work queued before it."""
 """How long closing a popup over the page limit may take past the call's deadline."""
 
 
@@ -512,10 +514,22 @@ class Runtime:
                 await self._close_now(rec, reason, ctx.operation_id)
 
             queued = rec.queue.submit(ctx, close_job)
-            task = asyncio.get_running_loop().create_task(_settle(queued))
+            task = asyncio.get_running_loop().create_task(self._bounded_close(rec, queued))
             self._close_tasks[rec.session_id] = task
             task.add_done_callback(lambda _t: self._close_tasks.pop(rec.session_id, None))
         await asyncio.shield(task)
+
+    async def _bounded_close(self, rec: SessionRecord, queued: asyncio.Task[None]) -> None:
+        """Let the close job drain the work accepted before it, but never past the latest of
+        that work's deadlines plus a short overrun: a job that overruns its deadline (a page
+        that never yields) is aborted so that the close, and shutdown behind it, go on."""
+        while not queued.done():
+            latest = rec.queue.latest_deadline(before=queued)  # type: ignore[arg-type]
+            wait_s = max(0.0, latest - time.monotonic()) + CLOSE_OVERRUN_S
+            await asyncio.wait({queued}, timeout=wait_s)
+            if not queued.done() and rec.queue.abort(keep=queued):  # type: ignore[arg-type]
+                self.log.warn("session.drain_aborted", sessionId=rec.session_id)
+        await _settle(queued)
 
     async def _close_now(self, rec: SessionRecord, reason: str, op_id: str) -> None:
         failure: BrowserMeshError | None = None
@@ -560,7 +574,7 @@ class Runtime:
 
         async def job(rec: SessionRecord, ctx: OperationContext) -> dict[str, str]:
             assert rec.context is not None
-            state = await self.engine.storage_state(rec.context)
+            state = await self.engine.storage_state(rec.context, ctx.deadline.budget_ms())
             view: dict[str, str] = await repo.save(rec.principal, valid, state)
             return view
 
@@ -989,6 +1003,16 @@ class Runtime:
         live = [r for r in self._sessions.values() if r.status not in TERMINAL_STATUSES]
         for rec in live:
             rec.accepting = False
+        # In-flight work gets a short grace to finish; what is still running is then cancelled
+        # (its callers get RUNTIME_SHUTTING_DOWN), so exit never waits for a call's whole budget.
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(
+                asyncio.gather(*(r.queue.drain() for r in live)),
+                timeout=self.config.shutdown_grace_ms / 1000,
+            )
+        aborted = sum(rec.queue.abort() for rec in live)
+        if aborted:
+            self.log.info("runtime.shutdown_aborted", operations=aborted)
         results = await asyncio.gather(
             *(self._close(rec, "shutdown") for rec in live), return_exceptions=True
         )

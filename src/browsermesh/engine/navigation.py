@@ -1,0 +1,61 @@
+"""Navigation whose result matches where the page is (contract §7, issue 12 #3).
+
+After a navigation fails, Chromium commits its error page (`chrome-error://chromewebdata/`) a
+moment later, and a navigation issued meanwhile is reported by Playwright as "interrupted by
+another navigation" although the page may well reach its URL; the interrupted one can even
+commit later and interrupt the next. So an interruption is not an answer: the page is let
+settle, and the navigation is done when the page is at its URL, or issued again (within the same
+deadline) when it is not.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+from typing import TYPE_CHECKING
+from urllib.parse import urlsplit
+
+from browsermesh.engine.classify import navigation_error
+from browsermesh.model.deadline import Deadline
+
+if TYPE_CHECKING:
+    from playwright.async_api import Page
+
+MAX_ATTEMPTS = 5
+_INTERRUPTED = re.compile(r"interrupted by another navigation|net::ERR_ABORTED", re.IGNORECASE)
+
+
+def same_url(a: str, b: str) -> bool:
+    """Equal up to what Chromium normalizes (scheme and host case, an empty path)."""
+    try:
+        pa, pb = urlsplit(a), urlsplit(b)
+    except ValueError:
+        return a == b
+    return (
+        pa.scheme.lower() == pb.scheme.lower()
+        and pa.netloc.lower() == pb.netloc.lower()
+        and (pa.path or "/") == (pb.path or "/")
+        and pa.query == pb.query
+    )
+
+
+async def goto(page: Page, url: str, timeout_ms: float) -> str:
+    """Navigate to `url` and wait for `load`; returns the page's URL."""
+    deadline = Deadline(max(1, int(timeout_ms)))
+    for attempt in range(1, MAX_ATTEMPTS + 1):
+        try:
+            await page.goto(url, wait_until="load", timeout=deadline.budget_ms())
+            return page.url
+        except Exception as exc:
+            if not _INTERRUPTED.search(str(exc)) or attempt == MAX_ATTEMPTS:
+                raise navigation_error(exc, url, timeout_ms) from None
+            failure = exc
+        # Another navigation committed over ours: let the page settle, then look where it is.
+        # (A later commit may interrupt this wait too: look anyway.)
+        with contextlib.suppress(Exception):
+            await page.wait_for_load_state("load", timeout=max(1.0, deadline.remaining_ms()))
+        if same_url(page.url, url):
+            return page.url
+        if deadline.expired():
+            raise navigation_error(failure, url, timeout_ms)
+    raise AssertionError("unreachable")  # pragma: no cover
