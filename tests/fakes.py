@@ -25,6 +25,7 @@ class FakePage:
     url: str = "about:blank"
     history: list[str] = field(default_factory=lambda: ["about:blank"])
     closed: bool = False
+    crashed: bool = False
     sink: Any = None
 
 

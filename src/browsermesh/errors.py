@@ -64,11 +64,18 @@ _MESSAGES: dict[ErrorCode, str] = {
     ErrorCode.PERSISTENCE_DISABLED: "Persistence is disabled.",
 }
 
-BrowserErrorVariant = Literal["launch", "connect", "operation"]
+BrowserErrorVariant = Literal["launch", "connect", "operation", "page_crashed"]
 _BROWSER_ERROR_MESSAGES: dict[BrowserErrorVariant, str] = {
     "launch": "Chromium could not be started. Run: browsermesh --install-browser",
     "connect": "Could not connect to the configured browser endpoint.",
     "operation": "The browser operation failed.",
+    "page_crashed": "The page's renderer crashed.",
+}
+_VARIANT_NEXT_STEPS: dict[BrowserErrorVariant, str] = {
+    "page_crashed": (
+        "Call browser_reload on this page to reopen its last URL (refs are gone), or close it "
+        "with browser_page_close."
+    ),
 }
 
 _NEXT_STEPS: dict[ErrorCode, str] = {
@@ -148,6 +155,7 @@ Reason = Literal[
     "invalid_url",
     "locator_ambiguous",
     "element_not_found",
+    "page_crashed",
     "other",
 ]
 REASONS: frozenset[str] = frozenset(
@@ -159,6 +167,7 @@ REASONS: frozenset[str] = frozenset(
         "invalid_url",
         "locator_ambiguous",
         "element_not_found",
+        "page_crashed",
         "other",
     }
 )
@@ -239,6 +248,8 @@ class BrowserMeshError(Exception):
 
     @property
     def next_step(self) -> str:
+        if self.code is ErrorCode.BROWSER_ERROR and self.variant in _VARIANT_NEXT_STEPS:
+            return _VARIANT_NEXT_STEPS[self.variant]
         return _NEXT_STEPS[self.code]
 
     def __str__(self) -> str:  # never the cause: str(err) may end up in a log line

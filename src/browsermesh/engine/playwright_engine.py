@@ -12,7 +12,7 @@ import itertools
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from browsermesh.engine import capture, elements, navigation, snapshot, waits
+from browsermesh.engine import capture, crash, elements, navigation, snapshot, waits
 from browsermesh.engine.backends import QUIET_FLAGS as QUIET_FLAGS
 from browsermesh.engine.backends import (
     Backend,
@@ -65,6 +65,9 @@ class PwPage:
     context: PwContext
     refs: RefRegistry
     closed: bool = False
+    # The renderer crashed: calls are refused until a reload replaces the page (engine/crash.py).
+    crashed: bool = False
+    last_url: str = ""
     listener_count: int = 0
     extras: dict[str, Any] = field(default_factory=dict)
 
@@ -237,9 +240,15 @@ class PlaywrightEngine:
     def adopt_page(self, context: PwContext, page: Page) -> PwPage:
         """Wrap a Playwright page as a managed page and watch for its closing."""
         handle = PwPage(page, context, RefRegistry(self.clock))
+        self.watch(handle, page)
+        return handle
+
+    def watch(self, handle: PwPage, page: Page) -> None:
+        """Follow `page`'s close, main-frame navigations and renderer crash for `handle`. Events
+        of a page that no longer backs the handle (replaced after a crash) are ignored."""
 
         def on_close(_p: Page) -> None:
-            if not handle.closed:
+            if handle.page is page and not handle.closed:
                 handle.closed = True
                 handle.refs.advance(self.next_generation())
                 self.events.on_page_closed(handle)
@@ -247,12 +256,18 @@ class PlaywrightEngine:
         def on_navigated(frame: Any) -> None:
             # A main-frame navigation kills every ref of the page (the document is gone, so
             # the old handles die with it).
-            if frame == page.main_frame:
+            if handle.page is page and frame == page.main_frame:
+                handle.last_url = page.url
+                handle.refs.advance(self.next_generation())
+
+        def on_crash(_p: Page) -> None:
+            if handle.page is page:
+                handle.crashed = True
                 handle.refs.advance(self.next_generation())
 
         page.on("close", on_close)
         page.on("framenavigated", on_navigated)
-        return handle
+        page.on("crash", on_crash)
 
     async def close_page(self, page: PwPage, timeout_ms: float) -> None:  # type: ignore[override]
         """Close the page within `timeout_ms`.
@@ -274,6 +289,8 @@ class PlaywrightEngine:
         return await navigation.goto(page.page, url, timeout_ms)
 
     async def history(self, page: PwPage, step: HistoryStep, timeout_ms: float) -> str:  # type: ignore[override]
+        if page.crashed and step == "reload":
+            return await crash.reopen(self, page, timeout_ms)
         p = page.page
         try:
             if step == "back":
@@ -373,6 +390,7 @@ class PlaywrightEngine:
     def observe(self, page: PwPage, sink: PageObservations) -> None:  # type: ignore[override]
         """Feed the page's console, error and network events into `sink` (metadata only:
         never headers, bodies, cookies, argument objects or stacks)."""
+        page.extras["sink"] = sink  # wired again to a page that replaces a crashed one
         p = page.page
         p.on("console", lambda msg: sink.console(msg.type, msg.text))
         p.on("pageerror", lambda err: sink.page_error(getattr(err, "message", "") or str(err)))
@@ -383,7 +401,7 @@ class PlaywrightEngine:
         )
         p.on("requestfailed", lambda req: sink.request_failed(req, req.failure or "failed"))
         p.on("requestfinished", lambda req: sink.request_finished(req))
-        p.on("close", lambda _p: sink.dispose())
+        p.on("close", lambda _p: sink.dispose() if page.page is p else None)
 
     @staticmethod
     async def _wheel(page: Page, dx: int, dy: int) -> None:

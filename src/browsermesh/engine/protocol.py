@@ -28,9 +28,10 @@ class EngineContext(Protocol):
 
 
 class EnginePage(Protocol):
-    """One managed page."""
+    """One managed page. `crashed`: its renderer crashed (only a reload can bring it back)."""
 
     closed: bool
+    crashed: bool
 
 
 @dataclass(frozen=True, slots=True)

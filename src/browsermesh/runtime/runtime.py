@@ -97,6 +97,8 @@ def validate_http_url(url: object) -> str:
 
 
 POPUP_CLOSE_GRACE_MS = 1_000
+_CRASHED_PAGE_TOOLS = frozenset({"browser_reload", "browser_get_url"})
+"""What a page whose renderer crashed still answers (reload replaces it; see engine/crash.py)."""
 CLOSE_OVERRUN_S = 2.0
 """How long a session close waits past the latest deadline of the work queued before it."""
 """How long closing a popup over the page limit may take past the call's deadline."""
@@ -322,7 +324,14 @@ class Runtime:
 
         async def queued(ctx: OperationContext) -> T:
             self._recheck(rec)
-            return await job(rec, self._page(rec, page_id), ctx)
+            page = self._page(rec, page_id)
+            if page.handle.crashed and tool not in _CRASHED_PAGE_TOOLS:
+                raise BrowserMeshError(
+                    ErrorCode.BROWSER_ERROR,
+                    variant="page_crashed",
+                    details={"reason": "page_crashed"},
+                )
+            return await job(rec, page, ctx)
 
         return await self._run(rec, tool, deadline, queued, page_id=str(page_id))
 

@@ -66,6 +66,7 @@ class SessionRecord:
             "createdAt": page.created_at,
             "url": url,
             "isDefault": page.page_id == self.default_page_id,
+            **({"crashed": True} if page.handle.crashed else {}),
         }
 
     def view(self) -> dict[str, Any]:

@@ -1,0 +1,43 @@
+"""Recovering a page whose renderer crashed (issue 12 #13).
+
+Chromium does not bring a crashed tab back for Playwright: reload and goto on it fail with
+"Page crashed". So `browser_reload` on a crashed page replaces it: a new page in the same
+context takes over the same managed handle (same pageId, same observation sink), loads the last
+URL the crashed page had committed, and the crashed page is closed. Its refs died with it.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from browsermesh.engine import navigation
+from browsermesh.engine.bounded import quietly, within
+from browsermesh.engine.classify import browser_error
+from browsermesh.errors import BrowserMeshError
+from browsermesh.model.deadline import Deadline
+
+if TYPE_CHECKING:
+    from browsermesh.engine.playwright_engine import PlaywrightEngine, PwPage
+
+
+async def reopen(engine: PlaywrightEngine, handle: PwPage, timeout_ms: float) -> str:
+    """Replace the crashed page behind `handle` and load its last URL; returns the new URL."""
+    deadline = Deadline(max(1, int(timeout_ms)))
+    crashed = handle.page
+    url = handle.last_url or crashed.url
+    try:
+        fresh = await within(handle.context.context.new_page(), deadline)
+    except BrowserMeshError:
+        raise
+    except Exception as exc:
+        raise browser_error(exc) from None
+    handle.page = fresh
+    handle.crashed = False
+    engine.watch(handle, fresh)
+    sink = handle.extras.get("sink")
+    if sink is not None:
+        engine.observe(handle, sink)
+    await quietly(crashed.close())
+    if url.startswith(("http://", "https://")):
+        return await navigation.goto(fresh, url, deadline.budget_ms())
+    return fresh.url

@@ -1,0 +1,78 @@
+"""A page whose renderer crashed (issue 12 #13): listed as crashed, answered clearly, reloadable."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncIterator
+
+import anyio
+import pytest
+from mcp import Client
+
+from browsermesh.mcp.server import create_server
+from browsermesh.runtime.runtime import Runtime
+from tests.conftest import ToolClient
+from tests.fixtures.site import FixtureSite
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture
+async def client(runtime: Runtime) -> AsyncIterator[ToolClient]:
+    async with Client(create_server(runtime)) as c:
+        yield ToolClient(c, {t.name: t for t in (await c.list_tools()).tools})
+
+
+async def crash(runtime: Runtime, session_id: str, page_id: str) -> None:
+    """Crash the page's renderer the way Chromium's own crash URL does."""
+    handle = runtime.sessions_snapshot()[session_id].pages[page_id].handle
+    with contextlib.suppress(Exception):
+        await handle.page.goto("chrome://crash", timeout=5_000)  # type: ignore[attr-defined]
+    with anyio.fail_after(10):
+        while not handle.crashed:
+            await anyio.sleep(0.02)
+
+
+async def test_crashed_page_is_marked_answered_and_recovered_by_reload(
+    client: ToolClient, runtime: Runtime, site: FixtureSite
+) -> None:
+    s, p = await client.session()
+    addr = {"sessionId": s, "pageId": p}
+    url = site.url("/?value=before-crash")
+    await client.ok("browser_navigate", {**addr, "url": url})
+    snap = await client.ok("browser_snapshot", {**addr, "format": "actions"})
+    await crash(runtime, s, p)
+
+    pages = (await client.ok("browser_page_list", {"sessionId": s}))["pages"]
+    assert [pg.get("crashed") for pg in pages] == [True]
+    error = await client.err("browser_get_title", addr)
+    assert error["code"] == "BROWSER_ERROR"
+    assert error["details"]["reason"] == "page_crashed"
+    assert "browser_reload" in error["nextStep"]
+    if snap["refs"]:
+        ref_error = await client.err("browser_click", {**addr, "ref": snap["refs"][0]["ref"]})
+        assert ref_error["details"]["reason"] == "page_crashed"
+
+    reloaded = await client.ok("browser_reload", addr)
+    assert reloaded["url"] == url
+    pages = (await client.ok("browser_page_list", {"sessionId": s}))["pages"]
+    assert [(pg["pageId"], pg.get("crashed")) for pg in pages] == [(p, None)]
+    assert (await client.ok("browser_get_title", addr))["title"]
+    # The same pageId keeps working: observation, navigation, snapshots.
+    await client.ok("browser_evaluate", {**addr, "expression": "console.log('after-crash'), 1"})
+    events = await client.ok("browser_observe", {**addr, "source": "console", "includeText": True})
+    assert any("after-crash" in e.get("text", "") for e in events["events"])
+    await client.ok("browser_navigate", {**addr, "url": site.url("/?value=next")})
+    await client.ok("browser_snapshot", {**addr, "format": "actions"})
+
+
+async def test_crashed_page_can_be_closed(
+    client: ToolClient, runtime: Runtime, site: FixtureSite
+) -> None:
+    s, p = await client.session()
+    second = (await client.ok("browser_page_create", {"sessionId": s}))["page"]["pageId"]
+    await client.ok("browser_navigate", {"sessionId": s, "pageId": second, "url": site.url("/")})
+    await crash(runtime, s, second)
+    await client.ok("browser_page_close", {"sessionId": s, "pageId": second})
+    pages = (await client.ok("browser_page_list", {"sessionId": s}))["pages"]
+    assert [pg["pageId"] for pg in pages] == [p]
