@@ -17,6 +17,7 @@ import mcp.types as types
 
 from browsermesh.errors import BrowserMeshError, error_payload, internal_error
 from browsermesh.mcp.schemas import Schema, with_dialect
+from browsermesh.redact import cut_chars
 
 if TYPE_CHECKING:
     from jsonschema.protocols import Validator
@@ -113,8 +114,15 @@ def error_result(error: BrowserMeshError) -> types.CallToolResult:
     return types.CallToolResult(content=[types.TextContent(type="text", text=text)], is_error=True)
 
 
+# Caller-chosen names (tool names, unknown field names, metadata keys in paths) are cut to this
+# many code points before they are echoed: a 5,000,000-character tool name once made a 5 MB error.
+ECHO_CHARS = 64
+
+
 def validation_result(name: str, problems: list[str]) -> types.CallToolResult:
-    text = f"Input validation error: Invalid arguments for tool {name}: " + "\n".join(problems[:10])
+    """The input-validation channel (§16.1); `name` is cut to `ECHO_CHARS` (it may be unknown)."""
+    head = f"Input validation error: Invalid arguments for tool {cut_chars(name, ECHO_CHARS)}: "
+    text = head + "\n".join(problems[:10])
     return types.CallToolResult(content=[types.TextContent(type="text", text=text)], is_error=True)
 
 
@@ -126,11 +134,11 @@ def success_result(out: ToolOutput) -> types.CallToolResult:
 
 def describe_problem(error: Any) -> str:
     """`<path>: <problem>` for one jsonschema error (values are not echoed)."""
-    path = "/".join(str(p) for p in error.absolute_path) or "(root)"
+    path = "/".join(cut_chars(str(p), ECHO_CHARS) for p in error.absolute_path) or "(root)"
     validator = error.validator
     if validator == "additionalProperties":
         extra = sorted(set(error.instance) - set(error.schema.get("properties", {})))
-        problem = "unknown field " + ", ".join(repr(n[:64]) for n in extra[:5])
+        problem = "unknown field " + ", ".join(repr(n[:ECHO_CHARS]) for n in extra[:5])
     elif validator == "required":
         missing = [n for n in error.validator_value if n not in error.instance]
         problem = "missing required field " + ", ".join(repr(n) for n in missing)
