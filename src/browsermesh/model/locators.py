@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from browsermesh.errors import Bound, BrowserMeshError, ErrorCode
+from browsermesh.model.arguments import MAX_SELECTOR_CHARS, bounded_string
 
 STRATEGIES = ("role", "text", "label", "placeholder", "testId", "css")
 ROLES = (
@@ -29,6 +30,33 @@ MAX_FRAME_DEPTH = 5
 REF_PATTERN = re.compile(r"^@?[a-z0-9.]{2,12}$")
 
 Strategy = Literal["role", "text", "label", "placeholder", "testId", "css"]
+
+# Playwright's selector syntax, mirrored so the `css` strategy stays CSS (issue 12 #12): a part
+# `name=body` whose name matches this picks the engine `name` (xpath, text, id, internal:..., nth,
+# visible, ...); a quoted part is a text selector; a part starting with `//` (after any `(`) or
+# `..` is XPath; `>>` outside quotes chains parts (`>> nth=1` silently picks one of several
+# matches and defeats strictness).
+_ENGINE_PREFIX = re.compile(r"^[a-zA-Z_0-9+:*-]+$")
+_XPATH_START = re.compile(r"^\(*//")
+# Pseudo-classes Playwright adds to its CSS engine; none is CSS, and `:nth-match()` picks one
+# element of several. (`:not`, `:is`, `:where`, `:has` and `:scope` are CSS and stay allowed.)
+_PLAYWRIGHT_PSEUDO = frozenset(
+    {
+        "above",
+        "below",
+        "has-text",
+        "left-of",
+        "light",
+        "near",
+        "nth-match",
+        "right-of",
+        "text",
+        "text-is",
+        "text-matches",
+        "visible",
+    }
+)
+_IDENT_CHAR = re.compile(r"[a-zA-Z0-9_-]")
 
 
 def _invalid(field: str, requirement: str) -> BrowserMeshError:
@@ -97,6 +125,78 @@ class RefTarget:
 Target = Locator | RefTarget
 
 
+def _unquoted(value: str, quotes: str) -> list[int]:
+    """Indexes of the characters outside `quotes`-delimited strings, skipping backslash escapes."""
+    out: list[int] = []
+    quote: str | None = None
+    index = 0
+    while index < len(value):
+        char = value[index]
+        if char == "\\" and index + 1 < len(value):
+            index += 2
+            continue
+        if char == quote:
+            quote = None
+        elif quote is None and char in quotes:
+            quote = char
+        elif quote is None:
+            out.append(index)
+        index += 1
+    return out
+
+
+def _chains(value: str) -> bool:
+    """Whether Playwright would split `value` at a `>>` (it skips `"`, `'` and backtick strings)."""
+    return any(value.startswith(">>", i) for i in _unquoted(value, "\"'`"))
+
+
+def _playwright_pseudo(value: str) -> str | None:
+    """The first Playwright-only pseudo-class in `value` (outside CSS strings), e.g. `visible`."""
+    for index in _unquoted(value, "\"'"):
+        if value[index] != ":" or ":" in (value[index + 1 : index + 2], value[index - 1 : index]):
+            continue  # not a colon, or part of a `::` pseudo-element
+        end = index + 1
+        while end < len(value) and _IDENT_CHAR.match(value[end]):
+            end += 1
+        name = value[index + 1 : end].lower()
+        if name in _PLAYWRIGHT_PSEUDO:
+            return name
+    return None
+
+
+def non_css_engine(value: str) -> str | None:
+    """The Playwright selector engine `value` would select if it is not plain CSS, else None.
+
+    Legitimate CSS keeps working: `=` inside attribute selectors (`a[href="x=y"]`), pseudo-classes
+    such as `:has()` and `:nth-child(2)`, and `>>` inside quoted attribute values."""
+    part = value.strip()
+    equals = part.find("=")
+    if equals != -1 and _ENGINE_PREFIX.match(part[:equals].strip()):
+        return part[:equals].strip().lstrip("*") or "*"
+    if len(part) > 1 and part[0] == part[-1] and part[0] in "\"'":
+        return "text"
+    if _XPATH_START.match(part) or part.startswith(".."):
+        return "xpath"
+    if _chains(value):
+        return ">>"
+    pseudo = _playwright_pseudo(value)
+    return None if pseudo is None else ":" + pseudo
+
+
+def _reject_engine(field: str, engine: str) -> BrowserMeshError:
+    # The engine name is internal only: no allowlisted detail may carry caller text, so the
+    # client learns the strategy and the field, never its own value back.
+    return BrowserMeshError(
+        ErrorCode.INVALID_ARGUMENT,
+        details={"locator": {"strategy": "css"}},
+        internal={
+            "field": field,
+            "requirement": "CSS only (no Playwright selector engines or chains)",
+            "engine": engine,
+        },
+    )
+
+
 def parse_selector(raw: object, field: str) -> Selector:
     if not isinstance(raw, dict):
         raise _invalid(field, "object")
@@ -109,13 +209,18 @@ def parse_selector(raw: object, field: str) -> Selector:
         raise _invalid(field, "no unknown fields")
     if not isinstance(value, str) or not value:
         raise _invalid(f"{field}.value", "non-empty string")
+    bounded_string(value, f"{field}.value", MAX_SELECTOR_CHARS)
+    if strategy == "css":
+        engine = non_css_engine(value)
+        if engine is not None:
+            raise _reject_engine(f"{field}.value", engine)
     if strategy == "role":
         if value not in ROLES:
             raise _invalid(f"{field}.value", "a supported role")
         name = raw.get("name")
         exact = raw.get("exact", True)
-        if name is not None and not isinstance(name, str):
-            raise _invalid(f"{field}.name", "string")
+        if name is not None:
+            bounded_string(name, f"{field}.name", MAX_SELECTOR_CHARS)
         if not isinstance(exact, bool):
             raise _invalid(f"{field}.exact", "boolean")
         return Selector("role", value, name, exact)

@@ -17,6 +17,7 @@ from browsermesh.config import Config
 from browsermesh.engine.protocol import ContextOptions, Engine, EnginePage, HistoryStep
 from browsermesh.errors import Bound, BrowserMeshError, ErrorCode, internal_error
 from browsermesh.log import EventLog
+from browsermesh.model.arguments import action_argument
 from browsermesh.model.clock import Clock, iso_from_epoch
 from browsermesh.model.deadline import Deadline, OperationCancelled, OperationContext
 from browsermesh.model.jsonvalue import MAX_JSON_BYTES
@@ -705,6 +706,7 @@ class Runtime:
     ) -> str:
         """One of the 10 element actions on exactly one of `locator` / `ref`."""
         target = parse_target(args)
+        arg = action_argument(op, arg)
 
         async def job(rec: SessionRecord, page: PageRecord, ctx: OperationContext) -> None:
             await self.engine.act(page.handle, target, op, arg, ctx)

@@ -1,0 +1,83 @@
+"""Length bounds of free-text tool arguments, checked before any work starts (issue 12 #11).
+
+The published schemas leave most strings unbounded to keep discovery small, and Playwright pays
+for every character of a selector on every poll: a 10 MB CSS selector with `timeoutMs: 500`
+answered after 6-7 s. So every string that reaches the engine has a bound here, and the check
+runs at parse time, before the call enters a session queue.
+
+Bounds (code points), with where each is enforced:
+
+| argument | bound | where |
+|---|---|---|
+| locator `value` (every strategy) and role `name` | 4,096 | `model.locators` |
+| `browser_fill.value` | 1,000,000 (may be empty) | `action_argument` |
+| `browser_press.key`, `action.key` | 1..64 (§4.6, §7.2) | `action_argument`, `model.matchers` |
+| `browser_select_option.value` | 4,096 (may be empty) | `action_argument` |
+| `url` | 1..8,192 (contract §4.5) | `runtime.validate_http_url` |
+| `expression` | 1..10,000 (contract §10) | `Runtime.evaluate` |
+| matcher `value`, `text`, `promptText` | 2,048 / 2,000 / 2,000 (contract §7) | `model.matchers` |
+| `stateId` | 1..128 and its regex (contract §11) | `persistence.states` |
+| `cursor` / `sinceEventId` | 1..160 / 1..128 (§8.1) | `model.paging` / `model.observe` |
+| labels, context settings | contract §13.8, §12 | `model.labels`, `model.settings` |
+
+`sessionId` and `pageId` are only looked up in a dictionary (a miss is `SESSION_NOT_FOUND` /
+`PAGE_NOT_FOUND`), so their length costs nothing and they have no bound of their own.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+from browsermesh.errors import Bound, BrowserMeshError, ErrorCode
+
+MAX_SELECTOR_CHARS: Final = 4_096
+"""Locator `value` and role `name`: far beyond any real selector or accessible name."""
+MAX_FILL_CHARS: Final = 1_000_000
+"""`browser_fill.value`: a long document; filling 1,000,000 characters takes about 0.4 s."""
+MAX_KEY_CHARS: Final = 64
+MAX_OPTION_CHARS: Final = 4_096
+
+
+def too_long(field: str, max_chars: int) -> BrowserMeshError:
+    """`INVALID_ARGUMENT` whose bound clause names `field`, e.g. `locator.value <= 4096`."""
+    return BrowserMeshError(
+        ErrorCode.INVALID_ARGUMENT,
+        bound=Bound(field, "<=", max_chars),
+        internal={"field": field, "requirement": f"at most {max_chars} characters"},
+    )
+
+
+def bounded_string(value: object, field: str, max_chars: int, *, min_chars: int = 0) -> str:
+    """`value` if it is a string of `min_chars..max_chars` code points, else `INVALID_ARGUMENT`.
+
+    The length is checked first, so nothing else ever scans an over-long string."""
+    if not isinstance(value, str):
+        raise BrowserMeshError(
+            ErrorCode.INVALID_ARGUMENT, internal={"field": field, "requirement": "string"}
+        )
+    if len(value) > max_chars:
+        raise too_long(field, max_chars)
+    if len(value) < min_chars:
+        raise BrowserMeshError(
+            ErrorCode.INVALID_ARGUMENT,
+            bound=Bound(field, ">=", min_chars),
+            internal={"field": field, "requirement": f"at least {min_chars} characters"},
+        )
+    return value
+
+
+_ACTION_ARGUMENTS: Final[dict[str, tuple[str, int, int]]] = {
+    "fill": ("value", 0, MAX_FILL_CHARS),
+    "press": ("key", 1, MAX_KEY_CHARS),
+    "select_option": ("value", 0, MAX_OPTION_CHARS),
+}
+
+
+def action_argument(op: str, arg: object) -> str | None:
+    """The validated extra argument of an element action (`fill`, `press`, `select_option`);
+    `None` for the actions that take none."""
+    spec = _ACTION_ARGUMENTS.get(op)
+    if spec is None:
+        return None
+    field, min_chars, max_chars = spec
+    return bounded_string(arg, field, max_chars, min_chars=min_chars)
