@@ -20,6 +20,7 @@ from browsermesh.errors import ErrorCode
 from browsermesh.factory import create_runtime
 from browsermesh.mcp.server import create_server
 from tests.conftest import ToolClient, real_config
+from tests.fixtures.pages import PageSite
 from tests.fixtures.site import FixtureSite
 
 CODES = {c.value for c in ErrorCode} - {"INTERNAL_ERROR", "OPERATION_CANCELLED"}
@@ -109,22 +110,30 @@ def check(result: Any) -> str:
     return str(payload["error"]["code"])
 
 
-@pytest.mark.anyio
-async def test_every_tool_survives_fuzzed_arguments(tmp_path: Path, site: FixtureSite) -> None:
+HOSTILE_SECRET = "FUZZ-CANARY-51c2"
+# A page built to leak: a button named by a password field, a label that copies it, popups.
+HOSTILE_PAGE = f"""<!doctype html><title>Hostile</title>
+<label>Password <input type=password id=p value="{HOSTILE_SECRET}"></label>
+<span id=l>Sign in with</span><button aria-labelledby="l p">Go</button>
+<div id=copy></div><a href="#" onclick="window.open('about:blank'); return false">Open</a>
+<script>copy.textContent = p.value; console.log('loaded');</script>"""
+
+
+async def _fuzz(tmp_path: Path, start_url: str, examples: int) -> tuple[dict[str, int], list[str]]:
+    """Run `examples` fuzzed calls over every tool on a live session at `start_url`."""
     runtime = create_runtime(real_config(tmp_path, timeout_ms=2000))
+    texts: list[str] = []
     try:
         async with Client(create_server(runtime)) as client:
             tools = (await client.list_tools()).tools
             c = ToolClient(client, {t.name: t for t in tools})
             s, p = await c.session()
-            await c.ok(
-                "browser_navigate", {"sessionId": s, "pageId": p, "url": site.url("/interactions")}
-            )
+            await c.ok("browser_navigate", {"sessionId": s, "pageId": p, "url": start_url})
             live = {"sessionId": s, "pageId": p}
             calls: list[tuple[str, dict[str, Any]]] = []
 
             @settings(
-                max_examples=150,
+                max_examples=examples,
                 deadline=None,
                 database=None,
                 suppress_health_check=list(HealthCheck),
@@ -138,23 +147,36 @@ async def test_every_tool_survives_fuzzed_arguments(tmp_path: Path, site: Fixtur
                 calls.append((tool.name, args))
 
             collect()
-            assert len(calls) > 50
+            assert len(calls) > examples // 3
             outcomes: dict[str, int] = {}
             for name, args in calls:
                 with anyio.fail_after(30):
-                    kind = check(await client.call_tool(name, args))
+                    result = await client.call_tool(name, args)
+                kind = check(result)
+                texts.extend(c.text for c in result.content if c.type == "text")
                 outcomes[kind] = outcomes.get(kind, 0) + 1
-            # the mix reached the browser, the runtime's checks and the schema channel alike
-            assert outcomes.get("success", 0) >= 5, outcomes
-            assert outcomes.get("validation", 0) >= 5, outcomes
-            assert sum(v for k, v in outcomes.items() if k in CODES) >= 5, outcomes
             info = await c.ok("browser_runtime_info")
             assert info["activeSessions"] >= 1
-            s2, p2 = await c.session()
-            ok = await c.ok(
-                "browser_navigate",
-                {"sessionId": s2, "pageId": p2, "url": site.url("/delay?value=after")},
-            )
-            assert ok["url"].endswith("value=after")
+            s2, p2 = await c.session()  # the server still serves new work
+            ok = await c.ok("browser_navigate", {"sessionId": s2, "pageId": p2, "url": start_url})
+            assert ok["url"] == start_url
+            return outcomes, texts
     finally:
         await runtime.shutdown()
+
+
+@pytest.mark.anyio
+async def test_every_tool_survives_fuzzed_arguments(tmp_path: Path, site: FixtureSite) -> None:
+    outcomes, _texts = await _fuzz(tmp_path, site.url("/interactions"), 150)
+    # the mix reached the browser, the runtime's checks and the schema channel alike
+    assert outcomes.get("success", 0) >= 5, outcomes
+    assert outcomes.get("validation", 0) >= 5, outcomes
+    assert sum(v for k, v in outcomes.items() if k in CODES) >= 5, outcomes
+
+
+@pytest.mark.anyio
+async def test_fuzzed_calls_on_a_hostile_page_never_leak_its_password(tmp_path: Path) -> None:
+    with PageSite({"/hostile": HOSTILE_PAGE}) as pages:
+        outcomes, texts = await _fuzz(tmp_path, pages.url("/hostile"), 80)
+    assert outcomes.get("success", 0) >= 3, outcomes
+    assert not [t for t in texts if HOSTILE_SECRET in t]
