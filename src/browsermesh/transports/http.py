@@ -46,7 +46,7 @@ from starlette.middleware import Middleware
 from starlette.routing import Mount
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from browsermesh.config import Config
+from browsermesh.config import Config, derive_allowed_hosts, derive_allowed_origins
 from browsermesh.errors import BrowserMeshError
 from browsermesh.log import EventLog
 from browsermesh.model.clock import iso_now
@@ -183,8 +183,9 @@ class AccessPolicy:
         allowed_origins: Sequence[str],
         tokens: Sequence[tuple[str, str]] = (),
     ) -> None:
-        self._hosts = _rules(allowed_hosts, _host_rule)
-        self._origins = _rules(allowed_origins, _origin_rule)
+        self._hosts: tuple[_Rule, ...] | None = ()
+        self._origins: tuple[_Rule, ...] | None = ()
+        self.set_allowlists(allowed_hosts, allowed_origins)
         # Compare SHA-256 digests: equal lengths, so compare_digest is constant time even for
         # tokens of different lengths.
         self._tokens = tuple(
@@ -195,6 +196,11 @@ class AccessPolicy:
     @classmethod
     def from_config(cls, config: Config) -> AccessPolicy:
         return cls(config.allowed_hosts, config.allowed_origins, config.auth_tokens)
+
+    def set_allowlists(self, allowed_hosts: Sequence[str], allowed_origins: Sequence[str]) -> None:
+        """Replace both allowlists (the listener learns its ephemeral port only once bound)."""
+        self._hosts = _rules(allowed_hosts, _host_rule)
+        self._origins = _rules(allowed_origins, _origin_rule)
 
     @property
     def auth_required(self) -> bool:
@@ -232,6 +238,23 @@ class AccessPolicy:
             if hmac.compare_digest(digest, expected) and matched is None:
                 matched = principal
         return matched
+
+
+def bound_allowlists(config: Config, port: int) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The Host and Origin allowlists once `port` is bound.
+
+    With `--port 0` the defaults had to be derived before the port was known, so they match any
+    port (`:*`); once bound they are derived again for `port`, so a page on another loopback
+    port cannot reach the server (§18.5 defaults name `<port>`). Lists given explicitly (even ones
+    with `:*`) are kept as they are; a list equal to the port-0 defaults counts as derived.
+    """
+    hosts, origins = config.allowed_hosts, config.allowed_origins
+    if config.http_port == 0:
+        if hosts == derive_allowed_hosts(config.http_host, 0):
+            hosts = derive_allowed_hosts(config.http_host, port)
+        if origins == derive_allowed_origins(config.http_host, 0):
+            origins = derive_allowed_origins(config.http_host, port)
+    return hosts, origins
 
 
 def _header(scope: Scope, name: bytes) -> bytes | None:
@@ -488,12 +511,14 @@ def build_http_app(
     log: EventLog,
     *,
     drain: RequestDrain | None = None,
+    policy: AccessPolicy | None = None,
 ) -> Starlette:
     """The HTTP application: access control around the SDK app at ``config.http_path``.
 
     Its lifespan runs the SDK session manager and (when ``session_idle_ms`` > 0) the idle reaper.
-    ``drain`` (optional) tracks requests so a stop can end them. Sets ``runtime.transport`` to
-    ``"http"``.
+    ``drain`` (optional) tracks requests so a stop can end them; ``policy`` (optional, default
+    from ``config``) is the access policy, which the caller may narrow once the port is bound.
+    Sets ``runtime.transport`` to ``"http"``.
     """
     runtime.transport = "http"
     mcp_app = server.streamable_http_app(
@@ -521,7 +546,9 @@ def build_http_app(
         routes=[Mount("/", app=mcp_app)],
         middleware=[
             Middleware(_DrainMiddleware, drain=drain or RequestDrain(GRACEFUL_SHUTDOWN_S)),
-            Middleware(AccessControlMiddleware, policy=AccessPolicy.from_config(config), log=log),
+            Middleware(
+                AccessControlMiddleware, policy=policy or AccessPolicy.from_config(config), log=log
+            ),
         ],
         lifespan=lifespan,
     )
@@ -595,7 +622,10 @@ class HttpService:
         self.server = server
         self.log = log
         self.drain = RequestDrain(GRACEFUL_SHUTDOWN_S)
-        self.app = build_http_app(server, runtime, config, log, drain=self.drain)
+        self.policy = AccessPolicy.from_config(config)
+        self.app = build_http_app(
+            server, runtime, config, log, drain=self.drain, policy=self.policy
+        )
         self.sockets: list[socket.socket] = []
         self._uvicorn = _UvicornServer(
             uvicorn.Config(
@@ -613,8 +643,10 @@ class HttpService:
         )
 
     def bind(self) -> None:
-        """Bind the listening sockets; raises OSError when the address cannot be bound."""
+        """Bind the listening sockets; raises OSError when the address cannot be bound. With
+        port 0, the derived allowlists are narrowed to the port actually bound."""
         self.sockets = _bind(self.config.http_host, self.config.http_port)
+        self.policy.set_allowlists(*bound_allowlists(self.config, self.port))
 
     @property
     def host(self) -> str:
