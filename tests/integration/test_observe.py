@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +13,7 @@ from mcp import Client
 from browsermesh.factory import create_runtime
 from browsermesh.log import EventLog
 from browsermesh.mcp.server import create_server
+from browsermesh.model.observe import MAX_EVENTS_PER_SECOND
 from tests.conftest import ToolClient, real_config
 from tests.fixtures.site import FixtureSite
 
@@ -135,3 +137,48 @@ async def test_console_survives_network_flood_and_gap(tmp_path: Path, site: Fixt
             assert console["droppedCount"] == 0
     finally:
         await rt.shutdown()
+
+
+async def log_until_recorded(c: ToolClient, addr: dict[str, Any], marker: str) -> dict[str, Any]:
+    """Log `marker` from the page until the console source shows it: a line logged while the
+    console listeners are paused is never seen. Returns the read that showed it (its
+    nextCursor names the newest event)."""
+    cursor = None
+    for _ in range(50):
+        await c.ok("browser_evaluate", {**addr, "expression": f"console.log({marker!r}), 1"})
+        while True:  # page through everything new
+            args: dict[str, Any] = {**addr, "source": "console", "includeText": True}
+            data = await c.ok(
+                "browser_observe", args | ({"sinceEventId": cursor} if cursor else {})
+            )
+            cursor = data["nextCursor"]
+            if any(e.get("text") == marker for e in data["events"]):
+                return data
+            if not data["events"]:
+                break
+        # Let 100 ms pass in the page's session: the listeners are back within a second.
+        absent = {"kind": "text", "text": "never shown", "state": "present"}
+        await c.err("browser_wait", {**addr, "timeoutMs": 100, "condition": absent})
+    raise AssertionError(f"no console event {marker!r}")
+
+
+async def test_a_console_flood_is_capped_before_python_pays_for_it(
+    tmp_path: Path, site: FixtureSite
+) -> None:
+    """Each ring records at most MAX_EVENTS_PER_SECOND events per second; past it the page's
+    listeners are off until the next second, so the flood never reaches Python (issue 12)."""
+    rt = create_runtime(real_config(tmp_path))
+    flood = "() => { for (let i = 0; i < 20000; i++) console.log('line ' + i); return 1; }"
+    try:
+        async with Client(create_server(rt)) as client:
+            c = ToolClient(client, {t.name: t for t in (await client.list_tools()).tools})
+            addr = await open_page(c, site, "/evaluate")
+            started = time.monotonic()
+            await c.ok("browser_evaluate", {**addr, "expression": flood})
+            console = await log_until_recorded(c, addr, "flood over")
+            elapsed = time.monotonic() - started
+    finally:
+        await rt.shutdown()
+    recorded = int(console["nextCursor"].rsplit("_", 1)[1], 36)  # the ring's sequence
+    assert recorded <= MAX_EVENTS_PER_SECOND * (elapsed + 2), (recorded, elapsed)
+    assert console["droppedCount"] > 0

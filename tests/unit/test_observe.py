@@ -15,6 +15,7 @@ from browsermesh.errors import BrowserMeshError, ErrorCode
 from browsermesh.model.clock import Clock
 from browsermesh.model.observe import (
     MAX_DURATION_MS,
+    MAX_EVENTS_PER_SECOND,
     ObserveLimits,
     PageObservations,
 )
@@ -654,3 +655,21 @@ def test_paging_returns_exactly_the_retained_events(
     assert [e["url"] for e in read_all(obs, "network", limit)] == [
         f"https://example.com/{i}" for i in network_ops
     ]
+
+
+# --------------------------------------------------------------------------- ingestion cap
+
+
+def test_each_ring_admits_a_bounded_number_of_events_per_second() -> None:
+    clock = FakeClock()
+    obs = make(clock=clock)
+    admitted = sum(obs.admit("console") for _ in range(MAX_EVENTS_PER_SECOND + 50))
+    assert admitted == MAX_EVENTS_PER_SECOND
+    assert obs.read("console", None, None, False)["droppedCount"] == 50
+    assert obs.admit("network")  # the other ring has its own allowance
+    assert obs.reopens_in("console") == pytest.approx(1.0)
+    clock.mono_value += 0.4
+    assert not obs.admit("console") and obs.reopens_in("console") == pytest.approx(0.6)
+    clock.mono_value += 0.6
+    assert obs.reopens_in("console") == 0 and obs.admit("console")
+    assert obs.read("pageError", None, None, False)["droppedCount"] == 51

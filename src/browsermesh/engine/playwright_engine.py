@@ -26,6 +26,7 @@ from browsermesh.engine.bounded import within
 from browsermesh.engine.classify import browser_error, navigation_error
 from browsermesh.engine.elements import RefRegistry
 from browsermesh.engine.evaluate import evaluate_in_page
+from browsermesh.engine.observers import observe_page
 from browsermesh.engine.protocol import ContextOptions, EngineEvents, HistoryStep
 from browsermesh.engine.snapshot import Capture
 from browsermesh.errors import BrowserMeshError, ErrorCode
@@ -389,19 +390,11 @@ class PlaywrightEngine:
 
     def observe(self, page: PwPage, sink: PageObservations) -> None:  # type: ignore[override]
         """Feed the page's console, error and network events into `sink` (metadata only:
-        never headers, bodies, cookies, argument objects or stacks)."""
+        never headers, bodies, cookies, argument objects or stacks), at most the sink's
+        per-second allowance per ring."""
         page.extras["sink"] = sink  # wired again to a page that replaces a crashed one
         p = page.page
-        p.on("console", lambda msg: sink.console(msg.type, msg.text))
-        p.on("pageerror", lambda err: sink.page_error(getattr(err, "message", "") or str(err)))
-        p.on("request", lambda req: sink.request(req, req.method, req.url, req.resource_type))
-        p.on(
-            "response",
-            lambda resp: sink.response(resp.request, resp.status),
-        )
-        p.on("requestfailed", lambda req: sink.request_failed(req, req.failure or "failed"))
-        p.on("requestfinished", lambda req: sink.request_finished(req))
-        p.on("close", lambda _p: sink.dispose() if page.page is p else None)
+        observe_page(p, sink, backs_handle=lambda: page.page is p)
 
     @staticmethod
     async def _wheel(page: Page, dx: int, dy: int) -> None:

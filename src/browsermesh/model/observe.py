@@ -11,9 +11,13 @@ only ever hold output-safe data:
 * Two bounded rings per page: the **console ring** (``console`` + ``page_error``) and the
   **network ring** (``request``, ``response``, ``request_failed``), so network floods cannot
   evict console evidence. Each ring has its own namespace ``cursor_<uuid4>``, its own sequence
-  starting at 1 and a cumulative eviction counter.
+  starting at 1 and a cumulative counter of evicted (and refused, see below) events.
 * Reads (:meth:`PageObservations.read`) never consume events; they page by ``sinceEventId`` and
   keep the compact JSON of the returned array within ``responseBytes − 512``.
+* Ingestion is capped: each ring admits at most :data:`MAX_EVENTS_PER_SECOND` events per page per
+  second (:meth:`PageObservations.admit`, asked by the engine before it reads anything from an
+  event); refused events count in ``droppedCount``. A page logging 100,000 lines cost the server
+  ~8 s of CPU in Playwright's per-event work, and its garbage stalled every session (issue 12).
 
 Pure model: no Playwright, no MCP, no file system. The capture methods never raise.
 """
@@ -38,11 +42,13 @@ from browsermesh.redact import ELLIPSIS, cut_chars, redact_text, sanitize_url_or
 __all__ = [
     "DEFAULT_LIMIT",
     "MAX_DURATION_MS",
+    "MAX_EVENTS_PER_SECOND",
     "RESPONSE_OVERHEAD_BYTES",
     "SOURCES",
     "SOURCE_KINDS",
     "ObserveLimits",
     "PageObservations",
+    "Ring",
     "Source",
 ]
 
@@ -51,6 +57,9 @@ Source = Literal["console", "pageError", "network", "requestFailed"]
 
 Kind = Literal["console", "page_error", "request", "response", "request_failed"]
 """The ``kind`` of an event."""
+
+Ring = Literal["console", "network"]
+"""The console ring (console, page_error) or the network ring."""
 
 SOURCE_KINDS: Final[dict[str, frozenset[str]]] = {
     "console": frozenset({"console"}),
@@ -73,6 +82,13 @@ RESPONSE_OVERHEAD_BYTES: Final = 512
 
 MAX_DURATION_MS: Final = 86_400_000
 """Upper clamp of ``durationMs``."""
+
+MAX_EVENTS_PER_SECOND: Final = 500
+"""Events one ring records per page per second; the rest are refused (counted as dropped).
+High enough for a page load of a few hundred resources, low enough that a flood costs the
+server a few percent of a core."""
+
+_WINDOW_S: Final = 1.0
 
 MAX_LEVEL_CHARS: Final = 64
 MAX_METHOD_CHARS: Final = 32
@@ -168,6 +184,22 @@ class _Ring:
     last_seq: int = 0
     dropped: int = 0
     events: deque[tuple[int, dict[str, Any]]] = field(default_factory=deque)
+    window_start: float = -math.inf
+    window_count: int = 0
+
+    def admit(self, now: float) -> bool:
+        """Count one event against the current one-second window; a refusal counts as dropped."""
+        if now - self.window_start >= _WINDOW_S:
+            self.window_start, self.window_count = now, 0
+        if self.window_count >= MAX_EVENTS_PER_SECOND:
+            self.dropped += 1
+            return False
+        self.window_count += 1
+        return True
+
+    def reopens_in(self, now: float) -> float:
+        """Seconds until the current window ends (0 when it already has)."""
+        return max(0.0, self.window_start + _WINDOW_S - now)
 
     def event_id(self, seq: int) -> str:
         return f"{self.namespace}_{_base36(seq).rjust(_SEQ_DIGITS, '0')}"
@@ -254,6 +286,24 @@ class PageObservations:
         return self._disposed
 
     # ------------------------------------------------------------------ capture side
+
+    def _ring(self, ring: Ring) -> _Ring:
+        return self._console_ring if ring == "console" else self._network_ring
+
+    def admit(self, ring: Ring) -> bool:
+        """Whether one more event of `ring` may be recorded in this second. Ask before reading
+        anything from the event: a refused one costs nothing more and counts in droppedCount."""
+        try:
+            return self._ring(ring).admit(self._clock.monotonic())
+        except Exception:  # a broken clock must not break the page; record as before
+            return True
+
+    def reopens_in(self, ring: Ring) -> float:
+        """Seconds until `ring` admits events again (0 when it does now)."""
+        try:
+            return self._ring(ring).reopens_in(self._clock.monotonic())
+        except Exception:
+            return 0.0
 
     def _common(self) -> dict[str, Any]:
         return {
