@@ -71,11 +71,10 @@ def serve(config: Config) -> int:
 
 
 async def _serve(config: Config) -> int:
-    from mcp.server.stdio import stdio_server
-
     from browsermesh.factory import create_runtime
     from browsermesh.mcp.instructions import instructions_for
     from browsermesh.mcp.server import create_server
+    from browsermesh.transports.stdio import serve_stdio
 
     install_fatal_handlers(asyncio.get_running_loop())
     log = EventLog(config.log_level)
@@ -92,8 +91,7 @@ async def _serve(config: Config) -> int:
             loop.add_signal_handler(sig, stop.set)
 
     async def run_transport() -> None:
-        async with stdio_server() as (read, write):
-            await server.run(read, write, server.create_initialization_options())
+        await serve_stdio(server)
 
     transport = loop.create_task(run_transport())
     stopper = loop.create_task(stop.wait())

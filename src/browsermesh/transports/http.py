@@ -44,13 +44,14 @@ from starlette.applications import Starlette
 from starlette.authentication import AuthCredentials
 from starlette.middleware import Middleware
 from starlette.routing import Mount
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from browsermesh.config import Config, derive_allowed_hosts, derive_allowed_origins
 from browsermesh.errors import BrowserMeshError
 from browsermesh.log import EventLog
 from browsermesh.model.clock import iso_now
 from browsermesh.runtime.runtime import Runtime
+from browsermesh.transports.jsonrpc import check_message
 
 __all__ = [
     "GRACEFUL_SHUTDOWN_S",
@@ -352,6 +353,63 @@ class AccessControlMiddleware:
             auth_context_var.reset(reset)
 
 
+def _is_json(scope: Scope) -> bool:
+    """The SDK's own Content-Type test (`application/json`, parameters ignored)."""
+    value = (_header(scope, b"content-type") or b"").decode("latin-1")
+    return any(part.strip() == "application/json" for part in value.split(";")[0].split(","))
+
+
+async def _read_body(receive: Receive) -> bytes | None:
+    """The whole request body, or None when the client went away first."""
+    chunks: list[bytes] = []
+    while True:
+        message = await receive()
+        if message["type"] != "http.request":
+            return None
+        chunks.append(message.get("body", b""))
+        if not message.get("more_body", False):
+            return b"".join(chunks)
+
+
+class JsonRpcGuardMiddleware:
+    """A POSTed body that is not one valid JSON-RPC message gets HTTP 400 with the JSON-RPC error
+    of `transports.jsonrpc` (-32700 / -32600 with the request's id), instead of the SDK's -32602
+    whose text quotes the offending values (issue 12 #9). Valid bodies reach the SDK unchanged;
+    the SDK reads the whole body anyway, so buffering it here costs no extra memory."""
+
+    def __init__(self, app: ASGIApp, path: str) -> None:
+        self.app = app
+        self.path = path
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if (
+            scope["type"] != "http"
+            or scope.get("method") != "POST"
+            or scope.get("path") != self.path
+            or not _is_json(scope)
+        ):
+            await self.app(scope, receive, send)
+            return
+        body = await _read_body(receive)
+        if body is None:
+            return  # disconnected: nobody to answer
+        malformed = check_message(body)
+        if malformed is not None:
+            reply = malformed.reply.model_dump(mode="json", by_alias=True, exclude_unset=True)
+            await _respond(send, 400, reply)
+            return
+        replayed = False
+
+        async def replay() -> Message:
+            nonlocal replayed
+            if replayed:
+                return await receive()
+            replayed = True
+            return {"type": "http.request", "body": body, "more_body": False}
+
+        await self.app(scope, replay, send)
+
+
 class RequestDrain:
     """Tracks in-flight HTTP requests so a stop can end them cleanly.
 
@@ -549,6 +607,7 @@ def build_http_app(
             Middleware(
                 AccessControlMiddleware, policy=policy or AccessPolicy.from_config(config), log=log
             ),
+            Middleware(JsonRpcGuardMiddleware, path=config.http_path),
         ],
         lifespan=lifespan,
     )
