@@ -145,7 +145,11 @@ def _stop_server_with_busy_page(tmp_path: Path, site: FixtureSite, how: str) -> 
         # queued behind it.
         peer.start_call(
             "browser_wait",
-            {**addr, "condition": {"kind": "text", "text": "never", "state": "present"}, "timeoutMs": 60_000},
+            {
+                **addr,
+                "condition": {"kind": "text", "text": "never", "state": "present"},
+                "timeoutMs": 60_000,
+            },
         )
         peer.wait_log(
             lambda r: r.get("type") == "operation.started" and r.get("tool") == "browser_wait"
