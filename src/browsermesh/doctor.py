@@ -29,6 +29,7 @@ from browsermesh._version import __version__
 from browsermesh.config import Config, find_chromium, locate_chromium, process_environ
 from browsermesh.engine.playwright_engine import QUIET_FLAGS, running_as_root
 from browsermesh.install_browser import INSTALL_REMEDIATION
+from browsermesh.persistence.states import audit_data_dir
 
 if TYPE_CHECKING:
     from playwright.async_api import Browser, Playwright
@@ -80,6 +81,10 @@ VERSION_REMEDIATION: Final = (
 DATA_DIR_REMEDIATION: Final = (
     "Choose a writable BROWSERMESH_DATA_DIR (or --data-dir) that this user can create, "
     "read and write."
+)
+UNTRUSTED_STATES_REMEDIATION: Final = (
+    "Replace it with a real directory owned by this user and writable only by it (mode 0700), "
+    "or choose another BROWSERMESH_DATA_DIR."
 )
 DEPENDENCY_REMEDIATION: Final = "Run: python -m playwright install-deps chromium"
 SANDBOX_REMEDIATION: Final = (
@@ -275,17 +280,27 @@ def probe_data_directory(directory: Path) -> str | None:
 
 
 def check_data_directory(config: Config) -> CheckResult:
-    """``data-directory-access``."""
+    """``data-directory-access``: the §20.2 probe, then whether saved states would be trusted
+    (issue 12 #8): a symlinked or foreign states directory fails the check (the server refuses
+    those states); a data directory others can write passes with a warning."""
     problem = probe_data_directory(Path(config.data_dir))
-    if problem is None:
-        return _passed(
-            "data-directory-access",
-            "DATA_DIRECTORY_ACCESSIBLE",
-            "The data directory can be created, written, read back and cleaned up.",
+    if problem is not None:
+        return _failed(
+            "data-directory-access", "DATA_DIRECTORY_UNAVAILABLE", problem, DATA_DIR_REMEDIATION
         )
-    return _failed(
-        "data-directory-access", "DATA_DIRECTORY_UNAVAILABLE", problem, DATA_DIR_REMEDIATION
-    )
+    audit = audit_data_dir(config.data_dir, (name for name, _ in config.auth_tokens))
+    if audit.refused:
+        refused = audit.refused[0].rstrip(".")
+        return _failed(
+            "data-directory-access",
+            "DATA_DIRECTORY_UNAVAILABLE",
+            f"{refused}; saved states are refused until it is fixed.",
+            UNTRUSTED_STATES_REMEDIATION,
+        )
+    message = "The data directory can be created, written, read back and cleaned up."
+    for warning in audit.warnings:
+        message += " Warning: " + warning[0].lower() + warning[1:]
+    return _passed("data-directory-access", "DATA_DIRECTORY_ACCESSIBLE", message)
 
 
 # ------------------------------------------------------------------------------ check 4

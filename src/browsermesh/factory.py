@@ -31,15 +31,31 @@ def create_engine(config: Config) -> object:
     return PlaywrightEngine(backend)
 
 
+def warn_untrusted_storage(config: Config, log: EventLog) -> None:
+    """At start-up, one `persistence.untrusted` warning per problem of the data directory
+    (issue 12 #8): states the server refuses to use, or a directory others could write. The
+    reason is a fixed sentence; the data directory is never logged (it holds credentials)."""
+    if not config.persistence:
+        return
+    from browsermesh.persistence.states import audit_data_dir
+
+    audit = audit_data_dir(config.data_dir, (name for name, _ in config.auth_tokens))
+    for reason in (*audit.refused, *audit.warnings):
+        log.warn("persistence.untrusted", reason=reason)
+
+
 def create_runtime(config: Config, log: EventLog | None = None) -> Runtime:
     """A runtime with the real engine and the file-system state repository."""
     from browsermesh.persistence.states import StateRepository
 
+    log = log or EventLog(config.log_level)
     states = StateRepository(
         config.data_dir,
         max_states=config.max_saved_states,
         max_state_bytes=config.max_state_bytes,
         max_total_bytes=config.max_state_total_bytes,
+        max_state_origins=config.max_state_origins,
     )
+    warn_untrusted_storage(config, log)
     engine = create_engine(config)
-    return Runtime(config, engine, log or EventLog(config.log_level), states=states)  # type: ignore[arg-type]
+    return Runtime(config, engine, log, states=states)  # type: ignore[arg-type]

@@ -21,6 +21,9 @@ from browsermesh.model.clock import iso_from_epoch
 from browsermesh.persistence.states import (
     STATE_ID_RE,
     StateRepository,
+    StorageAudit,
+    audit_data_dir,
+    count_state_origins,
     validate_state_id,
     validate_storage_state,
 )
@@ -63,12 +66,14 @@ def make_repo(
     max_states: int = 100,
     max_state_bytes: int = 1_048_576,
     max_total_bytes: int = 16_777_216,
+    max_state_origins: int = 1_000,
 ) -> StateRepository:
     return StateRepository(
         data_dir,
         max_states=max_states,
         max_state_bytes=max_state_bytes,
         max_total_bytes=max_total_bytes,
+        max_state_origins=max_state_origins,
     )
 
 
@@ -722,3 +727,205 @@ def test_constructor_rejects_non_positive_limits(tmp_path: Path) -> None:
         StateRepository(tmp_path, max_states=0, max_state_bytes=1, max_total_bytes=1)
     with pytest.raises(ValueError):
         StateRepository(tmp_path, max_states=1, max_state_bytes=True, max_total_bytes=1)
+
+
+# --- origins per state (issue 12 #5) ------------------------------------------------------------
+
+
+def origins_state(origins: int, domains: int) -> dict[str, Any]:
+    return {
+        "cookies": [cookie(domain=f"host{i}.test") for i in range(domains)],
+        "origins": [
+            {
+                "origin": f"http://127.0.0.1:{9000 + i}",
+                "localStorage": [{"name": "k", "value": "v"}],
+            }
+            for i in range(origins)
+        ],
+    }
+
+
+def test_state_origins_count_distinct_origins_and_cookie_domains() -> None:
+    assert count_state_origins(sample_state()) == 2
+    assert count_state_origins(origins_state(3, 4)) == 7
+    assert count_state_origins({"cookies": [], "origins": []}) == 0
+    same = {
+        "cookies": [cookie(domain=".Example.test"), cookie(domain="example.test", name="b")],
+        "origins": [
+            {"origin": "http://a.test", "localStorage": []},
+            {"origin": "http://a.test", "localStorage": [{"name": "k", "value": "v"}]},
+        ],
+    }
+    assert count_state_origins(same) == 2
+
+
+async def test_save_refuses_a_state_with_too_many_origins(data_dir: Path) -> None:
+    repo = make_repo(data_dir, max_state_origins=5)
+    error = await expect(ErrorCode.LIMIT_EXCEEDED, repo.save("local", "big", origins_state(3, 3)))
+    assert_bound(error, "stateOrigins", 5, "BROWSERMESH_MAX_STATE_ORIGINS")
+    assert not (states_dir(data_dir) / "big.json").exists()
+    await repo.save("local", "edge", origins_state(3, 2))  # exactly at the bound
+    assert count_state_origins(await repo.load("local", "edge")) == 5
+
+
+async def test_load_refuses_a_file_with_too_many_origins(data_dir: Path) -> None:
+    await make_repo(data_dir).save("local", "big", origins_state(40, 20))
+    error = await expect(
+        ErrorCode.LIMIT_EXCEEDED, make_repo(data_dir, max_state_origins=50).load("local", "big")
+    )
+    assert_bound(error, "stateOrigins", 50, "BROWSERMESH_MAX_STATE_ORIGINS")
+    assert (
+        len((await make_repo(data_dir, max_state_origins=60).load("local", "big"))["origins"]) == 40
+    )
+
+
+def test_constructor_rejects_a_non_positive_origin_limit(tmp_path: Path) -> None:
+    with pytest.raises(ValueError):
+        make_repo(tmp_path, max_state_origins=0)
+
+
+def test_the_factory_wires_the_origin_limit(tmp_path: Path) -> None:
+    from browsermesh.config import default_config
+    from browsermesh.factory import create_runtime
+
+    runtime = create_runtime(default_config(data_dir=tmp_path, max_state_origins=7))
+    assert runtime.states.max_state_origins == 7
+
+
+# --- states the server did not write (issue 12 #8) ---------------------------------------------
+
+ALL_OPERATIONS = ("save", "list", "load", "remove")
+
+
+async def attempt(repo: StateRepository, operation: str, principal: str = "local") -> Any:
+    if operation == "save":
+        return await repo.save(principal, "s", sample_state("ours"))
+    if operation == "list":
+        return await repo.list(principal)
+    if operation == "load":
+        return await repo.load(principal, "s")
+    return await repo.remove(principal, "s")
+
+
+def plant(directory: Path, state_id: str = "s", mode: int = 0o600) -> Path:
+    directory.mkdir(parents=True, exist_ok=True)
+    path = directory / f"{state_id}.json"
+    path.write_bytes(encoded(sample_state("planted")))
+    os.chmod(path, mode)
+    return path
+
+
+@pytest.mark.skipif(not POSIX, reason="symlinks")
+@pytest.mark.parametrize("operation", ALL_OPERATIONS)
+async def test_a_symlinked_states_directory_is_refused(
+    repo: StateRepository, data_dir: Path, tmp_path: Path, operation: str
+) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    plant(elsewhere)
+    data_dir.mkdir()
+    (data_dir / "states").symlink_to(elsewhere, target_is_directory=True)
+    error = await expect(ErrorCode.PERSISTENCE_DISABLED, attempt(repo, operation))
+    assert "symbolic link" in (error.cause or "")
+    assert str(tmp_path) not in (error.cause or "")  # never a path
+    assert sorted(p.name for p in elsewhere.iterdir()) == ["s.json"]
+    assert json.loads((elsewhere / "s.json").read_text())["cookies"][0]["value"] == "planted"
+
+
+@pytest.mark.skipif(not POSIX, reason="symlinks")
+@pytest.mark.parametrize("link", ["principals", "principals/alice", "principals/alice/states"])
+async def test_a_symlinked_principal_directory_is_refused(
+    repo: StateRepository, data_dir: Path, tmp_path: Path, link: str
+) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    target = elsewhere / "principals" / "alice" / "states"
+    plant(target)
+    parent = (data_dir / link).parent
+    parent.mkdir(parents=True, exist_ok=True)
+    source = elsewhere / link
+    (data_dir / link).symlink_to(source, target_is_directory=True)
+    for operation in ALL_OPERATIONS:
+        await expect(ErrorCode.PERSISTENCE_DISABLED, attempt(repo, operation, "alice"))
+    assert sorted(p.name for p in target.iterdir()) == ["s.json"]
+    await repo.save("local", "s", sample_state())  # another principal is unaffected
+
+
+@pytest.mark.skipif(not POSIX, reason="POSIX permission bits")
+@pytest.mark.parametrize("mode", [0o770, 0o707, 0o777])
+async def test_a_group_or_world_writable_states_directory_is_refused(
+    repo: StateRepository, data_dir: Path, mode: int
+) -> None:
+    directory = states_dir(data_dir, "alice")
+    plant(directory)
+    os.chmod(directory, mode)
+    for operation in ALL_OPERATIONS:
+        error = await expect(ErrorCode.PERSISTENCE_DISABLED, attempt(repo, operation, "alice"))
+        assert "writable by group or others" in (error.cause or "")
+
+
+@pytest.mark.skipif(not POSIX or os.geteuid() != 0, reason="chown needs root")
+async def test_a_states_directory_of_another_user_is_refused(
+    repo: StateRepository, data_dir: Path
+) -> None:
+    directory = states_dir(data_dir)
+    plant(directory)
+    os.chown(directory, 4242, -1)
+    error = await expect(ErrorCode.PERSISTENCE_DISABLED, repo.load("local", "s"))
+    assert "owned by another user" in (error.cause or "")
+
+
+@pytest.mark.skipif(not POSIX, reason="POSIX permission bits")
+@pytest.mark.parametrize("mode", [0o620, 0o602, 0o666])
+async def test_a_writable_state_file_is_never_trusted(
+    repo: StateRepository, data_dir: Path, mode: int
+) -> None:
+    await repo.save("local", "mine", sample_state())
+    plant(states_dir(data_dir), "s", mode)
+    error = await expect(ErrorCode.SAVED_STATE_NOT_FOUND, repo.load("local", "s"))
+    assert "not trusted" in (error.cause or "")
+    assert [v["stateId"] for v in await repo.list("local")] == ["mine"]
+    await expect(ErrorCode.SAVED_STATE_NOT_FOUND, repo.remove("local", "s"))
+    # saving the id replaces the planted file with one of ours
+    await repo.save("local", "s", sample_state("ours"))
+    assert (await repo.load("local", "s"))["cookies"][0]["value"] == "ours"
+    assert stat.S_IMODE(os.stat(states_dir(data_dir) / "s.json").st_mode) == 0o600
+
+
+@pytest.mark.skipif(not POSIX or os.geteuid() != 0, reason="chown needs root")
+async def test_a_state_file_of_another_user_is_never_trusted(
+    repo: StateRepository, data_dir: Path
+) -> None:
+    path = plant(states_dir(data_dir), "s", 0o600)
+    os.chown(path, 4242, -1)
+    error = await expect(ErrorCode.SAVED_STATE_NOT_FOUND, repo.load("local", "s"))
+    assert "not trusted" in (error.cause or "")
+    assert await repo.list("local") == []
+
+
+@pytest.mark.skipif(not POSIX, reason="POSIX permission bits")
+async def test_a_writable_data_directory_is_only_a_warning(
+    repo: StateRepository, data_dir: Path
+) -> None:
+    data_dir.mkdir()
+    os.chmod(data_dir, 0o777)
+    await repo.save("local", "s", sample_state())
+    assert (await repo.load("local", "s"))["cookies"][0]["value"] == SECRET
+    audit = audit_data_dir(data_dir)
+    assert audit.refused == ()
+    assert audit.warnings == ("The data directory is writable by group or others.",)
+
+
+@pytest.mark.skipif(not POSIX, reason="symlinks")
+def test_audit_names_refused_directories_without_paths(data_dir: Path, tmp_path: Path) -> None:
+    assert audit_data_dir(data_dir) == StorageAudit((), ())  # missing: nothing to say
+    data_dir.mkdir(mode=0o700)
+    (tmp_path / "elsewhere").mkdir()
+    (data_dir / "states").symlink_to(tmp_path / "elsewhere", target_is_directory=True)
+    (data_dir / "principals" / "bob" / "states").mkdir(parents=True, mode=0o700)
+    os.chmod(data_dir / "principals" / "bob", 0o777)
+    audit = audit_data_dir(data_dir, ["alice", "bob"])
+    assert audit.warnings == ()
+    assert audit.refused == (
+        "The saved-states directory is a symbolic link.",
+        "A principal's saved-states directory is writable by group or others.",
+    )
+    assert not any(str(tmp_path) in line for line in audit.refused)

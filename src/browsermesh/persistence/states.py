@@ -22,6 +22,21 @@ Decisions where the contract is silent:
 - Unexpected OS errors become ``INTERNAL_ERROR`` whose cause names only the exception type and
   errno: never a path (the data directory holds credentials) and never state contents.
 - Extra keys inside the storage state (e.g. newer Playwright cookie fields) are kept.
+- Origins per state (issue 12 #5): distinct `origins[].origin` values plus distinct cookie
+  domains (lower-cased, leading `.` dropped) may not exceed `max_state_origins`
+  (`BROWSERMESH_MAX_STATE_ORIGINS`), checked on save and on load (`LIMIT_EXCEEDED`, bound
+  `stateOrigins`): Chromium restores each origin with a navigation, so a page with 200 iframes of
+  different origins made a state that took 16 s to restore.
+- Only what the server wrote is trusted (issue 12 #8; POSIX only). Every directory below the data
+  directory on the way to a principal's states (`states`, `principals`, `principals/<p>`,
+  `principals/<p>/states`) must be a real directory (not a symlink) owned by the server's
+  effective uid and not writable by group or others; otherwise every save, list, load and remove
+  of that principal fails `PERSISTENCE_DISABLED` (the store cannot be used until the operator
+  fixes it; the doctor and a start-up warning say why). A regular state file owned by another
+  user or writable by group or others is treated as absent: never listed, counted, loaded
+  (`SAVED_STATE_NOT_FOUND`) or removed, and a save of its id replaces it with a file of ours.
+  The data directory itself may be a symlink (the operator's choice); if it is writable by group
+  or others, or owned by another user, that is only a warning.
 
 Persistence-disabled handling is the runtime's job, not this module's.
 """
@@ -38,7 +53,8 @@ import os
 import re
 import stat
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final, NoReturn, TypeVar
 
@@ -55,6 +71,9 @@ FILE_MODE: Final = 0o600
 VAR_MAX_STATES: Final = "BROWSERMESH_MAX_SAVED_STATES"
 VAR_MAX_STATE_BYTES: Final = "BROWSERMESH_MAX_STATE_BYTES"
 VAR_MAX_TOTAL_BYTES: Final = "BROWSERMESH_MAX_STATE_TOTAL_BYTES"
+VAR_MAX_STATE_ORIGINS: Final = "BROWSERMESH_MAX_STATE_ORIGINS"
+DEFAULT_MAX_STATE_ORIGINS: Final = 50
+_GROUP_OR_OTHER_WRITE: Final = stat.S_IWGRP | stat.S_IWOTH
 
 _O_BINARY: Final = getattr(os, "O_BINARY", 0)
 _O_NOFOLLOW: Final = getattr(os, "O_NOFOLLOW", 0)
@@ -154,6 +173,105 @@ def validate_storage_state(data: object) -> dict[str, Any]:
     return data
 
 
+def count_state_origins(state: Mapping[str, Any]) -> int:
+    """Distinct `origins[].origin` values plus distinct cookie domains (case-insensitive, a
+    leading `.` ignored) of a shape-valid storage state: what a restore has to visit."""
+    origins = {item["origin"] for item in state.get("origins", ())}
+    domains = {cookie["domain"].lower().lstrip(".") for cookie in state.get("cookies", ())}
+    return len(origins) + len(domains)
+
+
+# --- trust ----------------------------------------------------------------------------------------
+
+
+def distrust(info: os.stat_result, *, directory: bool) -> str | None:
+    """Why an entry the server did not write must not be trusted (fixed words, never a path), or
+    None. POSIX only: elsewhere ownership and mode bits do not mean the same and nothing is
+    refused."""
+    if os.name != "posix":
+        return None
+    if stat.S_ISLNK(info.st_mode):
+        return "a symbolic link"
+    if directory and not stat.S_ISDIR(info.st_mode):
+        return "not a directory"
+    if info.st_uid != os.geteuid():
+        return "owned by another user"
+    if info.st_mode & _GROUP_OR_OTHER_WRITE:
+        return "writable by group or others"
+    return None
+
+
+def _below(data_dir: Path, directory: Path) -> list[Path]:
+    """The directories from just below `data_dir` down to `directory` (inclusive)."""
+    out: list[Path] = []
+    current = data_dir
+    for part in directory.relative_to(data_dir).parts:
+        current = current / part
+        out.append(current)
+    return out
+
+
+def _first_distrust(data_dir: Path, directory: Path) -> str | None:
+    """The first reason not to trust a directory on the way to `directory`; missing ones are
+    fine (nothing in them to trust yet)."""
+    for path in _below(data_dir, directory):
+        try:
+            info = os.lstat(path)
+        except (FileNotFoundError, NotADirectoryError):
+            return None
+        except OSError as exc:
+            raise _os_failure(exc, "saved-state directory check failed") from None
+        reason = distrust(info, directory=True)
+        if reason is not None:
+            return reason
+    return None
+
+
+@dataclass(frozen=True, slots=True)
+class StorageAudit:
+    """What the doctor and start-up report about the data directory (fixed sentences, no paths).
+
+    `refused`: saved states of someone cannot be used until it is fixed. `warnings`: usable, but
+    other users could read or replace what is stored."""
+
+    refused: tuple[str, ...]
+    warnings: tuple[str, ...]
+
+
+def _safe_principal(principal: str) -> bool:
+    return principal not in ("", ".", "..", LOCAL_PRINCIPAL) and not any(
+        ch in principal for ch in ("/", "\\", "\x00", ":")
+    )
+
+
+def audit_data_dir(data_dir: Path, principals: Iterable[str] = ()) -> StorageAudit:
+    """Check the data directory and the states directories of `local` and of `principals`
+    (the token file's names) without listing any directory."""
+    data_dir = Path(os.path.abspath(data_dir))
+    warnings: list[str] = []
+    try:
+        info = os.stat(data_dir)  # the data directory itself may be a symlink
+    except OSError:
+        return StorageAudit((), ())
+    if os.name == "posix" and stat.S_ISDIR(info.st_mode):
+        if info.st_uid != os.geteuid():
+            warnings.append("The data directory is owned by another user.")
+        if info.st_mode & _GROUP_OR_OTHER_WRITE:
+            warnings.append("The data directory is writable by group or others.")
+    refused: list[str] = []
+    reason = _first_distrust(data_dir, data_dir / "states")
+    if reason is not None:
+        refused.append(f"The saved-states directory is {reason}.")
+    for principal in sorted(set(principals)):
+        if not _safe_principal(principal):
+            continue
+        reason = _first_distrust(data_dir, data_dir / "principals" / principal / "states")
+        line = f"A principal's saved-states directory is {reason}."
+        if reason is not None and line not in refused:
+            refused.append(line)
+    return StorageAudit(tuple(refused), tuple(warnings))
+
+
 def _reject_constant(name: str) -> Any:
     raise ValueError("non-finite number")
 
@@ -192,8 +310,18 @@ def _os_failure(exc: OSError, what: str) -> BrowserMeshError:
     return BrowserMeshError(ErrorCode.INTERNAL_ERROR, cause=f"{what}: {type(exc).__name__} {name}")
 
 
-def _not_found() -> BrowserMeshError:
-    return BrowserMeshError(ErrorCode.SAVED_STATE_NOT_FOUND)
+def _not_found(cause: str | None = None) -> BrowserMeshError:
+    return BrowserMeshError(ErrorCode.SAVED_STATE_NOT_FOUND, cause=cause)
+
+
+def _untrusted_file(reason: str) -> BrowserMeshError:
+    return _not_found(f"saved state is not trusted: {reason}")
+
+
+def _untrusted_dir(reason: str) -> BrowserMeshError:
+    return BrowserMeshError(
+        ErrorCode.PERSISTENCE_DISABLED, cause=f"saved-state directory is {reason}"
+    )
 
 
 # --- repository ---------------------------------------------------------------------------------
@@ -224,11 +352,13 @@ class StateRepository:
         max_states: int,
         max_state_bytes: int,
         max_total_bytes: int,
+        max_state_origins: int = DEFAULT_MAX_STATE_ORIGINS,
     ) -> None:
         for name, value in (
             ("max_states", max_states),
             ("max_state_bytes", max_state_bytes),
             ("max_total_bytes", max_total_bytes),
+            ("max_state_origins", max_state_origins),
         ):
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ValueError(f"{name} must be a positive integer")
@@ -236,6 +366,7 @@ class StateRepository:
         self.max_states = max_states
         self.max_state_bytes = max_state_bytes
         self.max_total_bytes = max_total_bytes
+        self.max_state_origins = max_state_origins
         self._locks: dict[str, asyncio.Lock] = {}
 
     # -- paths --
@@ -283,6 +414,19 @@ class StateRepository:
     def _not_regular(self) -> BrowserMeshError:
         return self._state_bytes_exceeded("saved state is not a regular file")
 
+    def _check_origins(self, state: Mapping[str, Any]) -> None:
+        if count_state_origins(state) > self.max_state_origins:
+            raise BrowserMeshError(
+                ErrorCode.LIMIT_EXCEEDED,
+                bound=Bound("stateOrigins", "<=", self.max_state_origins, VAR_MAX_STATE_ORIGINS),
+            )
+
+    def _check_dirs(self, directory: Path) -> None:
+        """Refuse a states directory the server cannot trust (`PERSISTENCE_DISABLED`)."""
+        reason = _first_distrust(self._data_dir, directory)
+        if reason is not None:
+            raise _untrusted_dir(reason)
+
     # -- public API --
 
     async def save(self, principal: str, state_id: str, state: dict[str, Any]) -> SavedStateView:
@@ -292,6 +436,7 @@ class StateRepository:
         payload = _encode_state(state)
         if len(payload) > self.max_state_bytes:
             raise self._state_bytes_exceeded()
+        self._check_origins(state)
         async with self._lock(principal):
             created = await _run_to_completion(
                 lambda: self._save_sync(directory, state_id, payload)
@@ -303,7 +448,9 @@ class StateRepository:
         state_id = validate_state_id(state_id)
         directory = self._states_dir(principal)
         raw = await asyncio.to_thread(self._read_sync, directory / (state_id + STATE_SUFFIX))
-        return _decode_state(raw)
+        state = _decode_state(raw)
+        self._check_origins(state)
+        return state
 
     async def list(self, principal: str) -> list[SavedStateView]:
         """SavedStateViews of the principal, sorted by stateId in code-point order."""
@@ -322,7 +469,10 @@ class StateRepository:
     # -- blocking parts (worker threads) --
 
     def _scan_sync(self, directory: Path) -> dict[str, os.stat_result]:
-        """stateId → lstat of every candidate entry; `{}` when the directory is missing."""
+        """stateId → lstat of every candidate entry; `{}` when the directory is missing.
+
+        Regular files the server cannot trust are not candidates (they are never listed)."""
+        self._check_dirs(directory)
         found: dict[str, os.stat_result] = {}
         try:
             entries = os.scandir(directory)
@@ -338,14 +488,17 @@ class StateRepository:
                 stem = name[: -len(STATE_SUFFIX)]
                 if not is_state_id(stem):
                     continue
-                if len(found) >= self.max_states:
-                    raise self._states_exceeded()
                 try:
-                    found[stem] = entry.stat(follow_symlinks=False)
+                    info = entry.stat(follow_symlinks=False)
                 except FileNotFoundError:
                     continue  # removed meanwhile
                 except OSError as exc:
                     raise _os_failure(exc, "saved-state stat failed") from None
+                if stat.S_ISREG(info.st_mode) and distrust(info, directory=False):
+                    continue
+                if len(found) >= self.max_states:
+                    raise self._states_exceeded()
+                found[stem] = info
         return found
 
     def _list_sync(self, directory: Path) -> builtins.list[SavedStateView]:
@@ -374,6 +527,7 @@ class StateRepository:
             os.chmod(path, DIR_MODE)
 
     def _save_sync(self, directory: Path, state_id: str, payload: bytes) -> str:
+        self._check_dirs(directory)  # before creating anything inside a symlinked directory
         try:
             self._ensure_dir(directory)
         except OSError as exc:
@@ -424,6 +578,7 @@ class StateRepository:
 
     def _read_sync(self, path: Path) -> bytes:
         limit = self.max_state_bytes
+        self._check_dirs(path.parent)
         try:
             info = os.stat(path, follow_symlinks=False)
         except (FileNotFoundError, NotADirectoryError):
@@ -432,6 +587,9 @@ class StateRepository:
             raise _os_failure(exc, "saved-state stat failed") from None
         if not stat.S_ISREG(info.st_mode):
             raise self._not_regular()
+        reason = distrust(info, directory=False)
+        if reason is not None:
+            raise _untrusted_file(reason)
         if info.st_size > limit:
             raise self._state_bytes_exceeded()
         flags = os.O_RDONLY | _O_NOFOLLOW | _O_NONBLOCK | _O_BINARY | _O_CLOEXEC
@@ -447,6 +605,9 @@ class StateRepository:
             opened = os.fstat(fd)
             if not stat.S_ISREG(opened.st_mode):
                 raise self._not_regular()
+            reason = distrust(opened, directory=False)  # replaced after the lstat
+            if reason is not None:
+                raise _untrusted_file(reason)
             chunks: builtins.list[bytes] = []
             remaining = limit + 1
             while remaining > 0:
@@ -465,6 +626,7 @@ class StateRepository:
         return raw
 
     def _remove_sync(self, path: Path) -> None:
+        self._check_dirs(path.parent)
         try:
             info = os.stat(path, follow_symlinks=False)
         except (FileNotFoundError, NotADirectoryError):
@@ -473,6 +635,9 @@ class StateRepository:
             raise _os_failure(exc, "saved-state stat failed") from None
         if stat.S_ISDIR(info.st_mode):
             raise self._not_regular()
+        reason = distrust(info, directory=False) if stat.S_ISREG(info.st_mode) else None
+        if reason is not None:
+            raise _untrusted_file(reason)
         try:
             os.unlink(path)
         except FileNotFoundError:
