@@ -673,3 +673,15 @@ def test_each_ring_admits_a_bounded_number_of_events_per_second() -> None:
     clock.mono_value += 0.6
     assert obs.reopens_in("console") == 0 and obs.admit("console")
     assert obs.read("pageError", None, None, False)["droppedCount"] == 51
+
+
+def test_popups_are_console_ring_events_with_sanitized_urls() -> None:
+    obs = make(string_chars=128)
+    obs.popup("https://user:pw@example.com/p?token=abc&x=1#frag", closed=True)
+    obs.popup("about:blank", closed=False)
+    events = obs.read("console", None, None, True)["events"]
+    assert [(e["kind"], e["closed"]) for e in events] == [("popup", True), ("popup", False)]
+    assert events[0]["url"] == "https://example.com/p?token=[REDACTED]&x=1"
+    assert events[1]["url"] == "about:blank"
+    assert "abc" not in json.dumps(events) and "pw@" not in json.dumps(events)
+    assert obs.read("pageError", None, None, True)["events"] == []

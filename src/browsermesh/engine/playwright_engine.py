@@ -27,6 +27,7 @@ from browsermesh.engine.classify import browser_error, navigation_error
 from browsermesh.engine.elements import RefRegistry
 from browsermesh.engine.evaluate import evaluate_in_page
 from browsermesh.engine.observers import observe_page
+from browsermesh.engine.popups import PopupGuard
 from browsermesh.engine.protocol import ContextOptions, EngineEvents, HistoryStep
 from browsermesh.engine.snapshot import Capture
 from browsermesh.errors import BrowserMeshError, ErrorCode
@@ -364,7 +365,10 @@ class PlaywrightEngine:
         self, page: PwPage, action: ActionSpec, wait: WaitSpec, ctx: OperationContext
     ) -> tuple[dict[str, Any], PwPage | None]:
         """Act, await the expected event; a popup comes back as a new managed page."""
-        outcome = await waits.action_and_wait(page, action, wait, ctx)
+        guard: PopupGuard | None = page.extras.get("popups")
+        # The page's next popup is the waiter's to register or close, never the guard's.
+        with guard.expecting() if guard is not None else contextlib.nullcontext():
+            outcome = await waits.action_and_wait(page, action, wait, ctx)
         if outcome.popup is None:
             return outcome.event, None
         return outcome.event, self.adopt_page(page.context, outcome.popup)
@@ -391,10 +395,14 @@ class PlaywrightEngine:
     def observe(self, page: PwPage, sink: PageObservations) -> None:  # type: ignore[override]
         """Feed the page's console, error and network events into `sink` (metadata only:
         never headers, bodies, cookies, argument objects or stacks), at most the sink's
-        per-second allowance per ring."""
+        per-second allowance per ring; popups nobody expects are reported there too."""
         page.extras["sink"] = sink  # wired again to a page that replaces a crashed one
         p = page.page
         observe_page(p, sink, backs_handle=lambda: page.page is p)
+        # Popups nobody expects are reported on the sink and bounded by the session's limit.
+        guard = PopupGuard(sink, lambda: self.events.page_limit(page))
+        guard.watch(p, managed=True)
+        page.extras["popups"] = guard
 
     @staticmethod
     async def _wheel(page: Page, dx: int, dy: int) -> None:

@@ -48,6 +48,9 @@ class EngineEvents:
 
     on_disconnect: Callable[[str], None] = lambda placement: None
     on_page_closed: Callable[[EnginePage], None] = lambda page: None
+    # Not an event: asked when a page opens a popup nobody expects. Pages the page's session
+    # may hold (managed or not); past it the popup is closed at once (engine/popups.py).
+    page_limit: Callable[[EnginePage], int] = lambda page: 20
 
 
 class Engine(Protocol):

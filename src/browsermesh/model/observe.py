@@ -8,7 +8,7 @@ only ever hold output-safe data:
 * URLs pass through :func:`browsermesh.redact.sanitize_url_or_none` (events whose URL is not
   ``http``/``https`` are dropped entirely); console, page-error and failure text pass through
   :func:`browsermesh.redact.redact_text`; both are bounded to the configured string length.
-* Two bounded rings per page: the **console ring** (``console`` + ``page_error``) and the
+* Two bounded rings per page: the **console ring** (``console``, ``page_error``, ``popup``) and the
   **network ring** (``request``, ``response``, ``request_failed``), so network floods cannot
   evict console evidence. Each ring has its own namespace ``cursor_<uuid4>``, its own sequence
   starting at 1 and a cumulative counter of evicted (and refused, see below) events.
@@ -18,6 +18,7 @@ only ever hold output-safe data:
   second (:meth:`PageObservations.admit`, asked by the engine before it reads anything from an
   event); refused events count in ``droppedCount``. A page logging 100,000 lines cost the server
   ~8 s of CPU in Playwright's per-event work, and its garbage stalled every session (issue 12).
+* Popups nobody asked for are reported in the console ring as ``popup`` events (issue 12).
 
 Pure model: no Playwright, no MCP, no file system. The capture methods never raise.
 """
@@ -37,7 +38,13 @@ from typing import Any, Final, Literal, ParamSpec
 from browsermesh.errors import Bound, BrowserMeshError, ErrorCode
 from browsermesh.model.clock import Clock, iso_from_epoch
 from browsermesh.model.text import well_formed
-from browsermesh.redact import ELLIPSIS, cut_chars, redact_text, sanitize_url_or_none
+from browsermesh.redact import (
+    ELLIPSIS,
+    cut_chars,
+    redact_text,
+    sanitize_url,
+    sanitize_url_or_none,
+)
 
 __all__ = [
     "DEFAULT_LIMIT",
@@ -55,14 +62,14 @@ __all__ = [
 Source = Literal["console", "pageError", "network", "requestFailed"]
 """The ``source`` argument of ``browser_observe``."""
 
-Kind = Literal["console", "page_error", "request", "response", "request_failed"]
+Kind = Literal["console", "page_error", "popup", "request", "response", "request_failed"]
 """The ``kind`` of an event."""
 
 Ring = Literal["console", "network"]
-"""The console ring (console, page_error) or the network ring."""
+"""The console ring (console, page_error, popup) or the network ring."""
 
 SOURCE_KINDS: Final[dict[str, frozenset[str]]] = {
-    "console": frozenset({"console"}),
+    "console": frozenset({"console", "popup"}),
     "pageError": frozenset({"page_error"}),
     "network": frozenset({"request", "response"}),
     "requestFailed": frozenset({"request_failed"}),
@@ -338,6 +345,19 @@ class PageObservations:
         if self._disposed:
             return
         self._console_ring.append("page_error", self._common(), {"text": self._text(message)})
+
+    @_never_raise
+    def popup(self, url: str, *, closed: bool) -> None:
+        """Record a popup the page opened that nobody asked for: `closed` when it was closed at
+        once (the session had no room for another page), else left open and unmanaged."""
+        if self._disposed:
+            return
+        raw = _clean(url)
+        if raw == "about:blank":  # carries nothing; the sanitizer would call it <redacted-url>
+            shown = raw
+        else:
+            shown = sanitize_url(raw, max_chars=self._limits.string_chars)
+        self._console_ring.append("popup", self._common(), {"url": shown, "closed": closed})
 
     @_never_raise
     def request(self, key: object, method: str, url: str, resource_type: str) -> None:

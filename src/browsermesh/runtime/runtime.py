@@ -136,6 +136,7 @@ class Runtime:
         self._close_tasks: dict[str, asyncio.Task[None]] = {}
         engine.events.on_disconnect = self._on_disconnect
         engine.events.on_page_closed = self._on_page_closed
+        engine.events.page_limit = lambda _page: self.config.max_pages
 
     # ------------------------------------------------------------------ helpers
 

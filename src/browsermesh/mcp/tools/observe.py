@@ -49,9 +49,9 @@ def specs() -> list[ToolSpec]:
         ToolSpec(
             "browser_observe",
             "Read page observations",
-            "Read captured console, pageError, network (incl. HTTP 5xx) or requestFailed "
-            "events; continue with sinceEventId=nextCursor; check gap/droppedCount. includeText "
-            "only for console/pageError.",
+            "Read captured console (incl. popups nobody expected), pageError, network (incl. "
+            "HTTP 5xx) or requestFailed events; continue with sinceEventId=nextCursor; check "
+            "gap/droppedCount. includeText only for console/pageError.",
             "observability",
             True,
             False,
