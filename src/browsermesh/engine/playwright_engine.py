@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from browsermesh.engine import capture, crash, elements, navigation, snapshot, waits
+from browsermesh.engine.abandoned import AbandonedCreations
 from browsermesh.engine.backends import QUIET_FLAGS as QUIET_FLAGS
 from browsermesh.engine.backends import (
     Backend,
@@ -96,6 +97,7 @@ class PlaywrightEngine:
         self.clock = Clock()
         # One runtime-wide counter: a generation value belongs to exactly one page.
         self._generations = itertools.count(1)
+        self._abandoned = AbandonedCreations()
 
     def next_generation(self) -> int:
         return int(next(self._generations))
@@ -134,6 +136,10 @@ class PlaywrightEngine:
         """Contexts BrowserMesh has open, over every slot (tests check for leaks)."""
         return sum(len(slot.contexts) for slot in self._backend.slots)
 
+    def abandoned_creations(self) -> int:
+        """Context creations given up at their deadline whose context is not closed yet."""
+        return len(self._abandoned)
+
     # ----------------------------------------------------------------- lifecycle
 
     async def playwright(self) -> Playwright:
@@ -161,6 +167,7 @@ class PlaywrightEngine:
             await self._backend.stop()
         except BrowserMeshError as err:
             error = err
+        await self._abandoned.drain()  # their browser is gone: nothing left to create
         pw, self._pw = self._pw, None
         if pw is not None:
             try:
@@ -177,16 +184,28 @@ class PlaywrightEngine:
     async def new_context(
         self, options: ContextOptions, timeout_ms: float, live_by_placement: dict[str, int]
     ) -> PwContext:
+        """A new context within `timeout_ms` (launch or connect included).
+
+        Restoring a saved state visits each of its origins and cannot be aborted, so past the
+        budget the creation is abandoned (`OPERATION_TIMEOUT`) and the context it makes later
+        is closed, never leaked (issue 12 #5)."""
+        deadline = Deadline(max(1, int(timeout_ms)))
         slot, browser = await self._backend.acquire(self, timeout_ms, live_by_placement)
         try:  # the slot counts this creation as pending until the runtime records it
             try:
-                context = await browser.new_context(**context_kwargs(options))
+                context = await self._abandoned.within(
+                    browser.new_context(**context_kwargs(options)), deadline, self._close_quietly
+                )
+            except BrowserMeshError:
+                raise
             except Exception as exc:
                 raise browser_error(exc) from None
             slot.track(context)
             try:
                 for origin in grant_origins(options.settings):
-                    await context.grant_permissions(["geolocation"], origin=origin)
+                    await within(
+                        context.grant_permissions(["geolocation"], origin=origin), deadline
+                    )
             except BaseException:
                 slot.forget(context)
                 await self._close_quietly(context)

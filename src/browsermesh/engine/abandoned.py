@@ -1,0 +1,78 @@
+"""Creations given up at their deadline, still owned until what they create is closed.
+
+Playwright cannot abort `browser.new_context(storage_state=...)`: Chromium visits every saved
+origin to restore its storage, and a state with 200 origins took 16 s on a 10 s budget (issue 12
+#5). Cancelling the Python call would not stop Chromium, which would finish the context later
+and leave it open with nobody to close it. So the caller stops waiting at its deadline, while
+the creation goes on as a task owned here; whatever it creates is closed when it arrives, and
+`drain` ends the creations still pending when the engine stops.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Awaitable, Callable, Coroutine
+from typing import Any, TypeVar
+
+from browsermesh.errors import BrowserMeshError
+from browsermesh.model.deadline import Deadline
+
+T = TypeVar("T")
+
+
+class AbandonedCreations:
+    """Owns the creations whose callers stopped waiting (deadline or cancellation)."""
+
+    def __init__(self) -> None:
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    def __len__(self) -> int:
+        """Creations still running or being closed."""
+        return len(self._tasks)
+
+    async def within(
+        self,
+        creation: Coroutine[Any, Any, T],
+        deadline: Deadline,
+        close: Callable[[T], Awaitable[object]],
+    ) -> T:
+        """Await `creation` within the deadline's remaining budget.
+
+        Past it, `OPERATION_TIMEOUT` (`{timeoutMs, reason: "timeout"}`); on the deadline or the
+        caller's cancellation the creation goes on here and its result is passed to `close`.
+        Any failure of the creation itself propagates for the caller to classify."""
+        try:
+            budget_s = deadline.budget_ms() / 1000
+        except BrowserMeshError:
+            creation.close()  # never started
+            raise
+        task = asyncio.ensure_future(creation)
+        try:
+            return await asyncio.wait_for(asyncio.shield(task), timeout=budget_s)
+        except TimeoutError:
+            self._adopt(task, close)
+            raise deadline.timeout_error() from None
+        except asyncio.CancelledError:
+            self._adopt(task, close)
+            raise
+
+    def _adopt(self, task: asyncio.Future[T], close: Callable[[T], Awaitable[object]]) -> None:
+        async def settle() -> None:
+            try:
+                result = await task
+            except Exception:
+                return  # nothing was created
+            with contextlib.suppress(Exception):
+                await close(result)
+
+        owner = asyncio.get_running_loop().create_task(settle())
+        self._tasks.add(owner)
+        owner.add_done_callback(self._tasks.discard)
+
+    async def drain(self) -> None:
+        """Cancel the creations still pending (their browser is going away) and wait for them."""
+        tasks = list(self._tasks)
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
