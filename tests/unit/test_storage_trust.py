@@ -44,8 +44,7 @@ def test_doctor_fails_on_a_symlinked_states_directory(tmp_path: Path) -> None:
     assert result.status == "failed"
     assert result.code == "DATA_DIRECTORY_UNAVAILABLE"
     assert result.message == (
-        "The saved-states directory is a symbolic link; saved states are refused until it is "
-        "fixed."
+        "The saved-states directory is a symbolic link; saved states are refused until it is fixed."
     )
     assert result.remediation == doctor.UNTRUSTED_STATES_REMEDIATION
     assert str(tmp_path) not in str(result.to_json())
