@@ -192,7 +192,9 @@ async def on_locator(
     """Run `call(playwright_locator, timeout_ms)` with strictness and §5.3 classification."""
     loc = await resolve(page, locator, ctx, op)
     remaining = ctx.deadline.budget_ms()
-    reserve = min(250.0, remaining * 0.1)
+    # The probe that classifies a miss needs a few round trips even on a loaded machine: a
+    # tenth of the budget, at least 100 ms (at most half of a tiny budget), at most 250 ms.
+    reserve = min(250.0, max(remaining * 0.1, min(100.0, remaining / 2)))
     try:
         return await call(loc, max(remaining - reserve, 1))
     except Exception as exc:
