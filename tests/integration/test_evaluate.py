@@ -144,6 +144,11 @@ async def test_failures_keep_their_codes(runtime: Runtime, site: FixtureSite) ->
         await evaluate(runtime, addr, "never", timeout_ms=500)
     assert never.value.code.value == "OPERATION_TIMEOUT"
     assert time.monotonic() - started < 2
+    # The conversion runs with the page's builtins: a page that breaks them gets an error,
+    # never a malformed result.
+    with pytest.raises(BrowserMeshError) as broken:
+        await evaluate(runtime, addr, "JSON.stringify = () => '{'; 'x'")
+    assert broken.value.code.value == "BROWSER_ERROR"
 
 
 async def _poll_open_loop(
