@@ -32,6 +32,7 @@ LABELLED_BY = f"""<!doctype html><title>Sign in</title>
 SHOW_PASSWORD = f"""<!doctype html><title>Show password</title>
 <form><label>Password <input type=password id=p value="{CANARY}"></label>
 <label>Other <input type=password id=q></label></form>
+<button id=say onclick="alert('Your password is ' + p.value)">Say it</button>
 <div id=box><h2>Shown</h2><span id=shown></span>
 <button id=copy onclick="shown.textContent = q.value">Reveal other</button>
 <select aria-label="Pick"><option>x</option></select></div>
@@ -140,3 +141,17 @@ async def test_quoted_password_in_a_frame_is_redacted(client: ToolClient, pages:
         )
         assert "[REDACTED]" in data["snapshot"]
         assert_clean(data, QUOTED)
+
+
+async def test_a_dialog_quoting_a_password_is_redacted(client: ToolClient, pages: PageSite) -> None:
+    addr = await open_page(client, pages.url("/show"))
+    data = await client.ok(
+        "browser_action_and_wait",
+        {
+            **addr,
+            "action": {"kind": "click", "target": {"strategy": "css", "value": "#say"}},
+            "wait": {"kind": "dialog", "dialogType": "alert", "action": "accept"},
+        },
+    )
+    assert data["event"]["message"] == "Your password is [REDACTED]"
+    assert_clean(data, CANARY)

@@ -388,6 +388,13 @@ class PlaywrightEngine:
         # The page's next popup is the waiter's to register or close, never the guard's.
         with guard.expecting() if guard is not None else contextlib.nullcontext():
             outcome = await waits.action_and_wait(page, action, wait, ctx)
+        if outcome.event.get("kind") == "dialog":
+            # A dialog's text is page text: it may quote a password field. Read once the dialog
+            # is handled (an open dialog blocks every evaluation in the page).
+            secrets = await snapshot.page_secrets(page.page, ctx.deadline, SecretValues())
+            outcome.event = {
+                k: secrets.text(v) if isinstance(v, str) else v for k, v in outcome.event.items()
+            }
         if outcome.popup is None:
             return outcome.event, None
         return outcome.event, self.adopt_page(page.context, outcome.popup)
