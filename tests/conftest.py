@@ -22,6 +22,18 @@ from browsermesh.runtime.runtime import Runtime
 from tests.fixtures.site import FixtureSite
 
 ERAS = ["auto", "legacy"]
+INITIALIZE_PARAMS: dict[str, Any] = {
+    "protocolVersion": "2025-11-25",
+    "capabilities": {},
+    "clientInfo": {"name": "raw", "version": "1"},
+}
+INITIALIZE: dict[str, Any] = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": INITIALIZE_PARAMS,
+}
+"""A raw `initialize` request, for tests that speak JSON-RPC themselves (stdio or HTTP)."""
 
 
 @pytest.fixture

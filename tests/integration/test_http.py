@@ -36,7 +36,7 @@ from browsermesh.mcp.instructions import instructions_for
 from browsermesh.mcp.server import create_server
 from browsermesh.runtime.runtime import Runtime
 from browsermesh.transports.http import AccessPolicy, HttpService, IdleReaper, reaper_interval_ms
-from tests.conftest import ERAS, ToolClient, chromium_pids_with_marker, real_config
+from tests.conftest import ERAS, INITIALIZE, ToolClient, chromium_pids_with_marker, real_config
 from tests.fixtures.site import FixtureSite
 
 pytestmark = pytest.mark.anyio
@@ -150,44 +150,34 @@ def test_tokens_map_to_principals() -> None:
 
 
 async def test_rejections_happen_before_mcp(tmp_path: Path) -> None:
-    initialize = {
-        "jsonrpc": "2.0",
-        "id": 1,
-        "method": "initialize",
-        "params": {
-            "protocolVersion": "2025-11-25",
-            "capabilities": {},
-            "clientInfo": {"name": "raw", "version": "1"},
-        },
-    }
     accept = {"Accept": "application/json, text/event-stream"}
     good = {**accept, "Authorization": f"Bearer {TOKENS['alice']}"}
     async with http_server(tmp_path, tokens=True) as srv, httpx2.AsyncClient() as http:
         url = srv.url
-        missing = await http.post(url, json=initialize, headers=accept)
+        missing = await http.post(url, json=INITIALIZE, headers=accept)
         assert missing.status_code == 401
         assert missing.headers["www-authenticate"].startswith("Bearer")
         wrong = await http.post(
-            url, json=initialize, headers={**accept, "Authorization": "Bearer " + "x" * 24}
+            url, json=INITIALIZE, headers={**accept, "Authorization": "Bearer " + "x" * 24}
         )
         assert wrong.status_code == 401 and wrong.headers["www-authenticate"] == "Bearer"
         basic = await http.post(
-            url, json=initialize, headers={**accept, "Authorization": "Basic YTpi"}
+            url, json=INITIALIZE, headers={**accept, "Authorization": "Basic YTpi"}
         )
         assert basic.status_code == 401
         # Host and Origin are checked before authentication
         assert (
-            await http.post(url, json=initialize, headers={"Host": "evil.test"})
+            await http.post(url, json=INITIALIZE, headers={"Host": "evil.test"})
         ).status_code == 421
-        bad_host = await http.post(url, json=initialize, headers={**good, "Host": "evil.test:80"})
+        bad_host = await http.post(url, json=INITIALIZE, headers={**good, "Host": "evil.test:80"})
         assert bad_host.status_code == 421
         bad_origin = {"Origin": "http://evil.test"}
-        assert (await http.post(url, json=initialize, headers=bad_origin)).status_code == 403
+        assert (await http.post(url, json=INITIALIZE, headers=bad_origin)).status_code == 403
         assert (
-            await http.post(url, json=initialize, headers={**good, **bad_origin})
+            await http.post(url, json=INITIALIZE, headers={**good, **bad_origin})
         ).status_code == 403
         own_origin = f"http://127.0.0.1:{srv.service.port}"
-        ok = await http.post(url, json=initialize, headers={**good, "Origin": own_origin})
+        ok = await http.post(url, json=INITIALIZE, headers={**good, "Origin": own_origin})
         assert ok.status_code == 200 and ok.headers.get("mcp-session-id")
     rejected = [r for r in srv.records if r["type"] == "auth.rejected"]
     assert [r["reason"] for r in rejected] == ["missing_token", "invalid_token", "invalid_token"]
@@ -321,16 +311,6 @@ async def test_dropped_connection_and_foreign_mcp_session(tmp_path: Path) -> Non
     """A raw legacy client creates a session and vanishes without DELETE; a new connection of
     the same principal finds it; another principal cannot reuse the abandoned MCP session."""
     accept = {"Accept": "application/json, text/event-stream"}
-    initialize = {
-        "jsonrpc": "2.0",
-        "id": 1,
-        "method": "initialize",
-        "params": {
-            "protocolVersion": "2025-11-25",
-            "capabilities": {},
-            "clientInfo": {"name": "raw", "version": "1"},
-        },
-    }
     listing = {"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {}}
     create = {
         "jsonrpc": "2.0",
@@ -341,7 +321,7 @@ async def test_dropped_connection_and_foreign_mcp_session(tmp_path: Path) -> Non
     async with http_server(tmp_path, tokens=True) as srv:
         alice = {**accept, "Authorization": f"Bearer {TOKENS['alice']}"}
         async with httpx2.AsyncClient() as raw:
-            opened = await raw.post(srv.url, json=initialize, headers=alice)
+            opened = await raw.post(srv.url, json=INITIALIZE, headers=alice)
             sid = opened.headers["mcp-session-id"]
             alice.update({"Mcp-Session-Id": sid, "MCP-Protocol-Version": "2025-11-25"})
             initialized = {"jsonrpc": "2.0", "method": "notifications/initialized"}

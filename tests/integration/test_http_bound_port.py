@@ -8,21 +8,11 @@ from typing import Any
 import httpx2
 import pytest
 
-from tests.conftest import closed_port
+from tests.conftest import INITIALIZE, closed_port
 from tests.integration.test_http import http_server
 
 pytestmark = pytest.mark.anyio
 
-INITIALIZE = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": "2025-11-25",
-        "capabilities": {},
-        "clientInfo": {"name": "raw", "version": "1"},
-    },
-}
 ACCEPT = {"Accept": "application/json, text/event-stream"}
 
 

@@ -7,9 +7,6 @@ replies are fixed texts: nothing of the offending message is echoed. The server 
 
 from __future__ import annotations
 
-import json
-import select
-import subprocess
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -19,22 +16,13 @@ from typing import Any
 import httpx2
 import pytest
 
-from tests.conftest import spawn_stdio_server
+from tests.conftest import INITIALIZE, INITIALIZE_PARAMS, spawn_stdio_server
 from tests.integration.test_http import http_server
+from tests.stdio_peer import StdioPeer
 
 pytestmark = pytest.mark.anyio
 
 REPLY_S = 15.0
-INITIALIZE = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": "2025-11-25",
-        "capabilities": {},
-        "clientInfo": {"name": "raw", "version": "1"},
-    },
-}
 
 
 def invalid(request_id: object) -> dict[str, Any]:
@@ -69,36 +57,12 @@ MALFORMED: list[tuple[str, dict[str, Any]]] = [
 ]
 
 
-class StdioPeer:
-    """Raw lines to and from a spawned `python -m browsermesh` (stdio)."""
-
-    def __init__(self, proc: subprocess.Popen[bytes]) -> None:
-        self.proc = proc
-
-    def send(self, line: str | dict[str, Any]) -> None:
-        text = line if isinstance(line, str) else json.dumps(line)
-        assert self.proc.stdin is not None
-        self.proc.stdin.write(text.encode() + b"\n")
-        self.proc.stdin.flush()
-
-    def reply(self, timeout_s: float = REPLY_S) -> dict[str, Any]:
-        """The next line the server writes (it writes whole lines)."""
-        assert self.proc.stdout is not None
-        ready, _, _ = select.select([self.proc.stdout], [], [], timeout_s)
-        assert ready, "no reply from the server"
-        line = self.proc.stdout.readline()
-        assert line, "the server closed stdout"
-        data: dict[str, Any] = json.loads(line)
-        return data
-
-    def call(self, request_id: int, method: str, params: dict[str, Any] | None = None) -> Any:
-        message: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "method": method}
-        if params is not None:
-            message["params"] = params
-        self.send(message)
-        reply = self.reply()
-        assert reply.get("id") == request_id, reply
-        return reply
+def call(peer: StdioPeer, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
+    """A request whose reply must be the very next message."""
+    rid = peer.send_request(method, params)
+    reply = peer.next_message(REPLY_S)
+    assert reply.get("id") == rid, reply
+    return reply
 
 
 @contextmanager
@@ -121,22 +85,22 @@ def test_stdio_answers_malformed_requests_and_keeps_serving(tmp_path: Path) -> N
     with stdio_peer(tmp_path) as peer:
         # before any request: the answer does not depend on a handshake
         peer.send("{not json")
-        assert peer.reply() == PARSE_ERROR
-        assert "result" in peer.call(1, "initialize", INITIALIZE["params"])
+        assert peer.next_message(REPLY_S) == PARSE_ERROR
+        assert "result" in call(peer, "initialize", INITIALIZE_PARAMS)
         peer.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
         for line, expected in MALFORMED:
             peer.send(line)
-            assert peer.reply() == expected, line[:80]
+            assert peer.next_message(REPLY_S) == expected, line[:80]
         # nothing of the offending message comes back
         peer.send('{"jsonrpc":"1.0","id":10,"method":"SECRET-d41d8cd9"}')
-        assert peer.reply() == invalid(10)
+        assert peer.next_message(REPLY_S) == invalid(10)
         # a blank line and a malformed response (a client answering us) get no reply at all
         peer.send("")
         peer.send('{"jsonrpc":"2.0","id":11,"result":5}')
-        assert peer.call(12, "ping")["result"] == {}
-        tools = peer.call(13, "tools/list")["result"]["tools"]
+        assert call(peer, "ping")["result"] == {}
+        tools = call(peer, "tools/list")["result"]["tools"]
         assert any(t["name"] == "browser_runtime_info" for t in tools)
-        info = peer.call(14, "tools/call", {"name": "browser_runtime_info", "arguments": {}})
+        info = call(peer, "tools/call", {"name": "browser_runtime_info", "arguments": {}})
         assert info["result"]["structuredContent"]["browserProduct"] == "chromium"
 
 

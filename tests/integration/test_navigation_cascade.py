@@ -7,7 +7,6 @@ as interrupted although the page did reach its URL. A result must match where th
 
 from __future__ import annotations
 
-import socket
 from collections.abc import AsyncIterator
 
 import pytest
@@ -15,7 +14,7 @@ from mcp import Client
 
 from browsermesh.mcp.server import create_server
 from browsermesh.runtime.runtime import Runtime
-from tests.conftest import ToolClient
+from tests.conftest import ToolClient, closed_port
 from tests.fixtures.site import FixtureSite
 
 pytestmark = pytest.mark.anyio
@@ -25,12 +24,6 @@ pytestmark = pytest.mark.anyio
 async def client(runtime: Runtime) -> AsyncIterator[ToolClient]:
     async with Client(create_server(runtime)) as c:
         yield ToolClient(c, {t.name: t for t in (await c.list_tools()).tools})
-
-
-def closed_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 @pytest.mark.parametrize("bad", ["unsafe", "refused"])

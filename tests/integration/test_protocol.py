@@ -15,6 +15,7 @@ from mcp import Client, StdioServerParameters
 
 from tests.conftest import ERAS, ToolClient, chromium_pids_with_marker, spawn_stdio_server
 from tests.fixtures.site import FixtureSite
+from tests.stdio_peer import StdioPeer
 
 pytestmark = pytest.mark.anyio
 
@@ -114,47 +115,16 @@ async def test_no_agent_guidelines_sends_no_instructions(tmp_path: Path) -> None
 def test_sigterm_shuts_down_and_leaves_no_chromium(tmp_path: Path, site: FixtureSite) -> None:
     marker = f"bm-{uuid.uuid4()}"
     proc = spawn_stdio_server(tmp_path, marker)
-    assert proc.stdin and proc.stdout
-
-    def send(msg: dict[str, Any]) -> None:
-        assert proc.stdin
-        proc.stdin.write((json.dumps(msg) + "\n").encode())
-        proc.stdin.flush()
-
-    def receive() -> dict[str, Any]:
-        assert proc.stdout
-        return json.loads(proc.stdout.readline())  # type: ignore[no-any-return]
-
-    send(
-        {
-            "jsonrpc": "2.0",
-            "id": 1,
-            "method": "initialize",
-            "params": {
-                "protocolVersion": "2025-11-25",
-                "capabilities": {},
-                "clientInfo": {"name": "raw", "version": "1"},
-            },
-        }
-    )
-    assert receive()["result"]["serverInfo"]["name"] == "browsermesh"
-    send({"jsonrpc": "2.0", "method": "notifications/initialized"})
-    send(
-        {
-            "jsonrpc": "2.0",
-            "id": 2,
-            "method": "tools/call",
-            "params": {"name": "browser_session_create", "arguments": {}},
-        }
-    )
-    created = receive()["result"]["structuredContent"]
+    peer = StdioPeer(proc)
+    assert peer.initialize()["result"]["serverInfo"]["name"] == "browsermesh"
+    created = peer.call("browser_session_create", {})
     assert created["session"]["status"] == "ready"
     assert chromium_pids_with_marker(marker)
     started = time.monotonic()
     proc.terminate()
     code = proc.wait(timeout=15)
     assert code == 0 and time.monotonic() - started < 5
-    stderr = proc.stderr.read().decode() if proc.stderr else ""
+    stderr = peer.rest_of_stderr()
     assert "Traceback" not in stderr
     lines = [json.loads(line) for line in stderr.splitlines() if line.startswith("{")]
     assert any(r.get("type") == "session.closed" and r.get("reason") == "shutdown" for r in lines)

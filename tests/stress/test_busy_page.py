@@ -32,7 +32,7 @@ from tests.conftest import (
     spawn_stdio_server,
 )
 from tests.fixtures.site import FixtureSite
-from tests.stress.stdio_peer import StdioPeer
+from tests.stdio_peer import StdioPeer
 
 pytestmark = pytest.mark.anyio
 

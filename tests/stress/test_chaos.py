@@ -29,6 +29,7 @@ from tests.conftest import (
     spawn_stdio_server,
 )
 from tests.fixtures.site import FixtureSite
+from tests.stdio_peer import StdioPeer
 
 pytestmark = pytest.mark.anyio
 
@@ -228,40 +229,10 @@ def test_sigterm_stdio_server_with_live_sessions(tmp_path: Path, site: FixtureSi
     marker = f"bm-chaos-{uuid.uuid4()}"
     proc = spawn_stdio_server(tmp_path, marker)
     try:
-        assert proc.stdin and proc.stdout
-        next_id = iter(range(1, 1000))
-
-        def send(msg: dict[str, Any]) -> None:
-            assert proc.stdin
-            proc.stdin.write((json.dumps(msg) + "\n").encode())
-            proc.stdin.flush()
-
-        def request(method: str, params: dict[str, Any]) -> dict[str, Any]:
-            rid = next(next_id)
-            send({"jsonrpc": "2.0", "id": rid, "method": method, "params": params})
-            assert proc.stdout
-            while True:
-                line = proc.stdout.readline()
-                assert line, "server closed stdout"
-                msg = json.loads(line)
-                if msg.get("id") == rid:
-                    return msg  # type: ignore[no-any-return]
-
-        def call(name: str, arguments: dict[str, Any]) -> dict[str, Any]:
-            result = request("tools/call", {"name": name, "arguments": arguments})["result"]
-            assert not result.get("isError"), result
-            return result["structuredContent"]  # type: ignore[no-any-return]
-
-        init = request(
-            "initialize",
-            {
-                "protocolVersion": "2025-11-25",
-                "capabilities": {},
-                "clientInfo": {"name": "chaos", "version": "1"},
-            },
-        )
+        peer = StdioPeer(proc)
+        init = peer.initialize()
         assert init["result"]["serverInfo"]["name"] == "browsermesh"
-        send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        call = peer.call
         sessions = []
         for i in range(3):
             created = call("browser_session_create", {"name": f"live-{i}"})
@@ -278,7 +249,7 @@ def test_sigterm_stdio_server_with_live_sessions(tmp_path: Path, site: FixtureSi
         proc.send_signal(signal.SIGTERM)
         code = proc.wait(timeout=15)
         elapsed = time.monotonic() - started
-        stderr = proc.stderr.read().decode() if proc.stderr else ""
+        stderr = peer.rest_of_stderr()
         assert code == 0, stderr[-2000:]
         assert elapsed < 5, elapsed
         assert "Traceback" not in stderr
