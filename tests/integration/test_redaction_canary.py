@@ -8,7 +8,7 @@ copy the value into page text with script (a "show password" label) and type one
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
@@ -17,7 +17,7 @@ from mcp import Client
 from browsermesh.mcp.server import create_server
 from browsermesh.runtime.runtime import Runtime
 from tests.conftest import ToolClient
-from tests.fixtures.pages import PageSite
+from tests.fixtures.site import FixtureSite
 
 pytestmark = pytest.mark.anyio
 
@@ -41,10 +41,10 @@ SHOW_PASSWORD = f"""<!doctype html><title>Show password</title>
 <script>shown.textContent = p.value; document.title = 'Show ' + p.value;</script>"""
 
 
-@pytest.fixture(scope="module")
-def pages() -> Iterator[PageSite]:
-    with PageSite({"/labelled-by": LABELLED_BY, "/show": SHOW_PASSWORD}) as site:
-        yield site
+@pytest.fixture
+def pages(site: FixtureSite) -> FixtureSite:
+    site.pages.update({"/canary/labelled-by": LABELLED_BY, "/canary/show": SHOW_PASSWORD})
+    return site
 
 
 @pytest.fixture
@@ -78,9 +78,9 @@ async def open_page(c: ToolClient, url: str) -> dict[str, str]:
     ids=["aria", "aria-refs", "aria-interactive", "actions"],
 )
 async def test_labelled_by_password_is_redacted_in_text_and_refs(
-    client: ToolClient, pages: PageSite, options: dict[str, Any]
+    client: ToolClient, pages: FixtureSite, options: dict[str, Any]
 ) -> None:
-    addr = await open_page(client, pages.url("/labelled-by"))
+    addr = await open_page(client, pages.url("/canary/labelled-by"))
     data = await client.ok("browser_snapshot", {**addr, **options})
     assert "Sign in with [REDACTED]" in data["snapshot"]
     assert_clean(data, CANARY)
@@ -93,9 +93,9 @@ async def test_labelled_by_password_is_redacted_in_text_and_refs(
 
 
 async def test_copied_and_typed_passwords_are_redacted_in_every_exit(
-    client: ToolClient, pages: PageSite, log_records: list[dict[str, Any]]
+    client: ToolClient, pages: FixtureSite, log_records: list[dict[str, Any]]
 ) -> None:
-    addr = await open_page(client, pages.url("/show"))
+    addr = await open_page(client, pages.url("/canary/show"))
     await client.ok(
         "browser_fill", {**addr, "locator": {"strategy": "css", "value": "#q"}, "value": TYPED}
     )
@@ -123,8 +123,10 @@ async def test_copied_and_typed_passwords_are_redacted_in_every_exit(
     assert_clean(log_records, CANARY, TYPED, QUOTED)
 
 
-async def test_quoted_password_in_a_frame_is_redacted(client: ToolClient, pages: PageSite) -> None:
-    addr = await open_page(client, pages.url("/show"))
+async def test_quoted_password_in_a_frame_is_redacted(
+    client: ToolClient, pages: FixtureSite
+) -> None:
+    addr = await open_page(client, pages.url("/canary/show"))
     frame = [{"strategy": "css", "value": "iframe"}]
     for fmt in ("aria", "actions"):
         data = await client.ok(
@@ -143,8 +145,10 @@ async def test_quoted_password_in_a_frame_is_redacted(client: ToolClient, pages:
         assert_clean(data, QUOTED)
 
 
-async def test_a_dialog_quoting_a_password_is_redacted(client: ToolClient, pages: PageSite) -> None:
-    addr = await open_page(client, pages.url("/show"))
+async def test_a_dialog_quoting_a_password_is_redacted(
+    client: ToolClient, pages: FixtureSite
+) -> None:
+    addr = await open_page(client, pages.url("/canary/show"))
     data = await client.ok(
         "browser_action_and_wait",
         {

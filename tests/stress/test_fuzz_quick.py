@@ -20,7 +20,6 @@ from browsermesh.errors import ErrorCode
 from browsermesh.factory import create_runtime
 from browsermesh.mcp.server import create_server
 from tests.conftest import ToolClient, real_config
-from tests.fixtures.pages import PageSite
 from tests.fixtures.site import FixtureSite
 
 CODES = {c.value for c in ErrorCode} - {"INTERNAL_ERROR", "OPERATION_CANCELLED"}
@@ -175,8 +174,10 @@ async def test_every_tool_survives_fuzzed_arguments(tmp_path: Path, site: Fixtur
 
 
 @pytest.mark.anyio
-async def test_fuzzed_calls_on_a_hostile_page_never_leak_its_password(tmp_path: Path) -> None:
-    with PageSite({"/hostile": HOSTILE_PAGE}) as pages:
-        outcomes, texts = await _fuzz(tmp_path, pages.url("/hostile"), 80)
+async def test_fuzzed_calls_on_a_hostile_page_never_leak_its_password(
+    tmp_path: Path, site: FixtureSite
+) -> None:
+    site.pages["/fuzz/hostile"] = HOSTILE_PAGE
+    outcomes, texts = await _fuzz(tmp_path, site.url("/fuzz/hostile"), 80)
     assert outcomes.get("success", 0) >= 3, outcomes
     assert not [t for t in texts if HOSTILE_SECRET in t]
