@@ -40,7 +40,6 @@ from browsermesh.model.observe import PageObservations
 from browsermesh.model.paging import SnapshotOptions
 from browsermesh.model.png import ScreenshotLimits
 from browsermesh.model.text import well_formed
-from browsermesh.redact import SecretValues
 
 if TYPE_CHECKING:
     from playwright.async_api import Browser, BrowserContext, Page, Playwright
@@ -330,15 +329,13 @@ class PlaywrightEngine:
     async def title(self, page: PwPage, timeout_ms: float) -> str:  # type: ignore[override]
         deadline = Deadline(max(1, int(timeout_ms)))
         try:
-            title = await asyncio.wait_for(page.page.title(), timeout=timeout_ms / 1000)
-            secrets = await snapshot.page_secrets(page.page, deadline, SecretValues())
-            return secrets.text(well_formed(title))
-        except TimeoutError:
-            raise BrowserMeshError(
-                ErrorCode.OPERATION_TIMEOUT, details={"timeoutMs": timeout_ms}
-            ) from None
+            title = await within(page.page.title(), deadline)
+        except BrowserMeshError:
+            raise
         except Exception as exc:
             raise browser_error(exc) from None
+        secrets = await snapshot.page_secrets(page.page, deadline)
+        return secrets.text(well_formed(title))
 
     # ------------------------------------------------------------------ elements
 
@@ -354,7 +351,7 @@ class PlaywrightEngine:
         text: str = await elements.on_locator(
             page.page, locator, ctx, "visible_text", elements.read_text
         )
-        secrets = await snapshot.page_secrets(page.page, ctx.deadline, SecretValues())
+        secrets = await snapshot.page_secrets(page.page, ctx.deadline)
         return secrets.text(text)
 
     async def scroll(self, page: PwPage, dx: int, dy: int, ctx: OperationContext) -> None:  # type: ignore[override]
@@ -391,7 +388,7 @@ class PlaywrightEngine:
         if outcome.event.get("kind") == "dialog":
             # A dialog's text is page text: it may quote a password field. Read once the dialog
             # is handled (an open dialog blocks every evaluation in the page).
-            secrets = await snapshot.page_secrets(page.page, ctx.deadline, SecretValues())
+            secrets = await snapshot.page_secrets(page.page, ctx.deadline)
             outcome.event = {
                 k: secrets.text(v) if isinstance(v, str) else v for k, v in outcome.event.items()
             }

@@ -208,8 +208,11 @@ async def _source_budget(scope: PwLocator, ctx: OperationContext) -> None:
         )
 
 
-async def page_secrets(page: Page, deadline: Deadline, into: SecretValues) -> SecretValues:
-    """Add the password values of every frame of `page` to `into` (within the deadline).
+async def page_secrets(
+    page: Page, deadline: Deadline, into: SecretValues | None = None
+) -> SecretValues:
+    """The password values of every frame of `page`, added to `into` when given (within the
+    deadline).
 
     A frame that detaches or navigates meanwhile is skipped (its document, and its values,
     are gone); a page whose values exceed the source budget cannot be captured at all.
@@ -229,13 +232,14 @@ async def page_secrets(page: Page, deadline: Deadline, into: SecretValues) -> Se
             return []
         return None if values is None else [well_formed(str(v)) for v in values]
 
+    secrets = into if into is not None else SecretValues()
     for values in await asyncio.gather(*(one(f) for f in page.frames)):
         if values is None:
             raise BrowserMeshError(
                 ErrorCode.LIMIT_EXCEEDED, bound=Bound("sourceChars", "<=", MAX_SOURCE_CHARS)
             )
-        into.add(values)
-    return into
+        secrets.add(values)
+    return secrets
 
 
 def redact_capture(cap: Capture, secrets: SecretValues) -> Capture:
@@ -295,7 +299,7 @@ async def capture(
     """Capture the scope in `opts.format`; registers new refs when refs were requested."""
     scope_loc, root, in_region = await _scope(page, scope, ctx)
     await _source_budget(scope_loc, ctx)
-    secrets = await page_secrets(page.page, ctx.deadline, SecretValues())
+    secrets = await page_secrets(page.page, ctx.deadline)
     with_refs = opts.format == "actions" or opts.include_refs
     raw = await _timed(
         scope_loc.aria_snapshot(
