@@ -309,7 +309,8 @@ async def test_close_aborts_a_job_that_overruns_its_deadline(
     _, closed = await asyncio.wait_for(runtime.close_session("local", sid), timeout=5)
     assert closed["status"] == "closed"
     assert time.monotonic() - started < 0.1 + 0.2 + 1.0
-    assert await code_of(stuck) == ErrorCode.RUNTIME_SHUTTING_DOWN
+    # The call was cut short by the client's own close: the session is closed, the server is not.
+    assert await code_of(stuck) == ErrorCode.SESSION_CLOSED
     assert any(r["type"] == "session.drain_aborted" for r in records)
 
 

@@ -23,7 +23,7 @@ class SessionQueue:
     def __init__(self) -> None:
         self._tail: asyncio.Task[object] | None = None
         self._tasks: dict[asyncio.Task[object], OperationContext] = {}
-        self._aborted: set[asyncio.Task[object]] = set()
+        self._aborted: dict[asyncio.Task[object], ErrorCode] = {}
         self.pending = 0
 
     def submit(self, ctx: OperationContext, job: Callable[[], Awaitable[T]]) -> asyncio.Task[T]:
@@ -41,10 +41,11 @@ class SessionQueue:
                 ctx.started = True
                 return await job()
             except asyncio.CancelledError:
-                if task in self._aborted:
+                code = self._aborted.get(task)  # type: ignore[call-overload]
+                if code is not None:
                     # Aborted by the runtime (shutdown past its grace, or a close whose drain
                     # overran): the caller gets a classified answer, not a cancellation.
-                    raise BrowserMeshError(ErrorCode.RUNTIME_SHUTTING_DOWN) from None
+                    raise BrowserMeshError(code) from None
                 raise
             finally:
                 self.pending -= 1
@@ -59,7 +60,7 @@ class SessionQueue:
 
     def _forget(self, task: asyncio.Task[object]) -> None:
         self._tasks.pop(task, None)
-        self._aborted.discard(task)
+        self._aborted.pop(task, None)
 
     @property
     def busy(self) -> bool:
@@ -76,17 +77,23 @@ class SessionQueue:
             latest = max(latest, ctx.deadline.expires_at)
         return latest
 
-    def abort(self, *, keep: asyncio.Task[object] | None = None) -> int:
+    def abort(
+        self,
+        code: ErrorCode = ErrorCode.RUNTIME_SHUTTING_DOWN,
+        *,
+        keep: asyncio.Task[object] | None = None,
+    ) -> int:
         """Cancel every job not yet settled except `keep`; returns how many were aborted.
 
         Queued jobs are skipped, running ones are interrupted at their current await; each
-        caller gets RUNTIME_SHUTTING_DOWN."""
+        caller gets `code` (RUNTIME_SHUTTING_DOWN at shutdown, SESSION_CLOSED when the
+        session's close could wait no longer)."""
         aborted = 0
         for task, ctx in list(self._tasks.items()):
             if task is keep or task.done():
                 continue
             ctx.cancelled.set()
-            self._aborted.add(task)
+            self._aborted[task] = code
             task.cancel()
             aborted += 1
         return aborted

@@ -538,7 +538,9 @@ class Runtime:
             latest = rec.queue.latest_deadline(before=queued)  # type: ignore[arg-type]
             wait_s = max(0.0, latest - time.monotonic()) + CLOSE_OVERRUN_S
             await asyncio.wait({queued}, timeout=wait_s)
-            if not queued.done() and rec.queue.abort(keep=queued):  # type: ignore[arg-type]
+            if queued.done():
+                break
+            if rec.queue.abort(ErrorCode.SESSION_CLOSED, keep=queued):  # type: ignore[arg-type]
                 self.log.warn("session.drain_aborted", sessionId=rec.session_id)
         await _settle(queued)
 
