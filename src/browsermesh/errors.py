@@ -198,6 +198,28 @@ OPERATIONS: frozenset[str] = frozenset(
         "uncheck",
     }
 )
+SELECTOR_ENGINES: frozenset[str] = frozenset(
+    {
+        "xpath",
+        "text",
+        "id",
+        "data-testid",
+        "data-test-id",
+        "data-test",
+        "css",
+        "internal",
+        "nth",
+        "visible",
+        "role",
+        "react",
+        "vue",
+        "chain",
+        "pseudo",
+        "other",
+    }
+)
+"""`selectorEngine` detail values: what a `css` value would have selected instead of CSS (a fixed
+vocabulary, never the caller's text)."""
 _LOCATOR_STRATEGIES = frozenset({"role", "text", "label", "placeholder", "testId", "css"})
 MAX_TIMEOUT_MS = 300_000
 
@@ -321,6 +343,9 @@ def clean_details(code: ErrorCode, raw: Any) -> dict[str, Any]:
     url = get("url")
     if isinstance(url, str):
         out["url"] = sanitize_url(url, max_chars=256, origin_and_path=True)
+    engine = get("selectorEngine")
+    if isinstance(engine, str) and engine in SELECTOR_ENGINES:
+        out["selectorEngine"] = engine
     locator = _clean_locator(get("locator"))
     if locator is not None:
         out["locator"] = locator

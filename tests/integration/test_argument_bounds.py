@@ -126,22 +126,24 @@ async def test_a_selector_at_the_bound_is_still_accepted(
 
 # Each of these matches an element of the identity page when Playwright's own selector syntax
 # is honoured; as `css` they must be refused, before the page is touched.
-NON_CSS = [
-    "xpath=//h1",
-    "text=Identity",
-    "id=submit",
-    "data-testid=state",
-    "internal:role=heading",
-    "css=h1",
-    "main >> h1",
-    "p >> nth=1",
-    "//h1",
-    "(//h1)[1]",
-    '"Identity"',
-    "h1:visible",
-    'main:has-text("Identity")',
-    ":nth-match(p, 2)",
-]
+# value -> the `selectorEngine` detail it is refused with
+NON_CSS = {
+    "xpath=//h1": "xpath",
+    "text=Identity": "text",
+    "id=submit": "id",
+    "data-testid=state": "data-testid",
+    "internal:role=heading": "internal",
+    "css=h1": "css",
+    "main >> h1": "chain",
+    "p >> nth=1": "chain",
+    "//h1": "xpath",
+    "(//h1)[1]": "xpath",
+    '"Identity"': "text",
+    "h1:visible": "pseudo",
+    'main:has-text("Identity")': "pseudo",
+    ":nth-match(p, 2)": "pseudo",
+    "bogus-engine=x": "other",
+}
 
 
 @pytest.mark.parametrize("value", NON_CSS)
@@ -153,7 +155,7 @@ async def test_css_refuses_playwright_engines(
         mcp_client, "browser_visible_text", {**addr, "locator": css(value), "timeoutMs": 5_000}
     )
     assert error["code"] == "INVALID_ARGUMENT"
-    assert error["details"] == {"locator": {"strategy": "css"}}
+    assert error["details"] == {"locator": {"strategy": "css"}, "selectorEngine": NON_CSS[value]}
     assert elapsed < FAST_S  # refused at parse time, not after polling for 5 s
 
 

@@ -2,18 +2,19 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
 
-from browsermesh.errors import BrowserMeshError, ErrorCode, error_payload
+from browsermesh.errors import SELECTOR_ENGINES, BrowserMeshError, ErrorCode, error_payload
 from browsermesh.model.arguments import (
     MAX_FILL_CHARS,
     MAX_SELECTOR_CHARS,
     action_argument,
     bounded_string,
 )
-from browsermesh.model.locators import non_css_engine, parse_locator
+from browsermesh.model.locators import non_css_engine, parse_locator, public_engine
 from browsermesh.runtime.runtime import Runtime
 from tests.fakes import FakeEngine
 
@@ -155,9 +156,15 @@ def test_non_css_selectors_name_their_engine(value: str, engine: str) -> None:
     error = refused(parse_locator, {"strategy": "css", "value": value})
     assert error.internal["engine"] == engine
     assert error.internal["field"] == "locator.value"
-    # the client sees the strategy, never its own selector or the engine name back
+    # the client sees the strategy and the kind of selector (a fixed vocabulary), never its own
+    # selector back
     payload = error_payload(error)["error"]
-    assert payload["details"] == {"locator": {"strategy": "css"}}
+    assert payload["details"] == {
+        "locator": {"strategy": "css"},
+        "selectorEngine": public_engine(engine),
+    }
+    assert payload["details"]["selectorEngine"] in SELECTOR_ENGINES
+    assert value not in json.dumps(payload)
     assert payload["message"] == "Invalid argument."
 
 

@@ -10,7 +10,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from browsermesh.errors import Bound, BrowserMeshError, ErrorCode
+from browsermesh.errors import SELECTOR_ENGINES, Bound, BrowserMeshError, ErrorCode
 from browsermesh.model.arguments import MAX_SELECTOR_CHARS, bounded_string
 
 STRATEGIES = ("role", "text", "label", "placeholder", "testId", "css")
@@ -183,12 +183,24 @@ def non_css_engine(value: str) -> str | None:
     return None if pseudo is None else ":" + pseudo
 
 
+def public_engine(engine: str) -> str:
+    """`engine` in the fixed `selectorEngine` vocabulary (a `name=` prefix is caller text)."""
+    if engine == ">>":
+        return "chain"
+    if engine.startswith(":"):
+        return "pseudo"
+    name = engine.lower().lstrip("_")
+    if name.startswith("internal:"):
+        return "internal"
+    return name if name in SELECTOR_ENGINES else "other"
+
+
 def _reject_engine(field: str, engine: str) -> BrowserMeshError:
-    # The engine name is internal only: no allowlisted detail may carry caller text, so the
-    # client learns the strategy and the field, never its own value back.
+    # The client learns the strategy and which kind of selector it wrote (from a fixed
+    # vocabulary), never its own value back.
     return BrowserMeshError(
         ErrorCode.INVALID_ARGUMENT,
-        details={"locator": {"strategy": "css"}},
+        details={"locator": {"strategy": "css"}, "selectorEngine": public_engine(engine)},
         internal={
             "field": field,
             "requirement": "CSS only (no Playwright selector engines or chains)",
