@@ -724,9 +724,13 @@ async def test_concurrent_save_and_remove_are_serialized(repo: StateRepository) 
 
 def test_constructor_rejects_non_positive_limits(tmp_path: Path) -> None:
     with pytest.raises(ValueError):
-        StateRepository(tmp_path, max_states=0, max_state_bytes=1, max_total_bytes=1)
+        StateRepository(
+            tmp_path, max_states=0, max_state_bytes=1, max_total_bytes=1, max_state_origins=1
+        )
     with pytest.raises(ValueError):
-        StateRepository(tmp_path, max_states=1, max_state_bytes=True, max_total_bytes=1)
+        StateRepository(
+            tmp_path, max_states=1, max_state_bytes=True, max_total_bytes=1, max_state_origins=1
+        )
 
 
 # --- origins per state (issue 12 #5) ------------------------------------------------------------

@@ -72,7 +72,6 @@ VAR_MAX_STATES: Final = "BROWSERMESH_MAX_SAVED_STATES"
 VAR_MAX_STATE_BYTES: Final = "BROWSERMESH_MAX_STATE_BYTES"
 VAR_MAX_TOTAL_BYTES: Final = "BROWSERMESH_MAX_STATE_TOTAL_BYTES"
 VAR_MAX_STATE_ORIGINS: Final = "BROWSERMESH_MAX_STATE_ORIGINS"
-DEFAULT_MAX_STATE_ORIGINS: Final = 50
 _GROUP_OR_OTHER_WRITE: Final = stat.S_IWGRP | stat.S_IWOTH
 
 _O_BINARY: Final = getattr(os, "O_BINARY", 0)
@@ -352,7 +351,7 @@ class StateRepository:
         max_states: int,
         max_state_bytes: int,
         max_total_bytes: int,
-        max_state_origins: int = DEFAULT_MAX_STATE_ORIGINS,
+        max_state_origins: int,
     ) -> None:
         for name, value in (
             ("max_states", max_states),
