@@ -99,18 +99,3 @@ def test_internal_error_hides_exception_text() -> None:
     err = internal_error(ValueError("/home/user/secret path"))
     assert "secret" not in json.dumps(error_payload(err))
     assert err.cause and "secret" in err.cause  # kept for debug logs only
-
-
-def test_never_resolved_reads_playwright_call_logs() -> None:
-    from browsermesh.engine.classify import never_resolved
-
-    missing = Exception(
-        'Locator.click: Timeout 300ms exceeded.\nCall log:\n  - waiting for locator("#missing")\n'
-    )
-    found = Exception(
-        "Locator.click: Timeout 300ms exceeded.\nCall log:\n"
-        '  - waiting for locator("button")\n  - locator resolved to <button disabled>Go</button>\n'
-    )
-    assert never_resolved(missing)
-    assert not never_resolved(found)
-    assert not never_resolved(Exception("net::ERR_ABORTED"))

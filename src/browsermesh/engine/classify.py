@@ -44,13 +44,6 @@ def classify_reason(exc: BaseException, *, element: bool = False) -> str:
     return "element_not_found" if element else "other"
 
 
-def never_resolved(exc: BaseException) -> bool:
-    """A Playwright timeout whose call log shows the locator never matched an element: it logs
-    `waiting for locator(...)` and, once something matches, `locator resolved to <...>`."""
-    text = str(exc)
-    return "waiting for locator(" in text and "resolved to" not in text
-
-
 def raw_cause(exc: BaseException) -> str:
     return cut_chars(f"{type(exc).__name__}: {exc}", 2000)
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from browsermesh.engine.bounded import quietly, within
-from browsermesh.engine.classify import classify_reason, never_resolved, raw_cause
+from browsermesh.engine.classify import classify_reason, raw_cause
 from browsermesh.errors import BrowserMeshError, ErrorCode
 from browsermesh.model.clock import Clock
 from browsermesh.model.deadline import Deadline, OperationContext
@@ -205,10 +205,6 @@ async def on_locator(
         if reason != "timeout":
             raise _not_found(locator, ctx, op, cause) from None
         count = await _probe(loc, reserve)
-        if count is None and never_resolved(exc):
-            # The probe could not answer in its reserve (a loaded machine), but Playwright's own
-            # log shows nothing ever matched.
-            count = 0
         if count == 0:
             raise _not_found(locator, ctx, op, cause) from None
         if count is not None and count > 1:
