@@ -90,7 +90,7 @@ async def test_locator_strategies_and_errors(mcp_client: ToolClient, site: Fixtu
     err = await c.err("browser_click", {**addr, "locator": role("button", "Save")})
     assert err["code"] == "LOCATOR_AMBIGUOUS" and err["operationId"]
     err = await c.err(
-        "browser_click", {**addr, "locator": role("button", "Missing"), "timeoutMs": 300}
+        "browser_click", {**addr, "locator": role("button", "Missing"), "timeoutMs": 1000}
     )
     assert err["code"] == "ELEMENT_NOT_FOUND" and err["details"]["operation"] == "click"
     err = await c.err("browser_click", {**addr, "locator": {"strategy": "css", "value": "##bad"}})

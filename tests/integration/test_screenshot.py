@@ -47,7 +47,7 @@ async def test_screenshot_modes(mcp_client: ToolClient, site: FixtureSite) -> No
         "browser_screenshot",
         {
             **addr,
-            "timeoutMs": 300,
+            "timeoutMs": 1000,
             "capture": {"kind": "element", "locator": {"strategy": "css", "value": "#missing"}},
         },
     )

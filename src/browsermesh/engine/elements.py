@@ -192,9 +192,10 @@ async def on_locator(
     """Run `call(playwright_locator, timeout_ms)` with strictness and §5.3 classification."""
     loc = await resolve(page, locator, ctx, op)
     remaining = ctx.deadline.budget_ms()
-    # The probe that classifies a miss needs a few round trips even on a loaded machine: a
-    # tenth of the budget, at least 100 ms (at most half of a tiny budget), at most 250 ms.
-    reserve = min(250.0, max(remaining * 0.1, min(100.0, remaining / 2)))
+    # The probe that classifies a miss needs a few round trips even on a loaded machine: half
+    # of a small budget, at most 250 ms. A probe that cannot answer (a page that never yields)
+    # leaves the miss unclassified: OPERATION_TIMEOUT.
+    reserve = min(250.0, remaining / 2)
     try:
         return await call(loc, max(remaining - reserve, 1))
     except Exception as exc:
