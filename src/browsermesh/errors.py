@@ -7,6 +7,7 @@ secrets stay in `BrowserMeshError.cause` / `internal`, which are never serialize
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, Literal
@@ -118,8 +119,8 @@ _NEXT_STEPS: dict[ErrorCode, str] = {
         "browser_snapshot."
     ),
     ErrorCode.STALE_ELEMENT_REFERENCE: (
-        "Refs expire after 30 s and die on navigation and on every newer ref capture; take a new "
-        "browser_snapshot or use a locator."
+        "Refs expire (30 s unless browser_runtime_info reports another refTtlMs) and die on "
+        "navigation and on every newer ref capture; take a new browser_snapshot or use a locator."
     ),
     ErrorCode.STALE_SNAPSHOT_CURSOR: (
         "Cursors expire after 30 s and die on navigation; call browser_snapshot again without "
@@ -147,6 +148,50 @@ _NEXT_STEPS: dict[ErrorCode, str] = {
     ),
 }
 
+# Next steps that fit an actionability reason (never "retry with a larger timeoutMs" for an element
+# that cannot act); keyed by details.reason.
+_REASON_NEXT_STEPS: dict[str, str] = {
+    "disabled": (
+        "The element is disabled: do what enables it first (fill the required fields, pick an "
+        "option), or use browser_wait with a locator condition state enabled."
+    ),
+    "hidden": (
+        "The element is hidden: open what reveals it first (a menu, tab or dialog), or target "
+        "the visible control with the same name from browser_snapshot."
+    ),
+    "not_editable": (
+        "The element does not take text: target the textbox, searchbox or combobox itself "
+        "(browser_snapshot lists them), or use browser_click or browser_select_option."
+    ),
+    "covered": (
+        "Another element (details.coveredBy) covers it: close or dismiss that element first, "
+        "then retry."
+    ),
+    "file_input": (
+        "This is a file input: it takes files, not clicks or text; use browser_file_upload."
+    ),
+    "not_file_input": (
+        "The target is not a file input: target the <input type=file> or the button that opens "
+        "the file chooser."
+    ),
+    "detached": (
+        "The element was removed while acting (the page re-rendered): retry the same locator, or "
+        "take browser_snapshot for a fresh ref."
+    ),
+}
+_CANDIDATE_NEXT_STEPS: dict[ErrorCode, str] = {
+    ErrorCode.ELEMENT_NOT_FOUND: (
+        "Retry with one of details.candidates (its ref, or its locator); exact: false matches "
+        "part of a name, case-insensitively."
+    ),
+    ErrorCode.LOCATOR_AMBIGUOUS: (
+        "Pick one of details.candidates by its ref, or add within: {container locator} or a "
+        "role name to the locator."
+    ),
+}
+_FIELD_NEXT_STEP = "Fix details.field so that it satisfies details.rule, then call again."
+_FRESH_REF_NEXT_STEP = "The same element is still there: retry with details.freshRef."
+
 Reason = Literal[
     "timeout",
     "dns",
@@ -156,8 +201,20 @@ Reason = Literal[
     "locator_ambiguous",
     "element_not_found",
     "page_crashed",
+    "disabled",
+    "hidden",
+    "not_editable",
+    "covered",
+    "file_input",
+    "detached",
+    "not_file_input",
     "other",
 ]
+# Why an element that exists could not take the action (issue 13): reported under
+# OPERATION_TIMEOUT (the contract's code for "exists but never actionable") with its own next step.
+ACTIONABILITY_REASONS: frozenset[str] = frozenset(
+    {"disabled", "hidden", "not_editable", "covered", "file_input", "detached", "not_file_input"}
+)
 REASONS: frozenset[str] = frozenset(
     {
         "timeout",
@@ -169,6 +226,7 @@ REASONS: frozenset[str] = frozenset(
         "element_not_found",
         "page_crashed",
         "other",
+        *ACTIONABILITY_REASONS,
     }
 )
 _DEFAULT_REASON: dict[ErrorCode, str] = {
@@ -270,8 +328,20 @@ class BrowserMeshError(Exception):
 
     @property
     def next_step(self) -> str:
+        """The code's next step, made specific by what details carry (a field and rule, an
+        actionability reason, candidates, a fresh ref)."""
         if self.code is ErrorCode.BROWSER_ERROR and self.variant in _VARIANT_NEXT_STEPS:
             return _VARIANT_NEXT_STEPS[self.variant]
+        details = clean_details(self.code, self.details)  # never raises, whatever details is
+        if self.code is ErrorCode.INVALID_ARGUMENT and "field" in details:
+            return _FIELD_NEXT_STEP
+        reason = details.get("reason")
+        if isinstance(reason, str) and reason in _REASON_NEXT_STEPS:
+            return _REASON_NEXT_STEPS[reason]
+        if self.code in _CANDIDATE_NEXT_STEPS and details.get("candidates"):
+            return _CANDIDATE_NEXT_STEPS[self.code]
+        if self.code is ErrorCode.STALE_ELEMENT_REFERENCE and "freshRef" in details:
+            return _FRESH_REF_NEXT_STEP
         return _NEXT_STEPS[self.code]
 
     def __str__(self) -> str:  # never the cause: str(err) may end up in a log line
@@ -303,6 +373,68 @@ def _clean_locator(value: Any) -> dict[str, Any] | None:
     if isinstance(exact, bool):
         out["exact"] = exact
     return out
+
+
+# `field` is a JSON path of the caller's arguments written by our parsers (`action.target.value`,
+# `contextSettings.viewport.width`, `locator|ref`); `rule` is our own text (`at most 100`).
+_FIELD_PATH = re.compile(r"^[A-Za-z$][A-Za-z0-9_$.|\[\]-]{0,159}$")
+MAX_RULE_CHARS = 200
+MAX_CANDIDATES = 5
+_REF_TOKEN = re.compile(r"^[a-z0-9.]{2,12}$")
+
+
+def invalid_argument(
+    field: str, rule: str, *, bound: Bound | None = None, **details: Any
+) -> BrowserMeshError:
+    """`INVALID_ARGUMENT` naming the offending field by JSON path and the rule it broke (issue
+    13); never the value. `details` may add other allowlisted keys (`selectorEngine`)."""
+    return BrowserMeshError(
+        ErrorCode.INVALID_ARGUMENT,
+        details={"field": field, "rule": rule, **details},
+        bound=bound,
+        internal={"field": field, "requirement": rule},
+    )
+
+
+def _clean_text(raw: Any, limit: int) -> str | None:
+    if not isinstance(raw, str):
+        return None
+    return cut_chars("".join(ch for ch in raw if not _is_control(ch)), limit)
+
+
+def _clean_named(raw: Any) -> dict[str, Any] | None:
+    """`{role, name}` of an element (a container, a covering element)."""
+    if not isinstance(raw, dict):
+        return None
+    out: dict[str, Any] = {}
+    for key in ("role", "name"):
+        text = _clean_text(raw.get(key), 256 if key == "name" else 32)
+        if text is not None:
+            out[key] = text
+    return out or None
+
+
+def _clean_candidate(raw: Any) -> dict[str, Any] | None:
+    if not isinstance(raw, dict):
+        return None
+    out: dict[str, Any] = _clean_named(raw) or {}
+    ref = raw.get("ref")
+    if isinstance(ref, str) and _REF_TOKEN.match(ref):
+        out["ref"] = ref
+    locator = _clean_locator(raw.get("locator"))
+    if locator is not None:
+        out["locator"] = locator
+    container = _clean_named(raw.get("container"))
+    if container is not None:
+        out["container"] = container
+    return out or None
+
+
+def _clean_candidates(raw: Any) -> list[dict[str, Any]] | None:
+    if not isinstance(raw, list):
+        return None
+    out = [c for c in (_clean_candidate(item) for item in raw[:MAX_CANDIDATES]) if c]
+    return out or None
 
 
 def _is_control(ch: str) -> bool:
@@ -349,6 +481,24 @@ def clean_details(code: ErrorCode, raw: Any) -> dict[str, Any]:
     locator = _clean_locator(get("locator"))
     if locator is not None:
         out["locator"] = locator
+    path = get("field")
+    if isinstance(path, str) and _FIELD_PATH.match(path):
+        out["field"] = path
+        rule = _clean_text(get("rule"), MAX_RULE_CHARS)
+        if rule:
+            out["rule"] = rule
+    count = get("matchCount")
+    if isinstance(count, int) and not isinstance(count, bool) and count >= 0:
+        out["matchCount"] = min(count, 1_000_000)
+    covered = _clean_named(get("coveredBy"))
+    if covered is not None:
+        out["coveredBy"] = covered
+    candidates = _clean_candidates(get("candidates"))
+    if candidates is not None:
+        out["candidates"] = candidates
+    fresh = get("freshRef")
+    if isinstance(fresh, str) and _REF_TOKEN.match(fresh):
+        out["freshRef"] = fresh
     return out
 
 

@@ -28,7 +28,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 from urllib.parse import urlsplit
 
-from browsermesh.engine.classify import browser_error
+from browsermesh.engine.failures import browser_error
 from browsermesh.errors import BrowserMeshError, ErrorCode
 from browsermesh.redact import ENDPOINT_SCHEMES, INVALID_URL, REDACTED_URL, sanitize_url
 

@@ -6,7 +6,7 @@ import asyncio
 from typing import TYPE_CHECKING, Any
 
 from browsermesh.engine import elements
-from browsermesh.engine.classify import browser_error
+from browsermesh.engine.failures import browser_error
 from browsermesh.errors import BrowserMeshError, ErrorCode
 from browsermesh.model.deadline import OperationContext
 from browsermesh.model.locators import Locator

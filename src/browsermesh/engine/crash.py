@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from browsermesh.engine import navigation
 from browsermesh.engine.bounded import quietly, within
-from browsermesh.engine.classify import browser_error
+from browsermesh.engine.failures import browser_error
 from browsermesh.errors import BrowserMeshError
 from browsermesh.model.deadline import Deadline
 

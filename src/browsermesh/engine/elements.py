@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from browsermesh.engine.bounded import quietly, within
-from browsermesh.engine.classify import classify_reason, raw_cause
+from browsermesh.engine.failures import classify_reason, raw_cause
 from browsermesh.errors import BrowserMeshError, ErrorCode
 from browsermesh.model.clock import Clock
 from browsermesh.model.deadline import Deadline, OperationContext
@@ -60,6 +60,7 @@ class RefRegistry:
     """One page's refs. A new capture or a main-frame navigation replaces them all."""
 
     clock: Clock
+    ttl_s: float = REF_TTL_S
     generation: int = 0
     entries: dict[str, RefEntry] = field(default_factory=dict)
 

@@ -29,7 +29,7 @@ import asyncio
 import re
 from typing import TYPE_CHECKING, Any
 
-from browsermesh.engine.classify import raw_cause
+from browsermesh.engine.failures import raw_cause
 from browsermesh.errors import BrowserMeshError, ErrorCode
 from browsermesh.model.deadline import OperationContext
 from browsermesh.model.jsonvalue import MAX_JSON_BYTES, bound_page_json

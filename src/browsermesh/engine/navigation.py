@@ -15,7 +15,7 @@ import re
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
-from browsermesh.engine.classify import navigation_error
+from browsermesh.engine.failures import navigation_error
 from browsermesh.model.deadline import Deadline
 
 if TYPE_CHECKING:

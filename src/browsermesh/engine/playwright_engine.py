@@ -24,9 +24,9 @@ from browsermesh.engine.backends import (
 )
 from browsermesh.engine.backends import running_as_root as running_as_root
 from browsermesh.engine.bounded import within
-from browsermesh.engine.classify import browser_error, navigation_error
-from browsermesh.engine.elements import RefRegistry
+from browsermesh.engine.elements import REF_TTL_S, RefRegistry
 from browsermesh.engine.evaluate import evaluate_in_page
+from browsermesh.engine.failures import browser_error, navigation_error
 from browsermesh.engine.observers import observe_page
 from browsermesh.engine.popups import PopupGuard
 from browsermesh.engine.protocol import ContextOptions, EngineEvents, HistoryStep
@@ -85,8 +85,10 @@ class PlaywrightEngine:
         executable_path: str | None = None,
         headless: bool = False,
         no_sandbox: bool = False,
+        ref_ttl_s: float = REF_TTL_S,
     ) -> None:
         self.events = EngineEvents()
+        self.ref_ttl_s = ref_ttl_s
         if backend is None:
             sandbox = not (no_sandbox or running_as_root())
             backend = LocalBackend(LocalSlot(executable_path, headless, sandbox))
@@ -259,7 +261,7 @@ class PlaywrightEngine:
 
     def adopt_page(self, context: PwContext, page: Page) -> PwPage:
         """Wrap a Playwright page as a managed page and watch for its closing."""
-        handle = PwPage(page, context, RefRegistry(self.clock))
+        handle = PwPage(page, context, RefRegistry(self.clock, self.ref_ttl_s))
         self.watch(handle, page)
         return handle
 

@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING, Any
 
 from browsermesh.engine import elements
 from browsermesh.engine.bounded import quietly
-from browsermesh.engine.classify import classify_reason, raw_cause
-from browsermesh.engine.elements import REF_TTL_S, RefEntry
+from browsermesh.engine.elements import RefEntry
+from browsermesh.engine.failures import classify_reason, raw_cause
 from browsermesh.errors import Bound, BrowserMeshError, ErrorCode
 from browsermesh.model.action_table import ElementInfo, build_action_table, table_candidates
 from browsermesh.model.aria import (
@@ -371,7 +371,7 @@ async def capture(
     if with_refs:
         old = page.refs.advance(generation)
         for token, entry in entries.items():
-            entry.expires_at = now + REF_TTL_S
+            entry.expires_at = now + page.refs.ttl_s
             page.refs.entries[token] = entry
         kept = {id(e.handle) for e in entries.values()}
         await elements.release(old)

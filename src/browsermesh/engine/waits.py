@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from browsermesh.engine import elements
 from browsermesh.engine.bounded import quietly
-from browsermesh.engine.classify import raw_cause
+from browsermesh.engine.failures import raw_cause
 from browsermesh.errors import BrowserMeshError, ErrorCode
 from browsermesh.model.deadline import OperationCancelled, OperationContext
 from browsermesh.model.matchers import (

@@ -1,14 +1,24 @@
-"""Engine failure classification (contract §5.4): Playwright errors become BrowserMeshErrors.
+"""The one place where Playwright failures become the contract's codes and reasons (§5.4).
 
 Only the engine sees Playwright exceptions; the raw text is kept as `cause` (internal only).
+Every engine call that can fail goes through `timed` (a call under the operation's deadline),
+`navigation_error`, `browser_error` or, for element operations, `engine.elements` (which adds
+the match-count classification of §5.3 on top of `classify_reason`). Every OPERATION_TIMEOUT
+built here has the details `{timeoutMs, reason}` (plus `operation` for element operations).
 """
 
 from __future__ import annotations
 
+import asyncio
 import re
+from collections.abc import Awaitable
+from typing import TypeVar
 
 from browsermesh.errors import BrowserMeshError, ErrorCode
+from browsermesh.model.deadline import Deadline
 from browsermesh.redact import cut_chars
+
+T = TypeVar("T")
 
 _RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("timeout", re.compile(r"timed out|timeout")),
@@ -48,15 +58,37 @@ def raw_cause(exc: BaseException) -> str:
     return cut_chars(f"{type(exc).__name__}: {exc}", 2000)
 
 
+def operation_timeout(
+    timeout_ms: float, cause: str | None = None, **details: object
+) -> BrowserMeshError:
+    """OPERATION_TIMEOUT in its one shape: `{timeoutMs, reason: "timeout", ...details}`."""
+    return BrowserMeshError(
+        ErrorCode.OPERATION_TIMEOUT,
+        details={"reason": "timeout", "timeoutMs": timeout_ms, **details},
+        cause=cause or f"exceeded {timeout_ms} ms",
+    )
+
+
+async def timed(awaitable: Awaitable[T], deadline: Deadline) -> T:
+    """Await one engine call within `deadline`: past it, or when Playwright reports its own
+    timeout, OPERATION_TIMEOUT; any other Playwright failure BROWSER_ERROR (`browser_error`)."""
+    try:
+        return await asyncio.wait_for(awaitable, timeout=deadline.budget_ms() / 1000)
+    except TimeoutError:
+        raise operation_timeout(deadline.timeout_ms) from None
+    except BrowserMeshError:
+        raise
+    except Exception as exc:
+        if classify_reason(exc) == "timeout":
+            raise operation_timeout(deadline.timeout_ms, raw_cause(exc)) from None
+        raise browser_error(exc) from None
+
+
 def navigation_error(exc: BaseException, url: str, timeout_ms: float) -> BrowserMeshError:
     """goto/back/forward/reload failures: OPERATION_TIMEOUT or NAVIGATION_FAILED."""
     reason = classify_reason(exc)
     if reason == "timeout":
-        return BrowserMeshError(
-            ErrorCode.OPERATION_TIMEOUT,
-            details={"timeoutMs": timeout_ms, "reason": "timeout"},
-            cause=raw_cause(exc),
-        )
+        return operation_timeout(timeout_ms, raw_cause(exc))
     if reason not in ("dns", "connection", "tls", "invalid_url"):
         reason = "other"
     return BrowserMeshError(
@@ -66,8 +98,10 @@ def navigation_error(exc: BaseException, url: str, timeout_ms: float) -> Browser
     )
 
 
-def browser_error(exc: BaseException, variant: str = "operation") -> BrowserMeshError:
-    """Any other engine failure."""
+def browser_error(
+    exc: BaseException, variant: str = "operation", timeout_ms: float | None = None
+) -> BrowserMeshError:
+    """Any other engine failure (`timeout_ms`: the budget, reported when it was a timeout)."""
     if variant == "launch":
         return BrowserMeshError(
             ErrorCode.BROWSER_ERROR,
@@ -84,7 +118,9 @@ def browser_error(exc: BaseException, variant: str = "operation") -> BrowserMesh
         )
     reason = classify_reason(exc)
     if reason == "timeout":
-        return BrowserMeshError(
-            ErrorCode.OPERATION_TIMEOUT, details={"reason": "timeout"}, cause=raw_cause(exc)
-        )
+        if timeout_ms is None:
+            return BrowserMeshError(
+                ErrorCode.OPERATION_TIMEOUT, details={"reason": "timeout"}, cause=raw_cause(exc)
+            )
+        return operation_timeout(timeout_ms, raw_cause(exc))
     return BrowserMeshError(ErrorCode.BROWSER_ERROR, cause=raw_cause(exc))
