@@ -357,7 +357,8 @@ def next_step_for(code: ErrorCode) -> str:
     return _NEXT_STEPS[code]
 
 
-def _clean_locator(value: Any) -> dict[str, Any] | None:
+def _clean_locator(value: Any, *, nested: bool = True) -> dict[str, Any] | None:
+    """A `locator` detail; `nested` allows one `within` container (candidates' locators)."""
     if not isinstance(value, dict):
         return None
     strategy = value.get("strategy")
@@ -372,6 +373,11 @@ def _clean_locator(value: Any) -> dict[str, Any] | None:
     exact = value.get("exact")
     if isinstance(exact, bool):
         out["exact"] = exact
+    within = value.get("within")
+    if nested and isinstance(within, dict):
+        container = _clean_locator(within, nested=False)
+        if container is not None:
+            out["within"] = container
     return out
 
 

@@ -7,16 +7,18 @@ each call; a ref is looked up in the page's registry and never re-resolved to an
 from __future__ import annotations
 
 import asyncio
+import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from browsermesh.engine import actionability, candidates
 from browsermesh.engine.bounded import quietly, within
-from browsermesh.engine.failures import classify_reason, raw_cause
+from browsermesh.engine.failures import classify_reason, operation_timeout, raw_cause
 from browsermesh.errors import BrowserMeshError, ErrorCode
 from browsermesh.model.clock import Clock
 from browsermesh.model.deadline import Deadline, OperationContext
-from browsermesh.model.locators import Locator, RefTarget, Selector, Target
+from browsermesh.model.locators import Locator, RefTarget, Selector, Target, exact_name_pattern
 from browsermesh.model.text import well_formed
 
 if TYPE_CHECKING:
@@ -46,39 +48,84 @@ OPERATION_DETAIL = {
 }
 
 
+def base36(value: int) -> str:
+    """`value` in base 36 (ref tokens: `s{generation}e{index}`)."""
+    digits = "0123456789abcdefghijklmnopqrstuvwxyz"
+    out = ""
+    while True:
+        value, rem = divmod(value, 36)
+        out = digits[rem] + out
+        if value == 0:
+            return out
+
+
 @dataclass(eq=False)
 class RefEntry:
-    """A live ref: the element's handle, captured by one snapshot, valid until `expires_at`."""
+    """A live ref: the element's handle, captured by one snapshot, valid until `expires_at`.
+    `role` and `name` (as the snapshot printed them) let an expired ref be renewed."""
 
     handle: ElementHandle
     expires_at: float
     region: bool = False
+    role: str | None = None
+    name: str | None = None
+
+
+@dataclass(eq=False)
+class Expired:
+    """A ref of the current generation that only outlived its TTL."""
+
+    entry: RefEntry
 
 
 @dataclass(eq=False)
 class RefRegistry:
-    """One page's refs. A new capture or a main-frame navigation replaces them all."""
+    """One page's refs. A new capture or a main-frame navigation replaces them all.
+
+    Error details may add refs to the current generation (`add`: candidates, a renewed ref):
+    that is no newer capture, so every ref already handed out stays valid."""
 
     clock: Clock
     ttl_s: float = REF_TTL_S
+    new_generation: Callable[[], int] | None = None
     generation: int = 0
     entries: dict[str, RefEntry] = field(default_factory=dict)
+    added: int = 0
 
     def advance(self, generation: int) -> list[RefEntry]:
         """Start a new generation; returns the old entries so their handles can be released."""
         old = list(self.entries.values())
         self.generation = generation
         self.entries = {}
+        self.added = 0
         return old
 
     def lookup(self, token: str, *, region: bool = False) -> RefEntry:
+        """The live entry of `token`; STALE_ELEMENT_REFERENCE otherwise (an expired one carries
+        `Expired` in `internal["expired"]`, for `renew`)."""
         entry = self.entries.get(token)
         if entry is None or entry.region != region:
             raise BrowserMeshError(ErrorCode.STALE_ELEMENT_REFERENCE)
         if entry.expires_at <= self.clock.monotonic():
             self.entries.pop(token, None)
-            raise BrowserMeshError(ErrorCode.STALE_ELEMENT_REFERENCE)
+            raise BrowserMeshError(
+                ErrorCode.STALE_ELEMENT_REFERENCE, internal={"expired": Expired(entry)}
+            )
         return entry
+
+    def add(self, handle: ElementHandle, role: str | None, name: str | None) -> str | None:
+        """Register `handle` as a new ref of the current generation (`s{gen}c{n}`); None when
+        the page never had a generation and none can be started here."""
+        if self.generation == 0:
+            if self.new_generation is None:
+                return None
+            self.generation = self.new_generation()
+        self.added += 1
+        token = f"s{base36(self.generation)}c{self.added}"
+        self.entries[token] = RefEntry(
+            handle, self.clock.monotonic() + self.ttl_s, role=role, name=name
+        )
+        return token
 
 
 async def release(entries: list[RefEntry]) -> None:
@@ -90,21 +137,55 @@ async def release(entries: list[RefEntry]) -> None:
 Root = Any  # Page or FrameLocator: both offer get_by_role/locator/...
 
 
+# The roles of controls a <label> (or aria-labelledby / aria-label) names: `label` also finds
+# them by accessible name, which is what browser_snapshot prints. Playwright's own label match
+# reads the label's whole text, so `<label>Quantity <select>…</select></label>` ("Quantity 1 2
+# 3") would never equal "Quantity".
+LABELLED_ROLES = (
+    "textbox",
+    "searchbox",
+    "combobox",
+    "listbox",
+    "spinbutton",
+    "checkbox",
+    "radio",
+    "switch",
+    "slider",
+)
+
+
+def _matcher(value: str, exact: bool) -> str | re.Pattern[str]:
+    """Exact: the normalized, case-sensitive whole name (model.locators.exact_name_pattern);
+    otherwise Playwright's case-insensitive substring match of the string itself."""
+    return re.compile(exact_name_pattern(value)) if exact else value
+
+
 def build(root: Root, sel: Selector) -> PwLocator:
-    """A Playwright locator for one selector under `root` (page or frame)."""
+    """A Playwright locator for one selector under `root` (page, frame or container)."""
     if sel.strategy == "role":
         if sel.name is None:
             return root.get_by_role(sel.value)  # type: ignore[no-any-return]
-        return root.get_by_role(sel.value, name=sel.name, exact=sel.exact)  # type: ignore[no-any-return]
+        return root.get_by_role(sel.value, name=_matcher(sel.name, sel.exact))  # type: ignore[no-any-return]
     if sel.strategy == "text":
-        return root.get_by_text(sel.value, exact=True)  # type: ignore[no-any-return]
+        return root.get_by_text(_matcher(sel.value, sel.exact))  # type: ignore[no-any-return]
     if sel.strategy == "label":
-        return root.get_by_label(sel.value, exact=True)  # type: ignore[no-any-return]
+        name = _matcher(sel.value, sel.exact)
+        loc = root.get_by_label(name)
+        for role in LABELLED_ROLES:
+            loc = loc.or_(root.get_by_role(role, name=name))
+        return loc  # type: ignore[no-any-return]
     if sel.strategy == "placeholder":
-        return root.get_by_placeholder(sel.value, exact=True)  # type: ignore[no-any-return]
+        return root.get_by_placeholder(_matcher(sel.value, sel.exact))  # type: ignore[no-any-return]
     if sel.strategy == "testId":
         return root.get_by_test_id(sel.value)  # type: ignore[no-any-return]
     return root.locator(sel.value)  # type: ignore[no-any-return]
+
+
+def build_locator(root: Root, locator: Locator) -> PwLocator:
+    """The final Playwright locator under a frame root, inside `locator.within` when given
+    (the container's strictness is checked by `resolve`)."""
+    base = root if locator.within is None else build(root, locator.within)
+    return build(base, locator.selector)
 
 
 def _not_found(
@@ -123,28 +204,94 @@ def _not_found(
     )
 
 
-def _ambiguous(locator: Locator, op: str, **internal: Any) -> BrowserMeshError:
+def _ambiguous(
+    locator: Locator, op: str, matchCount: int | None = None, **internal: Any
+) -> BrowserMeshError:
+    details: dict[str, Any] = {
+        "reason": "locator_ambiguous",
+        "locator": locator.detail(),
+        "operation": OPERATION_DETAIL.get(op),
+    }
+    if matchCount is not None:
+        details["matchCount"] = matchCount
     return BrowserMeshError(
         ErrorCode.LOCATOR_AMBIGUOUS,
-        details={
-            "reason": "locator_ambiguous",
-            "locator": locator.detail(),
-            "operation": OPERATION_DETAIL.get(op),
-        },
+        details=details,
         internal={"locator": locator.describe(), **internal},
     )
 
 
-def _timeout(ctx: OperationContext, op: str, cause: str | None = None) -> BrowserMeshError:
-    return BrowserMeshError(
-        ErrorCode.OPERATION_TIMEOUT,
-        details={
-            "reason": "timeout",
-            "timeoutMs": ctx.deadline.timeout_ms,
-            "operation": OPERATION_DETAIL.get(op),
-        },
-        cause=cause or f"exceeded {ctx.deadline.timeout_ms} ms",
-    )
+def _timeout(
+    ctx: OperationContext,
+    op: str,
+    cause: str | None = None,
+    locator: Locator | None = None,
+    reading: actionability.Reading | None = None,
+    reason: str = "timeout",
+) -> BrowserMeshError:
+    """OPERATION_TIMEOUT for an element operation; `reason` names why the element that exists
+    could not act (issue 13), with the covering element for `covered`."""
+    extra: dict[str, Any] = {"operation": OPERATION_DETAIL.get(op)}
+    if reason != "timeout":
+        extra["reason"] = reason
+        if locator is not None:
+            extra["locator"] = locator.detail()
+        if reason == "covered" and reading is not None and reading.state is not None:
+            extra["coveredBy"] = reading.state.get("coveredBy")
+    return operation_timeout(ctx.deadline.timeout_ms, cause, **extra)
+
+
+# Playwright failures that are not timeouts but say why an element that exists cannot act.
+_ACTION_FAILURES: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("file_input", re.compile(r'input of type "file" cannot be filled')),
+    (
+        "not_editable",
+        re.compile(
+            r"is not an <input>, <textarea>|cannot be filled|cannot type text into|"
+            r"not a <select> element|not a checkbox or radio button|element is not editable"
+        ),
+    ),
+    ("detached", re.compile(r"not attached to the dom|element is not connected")),
+)
+
+
+def action_failure(exc: BaseException) -> str | None:
+    """The actionability reason a non-timeout Playwright failure names, if any."""
+    text = str(exc).lower()
+    for reason, pattern in _ACTION_FAILURES:
+        if pattern.search(text):
+            return reason
+    return None
+
+
+def _reserve(remaining_ms: float) -> float:
+    """The part of the budget kept for classifying a miss (a count, then candidates): half of a
+    small budget, a quarter of a large one, at most 750 ms."""
+    return min(750.0, max(remaining_ms / 4, min(250.0, remaining_ms / 2)))
+
+
+async def _single(
+    el: PwLocator, locator: Locator, ctx: OperationContext, op: str, **where: Any
+) -> None:
+    """Poll `el` (a chain step: an iframe or the `within` container) every 25 ms until it
+    matches exactly one element; several → LOCATOR_AMBIGUOUS at once, none by the deadline →
+    ELEMENT_NOT_FOUND."""
+    while True:
+        try:
+            count = await asyncio.wait_for(
+                el.count(), timeout=max(ctx.deadline.remaining_ms(), 1) / 1000
+            )
+        except TimeoutError:
+            raise _not_found(locator, ctx, op) from None
+        except Exception as exc:
+            raise _not_found(locator, ctx, op, raw_cause(exc)) from None
+        if count == 1:
+            return
+        if count > 1:
+            raise _ambiguous(locator, op, matchCount=count, **where)
+        if ctx.deadline.remaining_ms() < FRAME_POLL_MS:
+            raise _not_found(locator, ctx, op)
+        await ctx.sleep(FRAME_POLL_MS)
 
 
 async def resolve_root(page: Page, locator: Locator, ctx: OperationContext, op: str) -> Root:
@@ -152,66 +299,113 @@ async def resolve_root(page: Page, locator: Locator, ctx: OperationContext, op: 
     root: Root = page
     for index, step in enumerate(locator.frames):
         frame_el = build(root, step)
-        while True:
-            try:
-                count = await asyncio.wait_for(
-                    frame_el.count(), timeout=max(ctx.deadline.remaining_ms(), 1) / 1000
-                )
-            except TimeoutError:
-                raise _not_found(locator, ctx, op) from None
-            except Exception as exc:
-                raise _not_found(locator, ctx, op, raw_cause(exc)) from None
-            if count == 1:
-                break
-            if count > 1:
-                raise _ambiguous(locator, op, frameIndex=index, selector=step.describe())
-            if ctx.deadline.remaining_ms() < FRAME_POLL_MS:
-                raise _not_found(locator, ctx, op)
-            await ctx.sleep(FRAME_POLL_MS)
+        await _single(frame_el, locator, ctx, op, frameIndex=index, selector=step.describe())
         root = frame_el.content_frame
     return root
 
 
 async def resolve(page: Page, locator: Locator, ctx: OperationContext, op: str) -> PwLocator:
+    """The final locator: frame chain and `within` container resolved strictly, afresh."""
     root = await resolve_root(page, locator, ctx, op)
-    return build(root, locator.selector)
-
-
-async def _probe(loc: PwLocator, reserve_ms: float) -> int | None:
-    try:
-        return await asyncio.wait_for(loc.count(), timeout=max(reserve_ms, 1) / 1000)
-    except Exception:
-        return None
+    if locator.within is not None:
+        await _single(build(root, locator.within), locator, ctx, op, within=True)
+    return build_locator(root, locator)
 
 
 ElementCall = Callable[[Any, float], Awaitable[Any]]
 
 
+async def _with_candidates(
+    error: BrowserMeshError,
+    page: Page,
+    root: Root,
+    locator: Locator,
+    registry: RefRegistry | None,
+    ctx: OperationContext,
+) -> BrowserMeshError:
+    matches_only = error.code is ErrorCode.LOCATOR_AMBIGUOUS
+    found = await candidates.near(
+        page,
+        root,
+        locator.selector,
+        registry,
+        ctx.deadline.remaining_ms(),
+        matches_only=matches_only,
+    )
+    return candidates.with_details(error, candidates=found)
+
+
 async def on_locator(
-    page: Page, locator: Locator, ctx: OperationContext, op: str, call: ElementCall
+    page: Page,
+    locator: Locator,
+    ctx: OperationContext,
+    op: str,
+    call: ElementCall,
+    registry: RefRegistry | None = None,
+    settle_ms: float = actionability.SETTLE_MS,
 ) -> Any:
-    """Run `call(playwright_locator, timeout_ms)` with strictness and §5.3 classification."""
-    loc = await resolve(page, locator, ctx, op)
-    remaining = ctx.deadline.budget_ms()
-    # The probe that classifies a miss needs a few round trips even on a loaded machine: half
-    # of a small budget, at most 250 ms. A probe that cannot answer (a page that never yields)
-    # leaves the miss unclassified: OPERATION_TIMEOUT.
-    reserve = min(250.0, remaining / 2)
+    """Run `call(playwright_locator, timeout_ms)` with strictness and §5.3 classification.
+
+    Before the call, one read of the matches answers at once for several matches and, after
+    at most `settle_ms`, for a single match that is disabled, hidden or read-only (issue 13).
+    Misses and ambiguity carry candidates (with refs in `registry` when given)."""
+    root = await resolve_root(page, locator, ctx, op)
+    if locator.within is not None:
+        await _single(build(root, locator.within), locator, ctx, op, within=True)
+    loc = build_locator(root, locator)
+    reserve = _reserve(ctx.deadline.budget_ms())
+    reading = await actionability.read(loc, reserve)
+    if reading is not None and reading.count > 1:
+        error = _ambiguous(locator, op, reading.count)
+        raise await _with_candidates(error, page, root, locator, registry, ctx)
+    if reading is not None and reading.blocker(op) is not None:
+        reading = await actionability.settle(loc, op, reading, ctx, settle_ms, reserve)
+        blocked = reading.blocker(op)
+        if blocked is not None:
+            raise _timeout(ctx, op, f"{blocked} after settling", locator, reading, blocked)
     try:
-        return await call(loc, max(remaining - reserve, 1))
+        return await call(loc, max(ctx.deadline.budget_ms() - reserve, 1))
+    except BrowserMeshError:
+        raise
     except Exception as exc:
-        reason = classify_reason(exc, element=True)
-        cause = raw_cause(exc)
-        if reason == "locator_ambiguous":
-            raise _ambiguous(locator, op) from None
-        if reason != "timeout":
-            raise _not_found(locator, ctx, op, cause) from None
-        count = await _probe(loc, reserve)
-        if count == 0:
-            raise _not_found(locator, ctx, op, cause) from None
-        if count is not None and count > 1:
-            raise _ambiguous(locator, op) from None
-        raise _timeout(ctx, op, cause) from None
+        error = await _classify(exc, loc, locator, ctx, op, reserve)
+    if error.code in (ErrorCode.ELEMENT_NOT_FOUND, ErrorCode.LOCATOR_AMBIGUOUS):
+        error = await _with_candidates(error, page, root, locator, registry, ctx)
+    raise error
+
+
+async def _classify(
+    exc: Exception,
+    loc: PwLocator,
+    locator: Locator,
+    ctx: OperationContext,
+    op: str,
+    reserve_ms: float,
+) -> BrowserMeshError:
+    """The error of a failed locator call (§5.3, §5.4), with the actionability reason."""
+    reason = classify_reason(exc, element=True)
+    cause = raw_cause(exc)
+    if reason == "locator_ambiguous":
+        return _ambiguous(locator, op)
+    if reason != "timeout":
+        blocked = action_failure(exc)
+        if blocked is not None:
+            return _timeout(ctx, op, cause, locator, None, blocked)
+        return _not_found(locator, ctx, op, cause)
+    # The probe that classifies a miss needs a few round trips even on a loaded machine. A
+    # probe that cannot answer (a page that never yields) leaves the miss unclassified.
+    probe_ms = min(reserve_ms, ctx.deadline.remaining_ms())
+    late = await actionability.read(loc, probe_ms, hit_test=True)
+    if late is None:
+        return _timeout(ctx, op, cause)
+    if late.count == 0:
+        return _not_found(locator, ctx, op, cause)
+    if late.count > 1:
+        return _ambiguous(locator, op, late.count)
+    blocked = late.blocker(op, late=True)
+    if blocked is None and "detached" in cause.lower():
+        blocked = "detached"
+    return _timeout(ctx, op, cause, locator, late, blocked or "timeout")
 
 
 async def _connected(handle: ElementHandle, deadline: Deadline) -> bool:
@@ -225,20 +419,47 @@ async def _connected(handle: ElementHandle, deadline: Deadline) -> bool:
         return False
 
 
+async def _live_entry(registry: RefRegistry, ref: RefTarget, ctx: OperationContext) -> RefEntry:
+    """The ref's entry; a ref that only expired gets its fresh ref in `details.freshRef`."""
+    try:
+        return registry.lookup(ref.token)
+    except BrowserMeshError as error:
+        expired = error.internal.get("expired")
+        if isinstance(expired, Expired):
+            fresh = await candidates.renew(registry, expired.entry, ctx.deadline.remaining_ms())
+            candidates.with_details(error, freshRef=fresh)
+        raise
+
+
 async def on_ref(
-    registry: RefRegistry, ref: RefTarget, ctx: OperationContext, op: str, call: ElementCall
+    registry: RefRegistry,
+    ref: RefTarget,
+    ctx: OperationContext,
+    op: str,
+    call: ElementCall,
+    settle_ms: float = actionability.SETTLE_MS,
 ) -> Any:
     """Run `call(element_handle, timeout_ms)` for a live ref; anything else is stale."""
-    entry = registry.lookup(ref.token)
+    entry = await _live_entry(registry, ref, ctx)
     if not await _connected(entry.handle, ctx.deadline):
         registry.entries.pop(ref.token, None)
         raise BrowserMeshError(ErrorCode.STALE_ELEMENT_REFERENCE)
+    reserve = _reserve(ctx.deadline.budget_ms())
+    reading = await actionability.read(entry.handle, reserve)
+    if reading is not None and reading.blocker(op) is not None:
+        reading = await actionability.settle(entry.handle, op, reading, ctx, settle_ms, reserve)
+        blocked = reading.blocker(op)
+        if blocked is not None:
+            raise _timeout(ctx, op, f"{blocked} after settling", None, reading, blocked)
     try:
         return await call(entry.handle, ctx.deadline.budget_ms())
     except BrowserMeshError:
         raise
     except Exception as exc:
         cause = raw_cause(exc)
+        blocked = action_failure(exc)
+        if blocked is not None and blocked != "detached":
+            raise _timeout(ctx, op, cause, None, None, blocked) from None
         if classify_reason(exc) == "timeout":
             # Playwright gave up at the budget: stale only if the element has really gone.
             # The check gets a short reserve of its own, since the budget is spent.
@@ -247,7 +468,9 @@ async def on_ref(
             except BrowserMeshError:
                 gone = False  # the page cannot answer: a timeout, not a stale ref
             if not gone:
-                raise _timeout(ctx, op, cause) from None
+                late = await actionability.read(entry.handle, PROBE_RESERVE_MS, hit_test=True)
+                reason = None if late is None else late.blocker(op, late=True)
+                raise _timeout(ctx, op, cause, None, late, reason or "timeout") from None
         raise BrowserMeshError(ErrorCode.STALE_ELEMENT_REFERENCE, cause=cause) from None
 
 
@@ -258,10 +481,11 @@ async def on_target(
     ctx: OperationContext,
     op: str,
     call: ElementCall,
+    settle_ms: float = actionability.SETTLE_MS,
 ) -> Any:
     if isinstance(target, RefTarget):
-        return await on_ref(registry, target, ctx, op, call)
-    return await on_locator(page, target, ctx, op, call)
+        return await on_ref(registry, target, ctx, op, call, settle_ms)
+    return await on_locator(page, target, ctx, op, call, registry, settle_ms)
 
 
 async def _bounded(awaitable: Awaitable[Any], timeout_ms: float) -> Any:

@@ -10,22 +10,33 @@ import re
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from browsermesh.errors import SELECTOR_ENGINES, Bound, BrowserMeshError, ErrorCode
+from browsermesh.errors import (
+    SELECTOR_ENGINES,
+    Bound,
+    BrowserMeshError,
+    invalid_argument,
+)
 from browsermesh.model.arguments import MAX_SELECTOR_CHARS, bounded_string
 
 STRATEGIES = ("role", "text", "label", "placeholder", "testId", "css")
+# Every role Playwright's get_by_role accepts (its `AriaRole`; a unit test keeps them equal), so
+# every role browser_snapshot prints can be written back as a locator.
 ROLES = (
-    "button",
-    "link",
-    "textbox",
-    "checkbox",
-    "radio",
-    "combobox",
-    "heading",
-    "listitem",
-    "option",
-    "tab",
-)
+    "alert", "alertdialog", "application", "article", "banner", "blockquote", "button",
+    "caption", "cell", "checkbox", "code", "columnheader", "combobox", "complementary",
+    "contentinfo", "definition", "deletion", "dialog", "directory", "document", "emphasis",
+    "feed", "figure", "form", "generic", "grid", "gridcell", "group", "heading", "img",
+    "insertion", "link", "list", "listbox", "listitem", "log", "main", "marquee", "math", "menu",
+    "menubar", "menuitem", "menuitemcheckbox", "menuitemradio", "meter", "navigation", "none",
+    "note", "option", "paragraph", "presentation", "progressbar", "radio", "radiogroup",
+    "region", "row", "rowgroup", "rowheader", "scrollbar", "search", "searchbox", "separator",
+    "slider", "spinbutton", "status", "strong", "subscript", "superscript", "switch", "tab",
+    "table", "tablist", "tabpanel", "term", "textbox", "time", "timer", "toolbar", "tooltip",
+    "tree", "treegrid", "treeitem",
+)  # fmt: skip
+# The strategies whose value is matched as a name (exact by default, `exact: false` for a
+# case-insensitive substring).
+NAMED_STRATEGIES = frozenset({"text", "label", "placeholder"})
 MAX_FRAME_DEPTH = 5
 REF_PATTERN = re.compile(r"^@?[a-z0-9.]{2,12}$")
 
@@ -57,17 +68,39 @@ _PLAYWRIGHT_PSEUDO = frozenset(
     }
 )
 _IDENT_CHAR = re.compile(r"[a-zA-Z0-9_-]")
+_FIELD_KEY = re.compile(r"^[A-Za-z][A-Za-z0-9_]{0,31}$")
 
 
 def _invalid(field: str, requirement: str) -> BrowserMeshError:
-    return BrowserMeshError(
-        ErrorCode.INVALID_ARGUMENT, internal={"field": field, "requirement": requirement}
-    )
+    return invalid_argument(field, requirement)
+
+
+# How a person reads a name on a form (issue 13): whitespace collapsed and trimmed, and a
+# trailing `:` or `*` decoration ("Username:", "Price *") is not part of the name.
+_DECORATION = re.compile(r"[\s:*]+$")
+_WHITESPACE = re.compile(r"\s+")
+_REGEX_SPECIAL = re.compile(r"([\\^$.|?*+()\[\]{}/-])")
+
+
+def normalize_name(text: str) -> str:
+    """`text` as it is compared for an exact match: `"  Username:\n"` → `"Username"`."""
+    collapsed = _WHITESPACE.sub(" ", text).strip()
+    stripped = _DECORATION.sub("", collapsed)
+    return stripped or collapsed
+
+
+def exact_name_pattern(value: str) -> str:
+    """A regular expression source (JavaScript and Python compatible) that matches a name equal
+    to `value` after `normalize_name` on both sides (case-sensitive)."""
+    words = normalize_name(value).split(" ")
+    body = "\\s+".join(_REGEX_SPECIAL.sub(r"\\\1", word) for word in words)
+    return "^\\s*" + body + "[\\s:*]*$"
 
 
 @dataclass(frozen=True, slots=True)
 class Selector:
-    """One LocatorSelector. For `role`, `value` is the role and `name`/`exact` apply."""
+    """One LocatorSelector. For `role`, `value` is the role and `name`/`exact` apply; for
+    `text`, `label` and `placeholder`, `exact` applies to `value`."""
 
     strategy: Strategy
     value: str
@@ -75,11 +108,13 @@ class Selector:
     exact: bool = True
 
     def wire(self) -> dict[str, Any]:
-        """The normalized echo (role selectors get `exact: true` filled in)."""
+        """The normalized echo (`exact: true` filled in where it applies)."""
         out: dict[str, Any] = {"strategy": self.strategy, "value": self.value}
         if self.strategy == "role":
             if self.name is not None:
                 out["name"] = self.name
+            out["exact"] = self.exact
+        elif self.strategy in NAMED_STRATEGIES:
             out["exact"] = self.exact
         return out
 
@@ -90,18 +125,24 @@ class Selector:
             if self.name is not None:
                 parts += [f"name={self.name}", f"exact={str(self.exact).lower()}"]
             return ", ".join(parts)
+        if self.strategy in NAMED_STRATEGIES and not self.exact:
+            return f"{self.strategy}={self.value}, exact=false"
         return f"{self.strategy}={self.value}"
 
 
 @dataclass(frozen=True, slots=True)
 class Locator:
-    """A selector plus an optional iframe chain (outer → inner)."""
+    """A selector plus an optional iframe chain (outer → inner) and an optional container
+    (`within`, resolved strictly inside the frame before the selector)."""
 
     selector: Selector
     frames: tuple[Selector, ...] = ()
+    within: Selector | None = None
 
     def wire(self) -> dict[str, Any]:
         out = self.selector.wire()
+        if self.within is not None:
+            out["within"] = self.within.wire()
         if self.frames:
             out["frame"] = {"kind": "iframe", "chain": [f.wire() for f in self.frames]}
         return out
@@ -112,6 +153,8 @@ class Locator:
 
     def describe(self) -> str:
         text = self.selector.describe()
+        if self.within is not None:
+            text += f", within=({self.within.describe()})"
         return f"{text}, frameDepth={len(self.frames)}" if self.frames else text
 
 
@@ -198,27 +241,36 @@ def public_engine(engine: str) -> str:
 def _reject_engine(field: str, engine: str) -> BrowserMeshError:
     # The client learns the strategy and which kind of selector it wrote (from a fixed
     # vocabulary), never its own value back.
-    return BrowserMeshError(
-        ErrorCode.INVALID_ARGUMENT,
-        details={"locator": {"strategy": "css"}, "selectorEngine": public_engine(engine)},
-        internal={
-            "field": field,
-            "requirement": "CSS only (no Playwright selector engines or chains)",
-            "engine": engine,
-        },
+    error = invalid_argument(
+        field,
+        "CSS only (no Playwright selector engines or chains); use the role, text, label, "
+        "placeholder or testId strategy instead",
+        locator={"strategy": "css"},
+        selectorEngine=public_engine(engine),
     )
+    error.internal["engine"] = engine
+    return error
 
 
-def parse_selector(raw: object, field: str) -> Selector:
+def parse_selector(raw: object, field: str, *, outer: bool = False) -> Selector:
+    """One selector; `outer` allows the Locator-level keys `frame` and `within`."""
     if not isinstance(raw, dict):
         raise _invalid(field, "object")
     strategy = raw.get("strategy")
     value = raw.get("value")
     if strategy not in STRATEGIES:
-        raise _invalid(f"{field}.strategy", "one of " + ", ".join(STRATEGIES))
-    allowed = {"strategy", "value", "frame"} | ({"name", "exact"} if strategy == "role" else set())
-    if set(raw) - allowed:
-        raise _invalid(field, "no unknown fields")
+        raise _invalid(f"{field}.strategy", "one of: " + ", ".join(STRATEGIES))
+    allowed = {"strategy", "value"} | ({"frame", "within"} if outer else set())
+    if strategy == "role":
+        allowed |= {"name", "exact"}
+    elif strategy in NAMED_STRATEGIES:
+        allowed |= {"exact"}
+    unknown = sorted(set(raw) - allowed)
+    if unknown:
+        where = f"{field}.{unknown[0]}" if _FIELD_KEY.match(unknown[0]) else field
+        raise _invalid(
+            where, f"unknown field; {strategy} locators take: {', '.join(sorted(allowed))}"
+        )
     if not isinstance(value, str) or not value:
         raise _invalid(f"{field}.value", "non-empty string")
     bounded_string(value, f"{field}.value", MAX_SELECTOR_CHARS)
@@ -226,45 +278,50 @@ def parse_selector(raw: object, field: str) -> Selector:
         engine = non_css_engine(value)
         if engine is not None:
             raise _reject_engine(f"{field}.value", engine)
+    exact = raw.get("exact", True)
+    if not isinstance(exact, bool):
+        raise _invalid(f"{field}.exact", "boolean")
     if strategy == "role":
         if value not in ROLES:
-            raise _invalid(f"{field}.value", "a supported role")
+            raise _invalid(f"{field}.value", "an ARIA role, as browser_snapshot prints it")
         name = raw.get("name")
-        exact = raw.get("exact", True)
         if name is not None:
             bounded_string(name, f"{field}.name", MAX_SELECTOR_CHARS)
-        if not isinstance(exact, bool):
-            raise _invalid(f"{field}.exact", "boolean")
         return Selector("role", value, name, exact)
-    return Selector(strategy, value)
+    return Selector(strategy, value, exact=exact)
 
 
 def parse_locator(raw: object, field: str = "locator") -> Locator:
-    """Validate and normalize a Locator (selector + optional frame)."""
-    selector = parse_selector(raw, field)
-    frame = raw.get("frame") if isinstance(raw, dict) else None
+    """Validate and normalize a Locator (selector + optional frame and container)."""
+    selector = parse_selector(raw, field, outer=True)
+    assert isinstance(raw, dict)  # parse_selector refused anything else
+    within = None if raw.get("within") is None else parse_selector(raw["within"], f"{field}.within")
+    return Locator(selector, _parse_frames(raw.get("frame"), field), within)
+
+
+def _parse_frames(frame: object, field: str) -> tuple[Selector, ...]:
     if frame is None:
-        return Locator(selector)
+        return ()
     if not isinstance(frame, dict):
         raise _invalid(f"{field}.frame", "object")
     kind = frame.get("kind")
     if kind == "main" and set(frame) == {"kind"}:
-        return Locator(selector)
+        return ()
     chain = frame.get("chain")
     if kind != "iframe" or not isinstance(chain, list) or set(frame) != {"kind", "chain"}:
         raise _invalid(f"{field}.frame", "{kind: main} or {kind: iframe, chain: [...]}")
     if not 1 <= len(chain) <= MAX_FRAME_DEPTH:
-        raise BrowserMeshError(
-            ErrorCode.INVALID_ARGUMENT,
+        raise invalid_argument(
+            f"{field}.frame.chain",
+            f"1 to {MAX_FRAME_DEPTH} iframe steps",
             bound=Bound("frame.chain", "<=", MAX_FRAME_DEPTH),
-            internal={"frameDepth": len(chain), "maximumFrameDepth": MAX_FRAME_DEPTH},
         )
     steps = []
     for i, step in enumerate(chain):
         if isinstance(step, dict) and "frame" in step:
             raise _invalid(f"{field}.frame.chain.{i}", "no nested frame")
         steps.append(parse_selector(step, f"{field}.frame.chain.{i}"))
-    return Locator(selector, tuple(steps))
+    return tuple(steps)
 
 
 def parse_ref(raw: object) -> RefTarget:

@@ -1,0 +1,129 @@
+"""Why an element that exists cannot take an action, and how long to wait before saying so.
+
+Playwright waits for an element to become visible, enabled and editable until the action's
+timeout, so a disabled button used to cost the whole budget (10 s by default) and then answer
+"timed out, retry with a larger timeoutMs" (issue 13). Here, before the action, one cheap read of
+the matches tells whether the single match is blocked for a reason that rarely clears by itself
+(disabled, hidden, read-only, a file input asked for text); such a block gets a short settle
+time (`BROWSERMESH_ACTIONABILITY_SETTLE_MS`, 1 s by default) to change, and then the answer names
+the reason. After a full-budget timeout, the same read (plus a hit test for covering elements)
+names the reason the action never happened. Reading never acts: the action itself runs once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from browsermesh.model.deadline import OperationContext
+
+SETTLE_MS = 1_000
+"""Default settle time for a blocked single match (configurable, see config)."""
+SETTLE_POLL_MS = 50
+
+# Which checks apply to which operation (Playwright's actionability table).
+_NEEDS_VISIBLE = frozenset(
+    {"click", "double_click", "hover", "check", "uncheck", "fill", "select_option"}
+)
+_NEEDS_ENABLED = frozenset({"click", "double_click", "check", "uncheck", "fill", "select_option"})
+_TAKES_TEXT = frozenset({"fill"})
+
+# One read of up to two matches: enough to know "none", "one" or "several" and the one's state.
+_STATE = """(els, withHit) => {
+  const out = {count: els.length, states: []};
+  for (const el of els.slice(0, 2)) {
+    const style = el.ownerDocument.defaultView.getComputedStyle(el);
+    const box = el.getBoundingClientRect();
+    const tag = el.tagName.toLowerCase();
+    const type = tag === 'input' ? (el.getAttribute('type') || 'text').toLowerCase() : '';
+    const formControl = ['input', 'textarea', 'select', 'button'].includes(tag);
+    const state = {
+      tag, type,
+      visible: box.width > 0 && box.height > 0 && style.visibility !== 'hidden',
+      disabled: (formControl && el.matches(':disabled')) ||
+        el.getAttribute('aria-disabled') === 'true',
+      readonly: (tag === 'input' || tag === 'textarea') && el.readOnly,
+      connected: el.isConnected,
+      coveredBy: null,
+    };
+    if (withHit && state.visible) {
+      const x = box.left + box.width / 2, y = box.top + box.height / 2;
+      const hit = el.ownerDocument.elementFromPoint(x, y);
+      if (hit && hit !== el && !el.contains(hit) && !hit.contains(el)) {
+        const role = hit.getAttribute('role') || hit.tagName.toLowerCase();
+        const name = (hit.getAttribute('aria-label') || hit.textContent || '')
+          .replace(/\\s+/g, ' ').trim().slice(0, 80);
+        state.coveredBy = {role, name};
+      }
+    }
+    out.states.push(state);
+  }
+  return out;
+}"""
+
+
+@dataclass(frozen=True, slots=True)
+class Reading:
+    """What one read of the matches saw."""
+
+    count: int
+    state: dict[str, Any] | None
+
+    def blocker(self, op: str, *, late: bool = False) -> str | None:
+        """The reason the single match cannot take `op`, or None. `late` (after a timeout)
+        also names a covering element."""
+        state = self.state
+        if self.count != 1 or state is None:
+            return None
+        file_input = state["tag"] == "input" and state["type"] == "file"
+        if op in _TAKES_TEXT and file_input:
+            return "file_input"
+        if op in _NEEDS_VISIBLE and not state["visible"]:
+            return "file_input" if file_input else "hidden"
+        if op in _NEEDS_ENABLED and state["disabled"]:
+            return "disabled"
+        if op in _TAKES_TEXT and state["readonly"]:
+            return "not_editable"
+        if late and op in _NEEDS_VISIBLE and state.get("coveredBy"):
+            return "covered"
+        return None
+
+
+async def read(el: Any, timeout_ms: float, *, hit_test: bool = False) -> Reading | None:
+    """Read a Playwright Locator's matches (or one ElementHandle); None when the page cannot
+    answer within `timeout_ms` or the element is gone."""
+    try:
+        if hasattr(el, "evaluate_all"):
+            raw = await asyncio.wait_for(
+                el.evaluate_all(_STATE, hit_test), timeout=max(timeout_ms, 1) / 1000
+            )
+        else:
+            raw = await asyncio.wait_for(
+                el.evaluate(f"(e, hit) => ({_STATE})([e], hit)", hit_test),
+                timeout=max(timeout_ms, 1) / 1000,
+            )
+    except Exception:  # a busy page or a detached handle: no reading, the action decides
+        return None
+    states = raw.get("states") or []
+    return Reading(int(raw.get("count", 0)), states[0] if states else None)
+
+
+async def settle(
+    el: Any, op: str, first: Reading, ctx: OperationContext, settle_ms: float, reserve_ms: float
+) -> Reading:
+    """Re-read a blocked single match every 50 ms for up to `settle_ms` (within the deadline,
+    keeping `reserve_ms`); returns the last reading, still blocked or not."""
+    reading = first
+    until = time.monotonic() + settle_ms / 1000
+    while reading.blocker(op) is not None:
+        left_ms = min((until - time.monotonic()) * 1000, ctx.deadline.remaining_ms() - reserve_ms)
+        if left_ms < SETTLE_POLL_MS:
+            return reading
+        await ctx.sleep(SETTLE_POLL_MS)
+        again = await read(el, reserve_ms)
+        if again is None:
+            return reading
+        reading = again
+    return reading

@@ -1,0 +1,176 @@
+"""Which elements of an ARIA tree a client probably meant, for ELEMENT_NOT_FOUND and
+LOCATOR_AMBIGUOUS details (issue 13). Pure: the engine captures the tree and registers refs.
+
+A candidate is a named node of the captured tree, with the nearest named container above it and
+a ready-to-use locator: `role` + exact `name` when that pair is unique in the tree, else the same
+scoped `within` the container when that is unique, else none (the ref still works).
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from browsermesh.model.aria import AriaNode
+from browsermesh.model.locators import Selector, normalize_name
+
+MAX_CANDIDATES = 5
+# The roles a label, a placeholder or a form text names.
+FORM_ROLES = frozenset(
+    {
+        "textbox",
+        "searchbox",
+        "combobox",
+        "listbox",
+        "spinbutton",
+        "checkbox",
+        "radio",
+        "switch",
+        "slider",
+    }
+)
+# Roles whose name tells a person where an element is.
+CONTAINER_ROLES = frozenset(
+    {
+        "form",
+        "dialog",
+        "alertdialog",
+        "region",
+        "navigation",
+        "group",
+        "row",
+        "listitem",
+        "article",
+        "table",
+        "list",
+        "tabpanel",
+        "menu",
+        "toolbar",
+        "banner",
+        "main",
+        "complementary",
+        "contentinfo",
+        "search",
+        "radiogroup",
+        "treeitem",
+    }
+)
+_UNNAMED = frozenset({"text", "generic", "none", "presentation", "paragraph", ""})
+_MIN_SIMILARITY = 0.5
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    """One candidate node and where it is."""
+
+    node: AriaNode
+    container: AriaNode | None
+    locator: dict[str, Any] | None
+
+    def detail(self, ref: str | None) -> dict[str, Any]:
+        """The `details.candidates[]` entry (the errors allowlist cleans it again)."""
+        out: dict[str, Any] = {"role": self.node.role, "name": self.node.name or ""}
+        if ref is not None:
+            out["ref"] = ref
+        if self.locator is not None:
+            out["locator"] = self.locator
+        if self.container is not None:
+            out["container"] = {"role": self.container.role, "name": self.container.name or ""}
+        return out
+
+
+def _walk(
+    nodes: list[AriaNode], container: AriaNode | None
+) -> Iterator[tuple[AriaNode, AriaNode | None]]:
+    for node in nodes:
+        yield node, container
+        inner = node if node.role in CONTAINER_ROLES and node.name else container
+        yield from _walk(node.children, inner)
+
+
+def _role_locator(node: AriaNode) -> dict[str, Any]:
+    return {"strategy": "role", "value": node.role, "name": node.name or "", "exact": True}
+
+
+def _wanted(selector: Selector) -> tuple[str | None, frozenset[str] | None]:
+    """(the text a person meant, the roles it may name; None = any named role)."""
+    if selector.strategy == "role":
+        return selector.name, frozenset({selector.value})
+    if selector.strategy in ("label", "placeholder"):
+        return selector.value, FORM_ROLES
+    if selector.strategy == "text":
+        return selector.value, None
+    if selector.strategy == "testId":  # `save-button` may be the button "Save"
+        return selector.value.replace("-", " ").replace("_", " "), None
+    return None, frozenset()  # css: the value is no name, and no candidate is near
+
+
+def _score(wanted: str | None, name: str) -> float:
+    if wanted is None:
+        return 0.0
+    want, have = normalize_name(wanted).casefold(), normalize_name(name).casefold()
+    if want == have:
+        return 3.0
+    if want in have or have in want:
+        return 2.0
+    return difflib.SequenceMatcher(None, want, have).ratio()
+
+
+def _locator_for(
+    node: AriaNode,
+    container: AriaNode | None,
+    pairs: Counter[tuple[str, str]],
+    in_container: Counter[tuple[str, str, str, str]],
+) -> dict[str, Any] | None:
+    name = normalize_name(node.name or "")
+    if pairs[(node.role, name)] == 1:
+        return _role_locator(node)
+    if container is None:
+        return None
+    cname = normalize_name(container.name or "")
+    unique_container = pairs[(container.role, cname)] == 1
+    if unique_container and in_container[(container.role, cname, node.role, name)] == 1:
+        return {**_role_locator(node), "within": _role_locator(container)}
+    return None
+
+
+def rank(
+    tree: list[AriaNode], selector: Selector, *, matches_only: bool = False
+) -> list[Candidate]:
+    """Up to five candidates for `selector` in `tree`, best first.
+
+    `matches_only` (LOCATOR_AMBIGUOUS): only nodes that equal the wanted name, in document
+    order. Otherwise (ELEMENT_NOT_FOUND): nodes of the wanted roles whose name contains the
+    wanted text case-insensitively, or is close to it; with no wanted text, the first named
+    nodes of the wanted roles."""
+    wanted, roles = _wanted(selector)
+    walked = [
+        (node, container)
+        for node, container in _walk(tree, None)
+        if node.role not in _UNNAMED and node.name and (roles is None or node.role in roles)
+    ]
+    pairs: Counter[tuple[str, str]] = Counter(
+        (n.role, normalize_name(n.name or "")) for n, _ in _walk(tree, None)
+    )
+    in_container: Counter[tuple[str, str, str, str]] = Counter(
+        (c.role, normalize_name(c.name or ""), n.role, normalize_name(n.name or ""))
+        for n, c in _walk(tree, None)
+        if c is not None
+    )
+    scored: list[tuple[float, int, AriaNode, AriaNode | None]] = []
+    for index, (node, container) in enumerate(walked):
+        score = _score(wanted, node.name or "")
+        if matches_only and wanted is not None and score < 3.0:
+            continue
+        if not matches_only and wanted is not None and score < _MIN_SIMILARITY:
+            continue
+        scored.append((score, index, node, container))
+    if not matches_only:
+        scored.sort(key=lambda item: (-item[0], item[1]))
+    return [
+        Candidate(node, container, _locator_for(node, container, pairs, in_container))
+        for _, _, node, container in scored[:MAX_CANDIDATES]
+    ]
