@@ -19,6 +19,7 @@ from browsermesh.factory import create_runtime
 from browsermesh.log import EventLog
 from browsermesh.mcp.server import create_server
 from browsermesh.runtime.runtime import Runtime
+from tests.fixtures.apps import AdminApp, DatasetteApp, start_datasette, start_django_admin
 from tests.fixtures.site import FixtureSite
 
 ERAS = ["auto", "legacy"]
@@ -45,6 +46,26 @@ def anyio_backend() -> str:
 def site() -> Iterator[FixtureSite]:
     with FixtureSite() as s:
         yield s
+
+
+@pytest.fixture(scope="session")
+def django_admin(tmp_path_factory: pytest.TempPathFactory) -> Iterator[AdminApp]:
+    """The stock Django admin of tests/fixtures/apps/djshop on loopback (issue 13)."""
+    app = start_django_admin(tmp_path_factory.mktemp("django-admin"))
+    try:
+        yield app
+    finally:
+        app.stop()
+
+
+@pytest.fixture(scope="session")
+def datasette_app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DatasetteApp]:
+    """Stock Datasette over a small books table on loopback (issue 13)."""
+    app = start_datasette(tmp_path_factory.mktemp("datasette"))
+    try:
+        yield app
+    finally:
+        app.stop()
 
 
 def real_config(tmp_path: Path, **overrides: Any) -> Config:
