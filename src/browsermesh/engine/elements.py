@@ -83,11 +83,14 @@ class RefRegistry:
     """One page's refs. A new capture or a main-frame navigation replaces them all.
 
     Error details may add refs to the current generation (`add`: candidates, a renewed ref):
-    that is no newer capture, so every ref already handed out stays valid."""
+    that is no newer capture, so every ref already handed out stays valid. The registry also
+    carries the page's element policy from the config: the ref TTL and the actionability
+    settle time."""
 
     clock: Clock
     ttl_s: float = REF_TTL_S
     new_generation: Callable[[], int] | None = None
+    settle_ms: float = actionability.SETTLE_MS
     generation: int = 0
     entries: dict[str, RefEntry] = field(default_factory=dict)
     added: int = 0
@@ -342,13 +345,13 @@ async def on_locator(
     op: str,
     call: ElementCall,
     registry: RefRegistry | None = None,
-    settle_ms: float = actionability.SETTLE_MS,
 ) -> Any:
     """Run `call(playwright_locator, timeout_ms)` with strictness and §5.3 classification.
 
     Before the call, one read of the matches answers at once for several matches and, after
-    at most `settle_ms`, for a single match that is disabled, hidden or read-only (issue 13).
-    Misses and ambiguity carry candidates (with refs in `registry` when given)."""
+    at most the settle time (`registry.settle_ms`), for a single match that is disabled,
+    hidden or read-only (issue 13). Misses and ambiguity carry candidates (with refs in
+    `registry` when given)."""
     root = await resolve_root(page, locator, ctx, op)
     if locator.within is not None:
         await _single(build(root, locator.within), locator, ctx, op, within=True)
@@ -359,6 +362,7 @@ async def on_locator(
         error = _ambiguous(locator, op, reading.count)
         raise await _with_candidates(error, page, root, locator, registry, ctx)
     if reading is not None and reading.blocker(op) is not None:
+        settle_ms = actionability.SETTLE_MS if registry is None else registry.settle_ms
         reading = await actionability.settle(loc, op, reading, ctx, settle_ms, reserve)
         blocked = reading.blocker(op)
         if blocked is not None:
@@ -437,7 +441,6 @@ async def on_ref(
     ctx: OperationContext,
     op: str,
     call: ElementCall,
-    settle_ms: float = actionability.SETTLE_MS,
 ) -> Any:
     """Run `call(element_handle, timeout_ms)` for a live ref; anything else is stale."""
     entry = await _live_entry(registry, ref, ctx)
@@ -447,7 +450,9 @@ async def on_ref(
     reserve = _reserve(ctx.deadline.budget_ms())
     reading = await actionability.read(entry.handle, reserve)
     if reading is not None and reading.blocker(op) is not None:
-        reading = await actionability.settle(entry.handle, op, reading, ctx, settle_ms, reserve)
+        reading = await actionability.settle(
+            entry.handle, op, reading, ctx, registry.settle_ms, reserve
+        )
         blocked = reading.blocker(op)
         if blocked is not None:
             raise _timeout(ctx, op, f"{blocked} after settling", None, reading, blocked)
@@ -481,11 +486,10 @@ async def on_target(
     ctx: OperationContext,
     op: str,
     call: ElementCall,
-    settle_ms: float = actionability.SETTLE_MS,
 ) -> Any:
     if isinstance(target, RefTarget):
-        return await on_ref(registry, target, ctx, op, call, settle_ms)
-    return await on_locator(page, target, ctx, op, call, registry, settle_ms)
+        return await on_ref(registry, target, ctx, op, call)
+    return await on_locator(page, target, ctx, op, call, registry)
 
 
 async def _bounded(awaitable: Awaitable[Any], timeout_ms: float) -> Any:

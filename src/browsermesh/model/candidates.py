@@ -72,7 +72,7 @@ class Candidate:
 
     def detail(self, ref: str | None) -> dict[str, Any]:
         """The `details.candidates[]` entry (the errors allowlist cleans it again)."""
-        out: dict[str, Any] = {"role": self.node.role, "name": self.node.name or ""}
+        out: dict[str, Any] = {"role": self.node.role, "name": _label(self.node)}
         if ref is not None:
             out["ref"] = ref
         if self.locator is not None:
@@ -89,6 +89,11 @@ def _walk(
         yield node, container
         inner = node if node.role in CONTAINER_ROLES and node.name else container
         yield from _walk(node.children, inner)
+
+
+def _label(node: AriaNode) -> str:
+    """What a person reads as the node's name: its accessible name, else its text."""
+    return node.name or node.value or ""
 
 
 def _role_locator(node: AriaNode) -> dict[str, Any]:
@@ -124,7 +129,13 @@ def _locator_for(
     container: AriaNode | None,
     pairs: Counter[tuple[str, str]],
     in_container: Counter[tuple[str, str, str, str]],
+    texts: Counter[str],
 ) -> dict[str, Any] | None:
+    if not node.name:  # text content only: a text locator when that text is unique
+        text = normalize_name(node.value or "")
+        if texts[text] == 1:
+            return {"strategy": "text", "value": (node.value or "").strip(), "exact": True}
+        return None
     name = normalize_name(node.name or "")
     if pairs[(node.role, name)] == 1:
         return _role_locator(node)
@@ -147,11 +158,18 @@ def rank(
     wanted text case-insensitively, or is close to it; with no wanted text, the first named
     nodes of the wanted roles."""
     wanted, roles = _wanted(selector)
-    walked = [
-        (node, container)
-        for node, container in _walk(tree, None)
-        if node.role not in _UNNAMED and node.name and (roles is None or node.role in roles)
-    ]
+    by_text = selector.strategy == "text"
+
+    def eligible(node: AriaNode) -> bool:
+        if by_text and not node.name and node.value and not node.children:
+            return True  # `paragraph: Welcome back` (text content, as the text strategy reads)
+        named = node.role not in _UNNAMED and bool(node.name)
+        return named and (roles is None or node.role in roles)
+
+    walked = [(node, container) for node, container in _walk(tree, None) if eligible(node)]
+    texts: Counter[str] = Counter(
+        normalize_name(n.value or "") for n, _ in _walk(tree, None) if not n.name and n.value
+    )
     pairs: Counter[tuple[str, str]] = Counter(
         (n.role, normalize_name(n.name or "")) for n, _ in _walk(tree, None)
     )
@@ -162,7 +180,7 @@ def rank(
     )
     scored: list[tuple[float, int, AriaNode, AriaNode | None]] = []
     for index, (node, container) in enumerate(walked):
-        score = _score(wanted, node.name or "")
+        score = _score(wanted, _label(node))
         if matches_only and wanted is not None and score < 3.0:
             continue
         if not matches_only and wanted is not None and score < _MIN_SIMILARITY:
@@ -171,6 +189,6 @@ def rank(
     if not matches_only:
         scored.sort(key=lambda item: (-item[0], item[1]))
     return [
-        Candidate(node, container, _locator_for(node, container, pairs, in_container))
+        Candidate(node, container, _locator_for(node, container, pairs, in_container, texts))
         for _, _, node, container in scored[:MAX_CANDIDATES]
     ]
