@@ -15,7 +15,7 @@ import sys
 import time
 from pathlib import Path
 
-from benchmarks import backends, multisession, snapshot_size
+from benchmarks import agent_tasks, backends, multisession, snapshot_size
 from benchmarks.common import RESULTS
 
 
@@ -32,6 +32,8 @@ def main(argv: list[str] | None = None) -> int:
     started = time.monotonic()
     print("== snapshot sizes", file=sys.stderr, flush=True)
     code = snapshot_size.main()
+    print("== agent tasks on the stock Django admin", file=sys.stderr, flush=True)
+    code = agent_tasks.main([]) or code
     print("== backends (local vs browser-server pool)", file=sys.stderr, flush=True)
     code = backends.main() or code
     print("== multisession", file=sys.stderr, flush=True)

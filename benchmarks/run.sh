@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Run every benchmark and write benchmarks/results/ (snapshot_size.md, multisession.{md,json,png}).
+# Run every benchmark and write benchmarks/results/ (snapshot_size.md, agent_tasks.{md,json},
+# multisession.{md,json,png}, ...).
 #
 #   bash benchmarks/run.sh            # about 10-12 minutes on 2 cores
 #   bash benchmarks/run.sh --repeat 1 # extra arguments go to benchmarks.multisession
@@ -8,7 +9,9 @@
 # Chromium at /usr/bin/chromium (BENCH_CHROMIUM overrides). Installs, when missing:
 #   - @playwright/mcp (the peer) with npm into .tools/peer (git-ignored; BENCH_PEER_DIR overrides);
 #   - matplotlib into .venv, for the plot, and py-spy, to profile the server when a target is
-#     missed (benchmark-only dependencies, not in pyproject.toml).
+#     missed (benchmark-only dependencies, not in pyproject.toml);
+#   - Django, the application of benchmarks.agent_tasks (in the dev extra; installed here when
+#     the .venv was made without it).
 # Set BENCH_NICE=-10 (root only) to give the benchmark priority on a machine shared with other work.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -32,6 +35,10 @@ fi
 if ! "$PY" -c "import matplotlib" 2>/dev/null; then
   say "installing matplotlib into .venv (benchmark-only)"
   "$PY" -m pip install --quiet matplotlib
+fi
+if ! "$PY" -c "import django" 2>/dev/null; then
+  say "installing Django into .venv (the agent-task benchmark's application)"
+  "$PY" -m pip install --quiet "Django>=5,<6"
 fi
 if [ ! -x .venv/bin/py-spy ]; then
   say "installing py-spy into .venv (profiling-only)"

@@ -1,0 +1,1073 @@
+"""Agent tasks on a real third-party application: the stock Django admin, two MCP servers.
+
+The same four tasks are scripted once for BrowserMesh and once for ``@playwright/mcp`` (the
+peer), the way an AI client writes its calls after reading each server's answers:
+
+1. sign in as ``admin`` (open ``/admin/``, fill Username and Password, click "Log in");
+2. create a product: Name, Category (a ``<select>``), Price, Available on (a date), Status (a
+   ``<select>``), In stock (a checkbox), then "Save";
+3. search the product list for it and read how many results there are;
+4. in a second isolated browser context, sign in as ``editor`` (staff with only view/change
+   product) and change that product's price. BrowserMesh: a second session in the same server.
+   The peer has one browser context per server process, so: a second ``@playwright/mcp``
+   process (``--isolated``, like the first).
+
+The application is ``tests/fixtures/apps`` (``start_django_admin``): unmodified Django admin
+templates, a fresh seeded SQLite database per server, so both servers start from the same
+state. Every task is verified in that database after it ran (``last_login`` changed, the product
+row, the count read equals the database's count, the new price and an admin-log entry by the
+editor); a task that fails verification is reported as failed.
+
+How a client is modelled (the same information for both servers):
+
+- It knows the task, the credentials, the admin's URL conventions (``/admin/shop/product/`` and
+  ``.../add/``) and what it has already read in earlier results. It reads a page before it acts
+  on controls it has not seen: BrowserMesh's ``browser_snapshot`` ``format:"actions"`` (one
+  line per control, what its error hints point to), the peer's ``browser_snapshot`` (its action
+  results do not inline the page: 0.0.83 writes that snapshot to a file in ``--output-dir`` and
+  answers with a link, so a client that wants refs calls ``browser_snapshot``).
+- BrowserMesh: label/role locators built from the names the snapshot showed (e.g. label
+  "Username" for ``textbox "Username:"``; ``--exact-names`` uses the shown names verbatim).
+  Locators survive page loads, so a page the client has read once (the login form in task 4,
+  the product form the editor changes) is not read again. Clicks that navigate use
+  ``browser_action_and_wait`` (the tool description says to).
+- The peer: refs parsed from the snapshot it has just received (``[ref=e12]``), as its tool
+  descriptions ask; refs die on navigation, so every page it acts on is snapshotted after it
+  loaded. It fills forms with ``browser_fill_form`` (one call for every field), types the search
+  with ``browser_type`` ``submit:true`` and reads the result with ``browser_snapshot``. Its
+  default options (500 ms settle) are kept.
+- A third way, ``peer_lean``, is the same peer client made thriftier: where it already knows
+  the names of the controls it needs (the login form in task 4, the product form it changes) it
+  locates them with ``browser_find`` (matching nodes with their refs) instead of a whole
+  snapshot, and it reads the result count with ``browser_evaluate`` (``innerText`` of ``main``,
+  the counterpart of BrowserMesh's ``browser_visible_text``) instead of a snapshot. Its calls
+  are the same; its bytes are what a careful client of the peer pays.
+
+Measured, for each server, per task and in total: the number of tool calls and the tool-result
+text bytes (the sum of the UTF-8 bytes of every text content block of every result, errors
+included). Image blocks are not text: they are counted apart, as base64 characters (none of
+these tasks takes a screenshot). BrowserMesh's ``structuredContent`` duplicates its text block
+(the text is the compact JSON of it) and is not counted; it is recorded per call in the JSON, as
+are the argument bytes the client wrote. Goal (issue 13): BrowserMesh needs no more calls than
+the peer and at most 0.8x its text bytes (checked against both peer clients).
+
+Run: ``python -m benchmarks.agent_tasks`` (about 45 s; ``--dump FILE`` also writes every call's
+arguments and result text as JSON lines); writes
+``benchmarks/results/agent_tasks.{md,json}``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass, field
+from decimal import Decimal
+from pathlib import Path
+from typing import Any, TypeVar
+
+from tests.fixtures.apps import ADMIN, EDITOR, AdminApp, Credentials, start_django_admin
+
+from benchmarks.common import (
+    PEER_CLI,
+    REPO,
+    RESULTS,
+    browsermesh_params,
+    environment,
+    md_table,
+    peer_params,
+    write_json,
+)
+
+WAYS = ("browsermesh", "peer", "peer_lean")
+PEER_WAYS = ("peer", "peer_lean")
+LABELS = {
+    "browsermesh": "BrowserMesh",
+    "peer": "@playwright/mcp",
+    "peer_lean": "@playwright/mcp, lean client",
+}
+TASKS: tuple[tuple[str, str], ...] = (
+    ("sign_in", "1. sign in as admin"),
+    ("create_product", "2. create a product (select, date, select, checkbox), save"),
+    ("search", "3. search the product list, read the result count"),
+    ("editor_change_price", "4. second isolated context: sign in as editor, change the price"),
+)
+PRODUCT = {
+    "name": "Copper kettle",
+    "category": "Kitchen",
+    "price": "34.90",
+    "available_on": "2025-06-01",
+    "status": "Published",
+    "in_stock": True,
+}
+SEARCH_TERM = "kettle"
+NEW_PRICE = "29.50"
+LIST_PATH = "/admin/shop/product/"
+ADD_PATH = "/admin/shop/product/add/"
+# Goal of issue 13: BrowserMesh's calls <= the peer's, its text bytes <= 0.8x the peer's.
+BYTES_GOAL = 0.8
+CALL_TIMEOUT_S = 60.0
+NAVIGATION = {"kind": "navigation"}  # browser_action_and_wait: wait for the page it loads
+RUN_TIMEOUT_S = 180.0
+
+
+# ------------------------------------------------------------------------------ the recorder
+
+
+@dataclass
+class CallRecord:
+    task: str
+    server: str  # which server process answered (the peer has two in task 4)
+    step: str  # what the client made the call for
+    tool: str
+    args_bytes: int  # compact JSON of the arguments the client wrote
+    text_bytes: int  # UTF-8 bytes of the result's text blocks: the measured quantity
+    image_b64_chars: int  # base64 characters of image blocks, apart from text
+    structured_bytes: int  # compact JSON of structuredContent (duplicates the text; not counted)
+    is_error: bool
+    ms: float
+
+
+@dataclass
+class Reply:
+    text: str
+    structured: dict[str, Any] | None
+
+
+class ToolError(RuntimeError):
+    """A tool answered isError: the payload is the error the client would read."""
+
+    def __init__(self, tool: str, payload: str) -> None:
+        super().__init__(f"{tool} answered an error: {payload}")
+        self.tool = tool
+        self.payload = payload
+
+
+class ClientError(RuntimeError):
+    """The client could not find what it needed in what the server returned."""
+
+
+def _compact(value: Any) -> str:
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+
+
+class Recorder:
+    """Counts every tool call and the bytes of every result, by task."""
+
+    def __init__(self) -> None:
+        self.calls: list[CallRecord] = []
+        self.results: list[TaskResult] = []
+        self.task = ""
+        # (task, server, tool, arguments, result text) of every call, for --dump.
+        self.payloads: list[dict[str, Any]] = []
+
+    def caller(self, client: Any, server: str) -> Caller:
+        return Caller(self, client, server)
+
+
+class Caller:
+    """``client.call_tool`` recorded; an isError result raises :class:`ToolError`."""
+
+    def __init__(self, recorder: Recorder, client: Any, server: str) -> None:
+        self._recorder = recorder
+        self._client = client
+        self.server = server
+
+    async def __call__(self, step: str, tool: str, args: dict[str, Any]) -> Reply:
+        started = time.perf_counter()
+        result = await self._client.call_tool(tool, args, read_timeout_seconds=CALL_TIMEOUT_S)
+        elapsed = time.perf_counter() - started
+        texts = [c.text for c in result.content if getattr(c, "type", "") == "text"]
+        images = [c.data for c in result.content if getattr(c, "type", "") == "image"]
+        structured = result.structured_content
+        self._recorder.calls.append(
+            CallRecord(
+                self._recorder.task,
+                self.server,
+                step,
+                tool,
+                len(_compact(args).encode()),
+                sum(len(t.encode()) for t in texts),
+                sum(len(d) for d in images),
+                len(_compact(structured).encode()) if structured is not None else 0,
+                bool(result.is_error),
+                round(elapsed * 1000, 1),
+            )
+        )
+        text = "\n".join(texts)
+        self._recorder.payloads.append(
+            {
+                "task": self._recorder.task,
+                "server": self.server,
+                "tool": tool,
+                "args": args,
+                "text": text,
+            }
+        )
+        if result.is_error:
+            raise ToolError(tool, text)
+        return Reply(text, structured)
+
+
+@dataclass
+class TaskResult:
+    task: str
+    completed: bool = False
+    verified: bool = False
+    value: str | None = None  # what the task read (task 3: the count)
+    check: str = ""  # what the database said
+    error: str | None = None
+    seconds: float = 0.0
+
+
+# ------------------------------------------------------------------------ what a page shows
+
+
+def _base(name: str) -> str:
+    """A control's name as a person would write it: "Username:" -> "Username"."""
+    return name.strip().rstrip(":").strip()
+
+
+_MESH_LINE = re.compile(r'^\[(?P<ref>[^\]]+)\] (?P<role>[\w-]+) "(?P<name>[^"]*)"')
+
+
+def mesh_controls(snapshot: str) -> list[tuple[str, str, str]]:
+    """(ref, role, name) of every control line of a BrowserMesh action table."""
+    return [
+        (m["ref"], m["role"], m["name"])
+        for line in snapshot.splitlines()
+        if (m := _MESH_LINE.match(line))
+    ]
+
+
+_PEER_LINE = re.compile(
+    r'^(?P<indent>\s*)- (?P<role>[\w-]+) "(?P<name>[^"]*)"[^\n]*?\[ref=(?P<ref>[^\]]+)\]'
+)
+_URL_LINE = re.compile(r"^\s*- /url: (?P<url>\S+)")
+
+
+def peer_controls(snapshot: str) -> list[tuple[str, str, str, str | None]]:
+    """(ref, role, name, url) of every element with a ref in a peer snapshot."""
+    lines = snapshot.splitlines()
+    out = []
+    for i, line in enumerate(lines):
+        m = _PEER_LINE.match(line)
+        if not m:
+            continue
+        url = None
+        if i + 1 < len(lines) and (u := _URL_LINE.match(lines[i + 1])):
+            url = u["url"].strip("\"'")
+        out.append((m["ref"], m["role"], m["name"], url))
+    return out
+
+
+_Control = TypeVar("_Control", bound=tuple[Any, ...])
+
+
+def find_control(controls: list[_Control], role: str, name: str) -> _Control:
+    """The first control with this role whose name is ``name`` (or ``name`` plus a colon)."""
+    hits = [c for c in controls if c[1] == role and (c[2] == name or _base(c[2]) == name)]
+    if not hits:
+        raise ClientError(f'no {role} "{name}" in the snapshot')
+    return hits[0]
+
+
+_COUNT = (
+    re.compile(r"\b(\d+) results?\b"),  # "1 result (2 total)", shown when a search filters
+    re.compile(r"\b(\d+) products?\b"),  # the paginator, "1 product"
+)
+
+
+def read_count(text: str) -> int:
+    for pattern in _COUNT:
+        m = pattern.search(text)
+        if m:
+            return int(m.group(1))
+    raise ClientError("no result count on the page")
+
+
+# ----------------------------------------------------------------------- database checks
+
+
+def last_login(app: AdminApp, username: str) -> str | None:
+    rows = app.query("SELECT last_login FROM auth_user WHERE username = ?", (username,))
+    return str(rows[0][0]) if rows and rows[0][0] is not None else None
+
+
+def check_signed_in(app: AdminApp, username: str, before: str | None) -> tuple[bool, str]:
+    now = last_login(app, username)
+    return now is not None and now != before, f"auth_user.last_login of {username}: {now}"
+
+
+def product_rows(app: AdminApp) -> list[tuple[Any, ...]]:
+    return app.query(
+        "SELECT p.id, p.name, c.name, p.price, p.available_on, p.status, p.in_stock "
+        "FROM shop_product p JOIN shop_category c ON c.id = p.category_id WHERE p.name = ?",
+        (PRODUCT["name"],),
+    )
+
+
+def check_product(app: AdminApp) -> tuple[bool, str]:
+    rows = product_rows(app)
+    if len(rows) != 1:
+        return False, f"{len(rows)} rows named {PRODUCT['name']!r}"
+    _id, _name, category, price, day, status, in_stock = rows[0]
+    ok = (
+        category == PRODUCT["category"]
+        and Decimal(str(price)) == Decimal(str(PRODUCT["price"]))
+        and str(day) == PRODUCT["available_on"]
+        and status == str(PRODUCT["status"]).lower()
+        and bool(in_stock) is PRODUCT["in_stock"]
+    )
+    return ok, f"shop_product row: {rows[0]}"
+
+
+def check_count(app: AdminApp, read: int) -> tuple[bool, str]:
+    rows = app.query("SELECT COUNT(*) FROM shop_product WHERE name LIKE ?", (f"%{SEARCH_TERM}%",))
+    expected = int(rows[0][0])
+    return read == expected and expected > 0, f"{expected} products match {SEARCH_TERM!r}"
+
+
+def check_price_change(app: AdminApp) -> tuple[bool, str]:
+    rows = product_rows(app)
+    if len(rows) != 1:
+        return False, f"{len(rows)} rows named {PRODUCT['name']!r}"
+    product_id, price = rows[0][0], rows[0][3]
+    logged = app.query(
+        "SELECT COUNT(*) FROM django_admin_log l JOIN auth_user u ON u.id = l.user_id "
+        "WHERE u.username = ? AND l.action_flag = 2 AND l.object_id = ?",
+        (EDITOR.username, str(product_id)),
+    )[0][0]
+    ok = Decimal(str(price)) == Decimal(NEW_PRICE) and int(logged) >= 1
+    return ok, f"price {price}; change entries by {EDITOR.username} in the admin log: {logged}"
+
+
+# ----------------------------------------------------------------------------- task runner
+
+
+TaskBody = Callable[[], Awaitable[tuple[bool, str, str | None]]]
+
+
+async def run_task(recorder: Recorder, task: str, body: TaskBody) -> TaskResult:
+    """Run one task's calls and its database check; a failure is recorded, not raised."""
+    recorder.task = task
+    result = TaskResult(task)
+    started = time.perf_counter()
+    try:
+        ok, check, value = await body()
+        result.completed = True
+        result.verified, result.check, result.value = ok, check, value
+    except (ToolError, ClientError) as exc:
+        result.error = str(exc)
+    except Exception as exc:  # an unexpected failure of a server is a result too
+        result.error = f"{type(exc).__name__}: {exc}"
+    result.seconds = round(time.perf_counter() - started, 2)
+    recorder.results.append(result)
+    return result
+
+
+# ------------------------------------------------------------------------------ BrowserMesh
+
+
+@dataclass
+class MeshMemory:
+    """What the BrowserMesh client has read so far (names of controls, URLs)."""
+
+    login: dict[str, str] = field(default_factory=dict)
+    form: dict[str, str] = field(default_factory=dict)
+    list_url: str = ""
+
+
+class MeshClient:
+    def __init__(self, call: Caller, app: AdminApp, exact_names: bool) -> None:
+        self.call = call
+        self.app = app
+        self.exact = exact_names
+        self.mem = MeshMemory()
+
+    def _name(self, controls: list[tuple[str, str, str]], role: str, name: str) -> str:
+        shown = find_control(controls, role, name)[2]
+        return shown if self.exact else name
+
+    async def session(self, name: str) -> dict[str, str]:
+        reply = await self.call("session", "browser_session_create", {"name": name})
+        page = json.loads(reply.text)["initialPage"]
+        return {"sessionId": page["sessionId"], "pageId": page["pageId"]}
+
+    async def snapshot(self, addr: dict[str, str]) -> list[tuple[str, str, str]]:
+        reply = await self.call("read page", "browser_snapshot", {**addr, "format": "actions"})
+        return mesh_controls(json.loads(reply.text)["snapshot"])
+
+    async def fill(self, addr: dict[str, str], label: str, value: str) -> None:
+        locator = {"strategy": "label", "value": label}
+        await self.call("fill", "browser_fill", {**addr, "locator": locator, "value": value})
+
+    async def click_and_wait(self, addr: dict[str, str], role: str, name: str) -> str:
+        action = {"kind": "click", "target": {"strategy": "role", "value": role, "name": name}}
+        reply = await self.call(
+            "submit", "browser_action_and_wait", {**addr, "action": action, "wait": NAVIGATION}
+        )
+        return str(json.loads(reply.text)["event"].get("url", ""))
+
+    async def sign_in(self, addr: dict[str, str], who: Credentials, read: bool) -> None:
+        await self.call("navigate", "browser_navigate", {**addr, "url": self.app.url("/admin/")})
+        if read:
+            controls = await self.snapshot(addr)
+            self.mem.login = {
+                "user": self._name(controls, "textbox", "Username"),
+                "password": self._name(controls, "textbox", "Password"),
+                "submit": self._name(controls, "button", "Log in"),
+            }
+        await self.fill(addr, self.mem.login["user"], who.username)
+        await self.fill(addr, self.mem.login["password"], who.password)
+        await self.click_and_wait(addr, "button", self.mem.login["submit"])
+
+    async def run(self, recorder: Recorder) -> None:
+        app = self.app
+        admin: dict[str, str] = {}
+
+        async def sign_in() -> tuple[bool, str, str | None]:
+            before = last_login(app, ADMIN.username)
+            admin.update(await self.session(ADMIN.username))
+            await self.sign_in(admin, ADMIN, read=True)
+            return (*check_signed_in(app, ADMIN.username, before), None)
+
+        async def create_product() -> tuple[bool, str, str | None]:
+            await self.call("navigate", "browser_navigate", {**admin, "url": app.url(ADD_PATH)})
+            controls = await self.snapshot(admin)
+            form = {
+                key: self._name(controls, role, label)
+                for key, role, label in (
+                    ("name", "textbox", "Name"),
+                    ("category", "combobox", "Category"),
+                    ("price", "spinbutton", "Price"),
+                    ("available_on", "textbox", "Available on"),
+                    ("status", "combobox", "Status"),
+                    ("in_stock", "checkbox", "In stock"),
+                    ("save", "button", "Save"),
+                )
+            }
+            self.mem.form = form
+            await self.fill(admin, form["name"], str(PRODUCT["name"]))
+            select = {"strategy": "label", "value": form["category"]}
+            await self.call(
+                "select",
+                "browser_select_option",
+                {**admin, "locator": select, "value": PRODUCT["category"]},
+            )
+            await self.fill(admin, form["price"], str(PRODUCT["price"]))
+            await self.fill(admin, form["available_on"], str(PRODUCT["available_on"]))
+            select = {"strategy": "label", "value": form["status"]}
+            await self.call(
+                "select",
+                "browser_select_option",
+                {**admin, "locator": select, "value": PRODUCT["status"]},
+            )
+            box = {"strategy": "label", "value": form["in_stock"]}
+            await self.call("check", "browser_check", {**admin, "locator": box})
+            url = await self.click_and_wait(admin, "button", form["save"])
+            if not url.rstrip("/").endswith(LIST_PATH.rstrip("/")):
+                raise ClientError(f"Save did not go back to the list (now at {url})")
+            return (*check_product(app), None)
+
+        async def search() -> tuple[bool, str, str | None]:
+            await self.call("navigate", "browser_navigate", {**admin, "url": app.url(LIST_PATH)})
+            controls = await self.snapshot(admin)
+            box = {
+                "strategy": "role",
+                "value": "textbox",
+                "name": find_control(controls, "textbox", "Search")[2],
+            }
+            await self.call("fill", "browser_fill", {**admin, "locator": box, "value": SEARCH_TERM})
+            action = {"kind": "press", "target": box, "key": "Enter"}
+            reply = await self.call(
+                "submit", "browser_action_and_wait", {**admin, "action": action, "wait": NAVIGATION}
+            )
+            self.mem.list_url = str(json.loads(reply.text)["event"]["url"])
+            main = {"strategy": "css", "value": "main"}
+            reply = await self.call(
+                "read result", "browser_visible_text", {**admin, "locator": main}
+            )
+            count = read_count(json.loads(reply.text)["text"])
+            return (*check_count(app, count), str(count))
+
+        async def editor_change_price() -> tuple[bool, str, str | None]:
+            before = last_login(app, EDITOR.username)
+            editor = await self.session(EDITOR.username)
+            await self.sign_in(editor, EDITOR, read=False)  # the login form was read in task 1
+            signed_in, login_check = check_signed_in(app, EDITOR.username, before)
+            list_url = self.mem.list_url or app.url(LIST_PATH)
+            await self.call("navigate", "browser_navigate", {**editor, "url": list_url})
+            await self.click_and_wait(editor, "link", str(PRODUCT["name"]))
+            # The change form is the form read in task 2: same labels.
+            await self.fill(editor, self.mem.form["price"], NEW_PRICE)
+            await self.click_and_wait(editor, "button", self.mem.form["save"])
+            ok, check = check_price_change(app)
+            return ok and signed_in, f"{check}; {login_check}", None
+
+        for task, body in (
+            ("sign_in", sign_in),
+            ("create_product", create_product),
+            ("search", search),
+            ("editor_change_price", editor_change_price),
+        ):
+            await run_task(recorder, task, body)
+
+
+async def run_browsermesh(app: AdminApp, recorder: Recorder, exact_names: bool) -> dict[str, Any]:
+    from mcp import Client
+
+    async with Client(browsermesh_params()) as client:
+        tools = [t.name for t in (await client.list_tools()).tools]
+        mesh = MeshClient(recorder.caller(client, "browsermesh"), app, exact_names)
+        await mesh.run(recorder)
+        # Cleanup, not part of any task (and not counted).
+        listed = await client.call_tool("browser_session_list", {})
+        for s in (listed.structured_content or {}).get("sessions", []):
+            if s.get("status") == "ready":
+                await client.call_tool("browser_session_close", {"sessionId": s["sessionId"]})
+    return {"tools": tools, "processes": 1}
+
+
+# ------------------------------------------------------------------------------- the peer
+
+
+@dataclass
+class PeerMemory:
+    change_url: str = ""
+
+
+class PeerClient:
+    """The peer's client. ``lean``: on a page whose control names it already knows it locates
+    them with ``browser_find`` instead of a whole ``browser_snapshot``, and it reads text with
+    ``browser_evaluate`` (``innerText`` of ``main``, the counterpart of BrowserMesh's
+    ``browser_visible_text``) instead of a snapshot."""
+
+    def __init__(self, app: AdminApp, lean: bool = False) -> None:
+        self.app = app
+        self.lean = lean
+        self.mem = PeerMemory()
+
+    async def locate(
+        self, call: Caller, known: tuple[str, ...] = ()
+    ) -> list[tuple[str, str, str, str | None]]:
+        """Refs of the page just loaded: a snapshot, or (lean, names known) a find."""
+        if self.lean and known:
+            pattern = "|".join(re.escape(n) for n in known)
+            return peer_controls((await call("find", "browser_find", {"regex": pattern})).text)
+        return await self.snapshot(call)
+
+    @staticmethod
+    async def snapshot(call: Caller) -> list[tuple[str, str, str, str | None]]:
+        return peer_controls((await call("read page", "browser_snapshot", {})).text)
+
+    @staticmethod
+    def field(
+        controls: list[tuple[str, str, str, str | None]],
+        role: str,
+        name: str,
+        kind: str,
+        value: str,
+    ) -> dict[str, str]:
+        ref = find_control(controls, role, name)[0]
+        return {"name": name, "type": kind, "target": ref, "value": value}
+
+    @staticmethod
+    async def click(
+        call: Caller, controls: list[tuple[str, str, str, str | None]], role: str, name: str
+    ) -> str:
+        ref = find_control(controls, role, name)[0]
+        reply = await call("submit", "browser_click", {"element": f"{name} {role}", "target": ref})
+        m = re.search(r"- Page URL: (\S+)", reply.text)
+        return m.group(1) if m else ""
+
+    async def sign_in(self, call: Caller, who: Credentials, known: bool = False) -> None:
+        await call("navigate", "browser_navigate", {"url": self.app.url("/admin/")})
+        controls = await self.locate(call, ("Username", "Password", "Log in") if known else ())
+        fields = [
+            self.field(controls, "textbox", "Username", "textbox", who.username),
+            self.field(controls, "textbox", "Password", "textbox", who.password),
+        ]
+        await call("fill", "browser_fill_form", {"fields": fields})
+        await self.click(call, controls, "button", "Log in")
+
+    async def admin_tasks(self, call: Caller, recorder: Recorder) -> None:
+        app = self.app
+
+        async def sign_in() -> tuple[bool, str, str | None]:
+            before = last_login(app, ADMIN.username)
+            await self.sign_in(call, ADMIN)
+            return (*check_signed_in(app, ADMIN.username, before), None)
+
+        async def create_product() -> tuple[bool, str, str | None]:
+            await call("navigate", "browser_navigate", {"url": app.url(ADD_PATH)})
+            controls = await self.snapshot(call)
+            p = PRODUCT
+            fields = [
+                self.field(controls, "textbox", "Name", "textbox", str(p["name"])),
+                self.field(controls, "combobox", "Category", "combobox", str(p["category"])),
+                self.field(controls, "spinbutton", "Price", "textbox", str(p["price"])),
+                self.field(controls, "textbox", "Available on", "textbox", str(p["available_on"])),
+                self.field(controls, "combobox", "Status", "combobox", str(p["status"])),
+                self.field(
+                    controls, "checkbox", "In stock", "checkbox", str(p["in_stock"]).lower()
+                ),
+            ]
+            await call("fill", "browser_fill_form", {"fields": fields})
+            url = await self.click(call, controls, "button", "Save")
+            if not url.rstrip("/").endswith(LIST_PATH.rstrip("/")):
+                raise ClientError(f"Save did not go back to the list (now at {url})")
+            return (*check_product(app), None)
+
+        async def search() -> tuple[bool, str, str | None]:
+            await call("navigate", "browser_navigate", {"url": app.url(LIST_PATH)})
+            controls = await self.snapshot(call)
+            ref = find_control(controls, "textbox", "Search")[0]
+            await call(
+                "fill",
+                "browser_type",
+                {"element": "Search textbox", "target": ref, "text": SEARCH_TERM, "submit": True},
+            )
+            if self.lean:
+                main = "() => document.querySelector('main').innerText"
+                reply = await call("read result", "browser_evaluate", {"function": main})
+            else:
+                reply = await call("read result", "browser_snapshot", {})
+                controls = peer_controls(reply.text)
+            count = read_count(reply.text)
+            # The change page's URL, from the last snapshot: the list shows the product's link.
+            link = find_control(controls, "link", str(PRODUCT["name"]))
+            if link[3]:
+                self.mem.change_url = app.url(link[3]) if link[3].startswith("/") else link[3]
+            return (*check_count(app, count), str(count))
+
+        for task, body in (
+            ("sign_in", sign_in),
+            ("create_product", create_product),
+            ("search", search),
+        ):
+            await run_task(recorder, task, body)
+
+    async def editor_task(self, call: Caller, recorder: Recorder) -> None:
+        app = self.app
+
+        async def editor_change_price() -> tuple[bool, str, str | None]:
+            before = last_login(app, EDITOR.username)
+            await self.sign_in(call, EDITOR, known=True)  # the login form was read in task 1
+            signed_in, login_check = check_signed_in(app, EDITOR.username, before)
+            if not self.mem.change_url:
+                raise ClientError("the change URL of the product was not read in task 3")
+            await call("navigate", "browser_navigate", {"url": self.mem.change_url})
+            # The change form is the form read in task 2: same labels.
+            controls = await self.locate(call, ("Price", "Save"))
+            ref = find_control(controls, "spinbutton", "Price")[0]
+            await call(
+                "fill", "browser_type", {"element": "Price field", "target": ref, "text": NEW_PRICE}
+            )
+            await self.click(call, controls, "button", "Save")
+            ok, check = check_price_change(app)
+            return ok and signed_in, f"{check}; {login_check}", None
+
+        await run_task(recorder, "editor_change_price", editor_change_price)
+
+
+async def run_peer(app: AdminApp, recorder: Recorder, lean: bool) -> dict[str, Any]:
+    from mcp import Client
+
+    workdir = Path(tempfile.mkdtemp(prefix="bench-agent-peer-"))
+    try:
+        (workdir / "admin").mkdir()
+        (workdir / "editor").mkdir()
+        peer = PeerClient(app, lean)
+        async with Client(peer_params(workdir / "admin")) as client:
+            tools = [t.name for t in (await client.list_tools()).tools]
+            await peer.admin_tasks(recorder.caller(client, "peer-1"), recorder)
+            # Task 4 needs a second browser context: the peer has one per server process.
+            async with Client(peer_params(workdir / "editor")) as second:
+                await peer.editor_task(recorder.caller(second, "peer-2"), recorder)
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+    return {"tools": tools, "processes": 2}
+
+
+# ------------------------------------------------------------------------------ aggregation
+
+
+def task_totals(calls: list[CallRecord], task: str | None = None) -> dict[str, int]:
+    mine = [c for c in calls if task is None or c.task == task]
+    return {
+        "calls": len(mine),
+        "text_bytes": sum(c.text_bytes for c in mine),
+        "image_b64_chars": sum(c.image_b64_chars for c in mine),
+        "args_bytes": sum(c.args_bytes for c in mine),
+        "errors": sum(1 for c in mine if c.is_error),
+    }
+
+
+def summarize(ways: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
+    """Per task and in total, for every way: calls, bytes, verified; BrowserMesh's byte ratio
+    and call difference against each peer way."""
+    rows = []
+    for task, title in (*TASKS, ("total", "total")):
+        row: dict[str, Any] = {"task": task, "title": title}
+        for way, data in ways.items():
+            totals = task_totals(data["calls"], None if task == "total" else task)
+            results = data["results"]
+            if task == "total":
+                verified = len(results) == len(TASKS) and all(r["verified"] for r in results)
+            else:
+                verified = any(r["task"] == task and r["verified"] for r in results)
+            row[way] = {**totals, "verified": verified}
+        mesh = row.get("browsermesh")
+        for other in PEER_WAYS:
+            peer = row.get(other)
+            if mesh and peer:
+                row[f"vs_{other}"] = {
+                    "bytes_ratio": round(mesh["text_bytes"] / peer["text_bytes"], 3)
+                    if peer["text_bytes"]
+                    else None,
+                    "calls_delta": mesh["calls"] - peer["calls"],
+                }
+        rows.append(row)
+    return rows
+
+
+def check_goal(rows: list[dict[str, Any]], other: str = "peer") -> dict[str, Any]:
+    """Issue 13's goal against ``other``: no more calls, at most 0.8x the text bytes."""
+    total = next(r for r in rows if r["task"] == "total")
+    if "browsermesh" not in total or other not in total:
+        return {"met": None, "against": other}
+    mesh, peer = total["browsermesh"], total[other]
+    calls_ok = mesh["calls"] <= peer["calls"]
+    ratio = total[f"vs_{other}"]["bytes_ratio"]
+    bytes_ok = ratio is not None and ratio <= BYTES_GOAL
+    verified = mesh["verified"] and peer["verified"]
+    return {
+        "against": other,
+        "calls": {"browsermesh": mesh["calls"], other: peer["calls"], "met": calls_ok},
+        "bytes_ratio": {"value": ratio, "goal": BYTES_GOAL, "met": bytes_ok},
+        "all_verified": verified,
+        "met": calls_ok and bytes_ok and verified,
+    }
+
+
+# ------------------------------------------------------------------------------------ output
+
+
+def _yes(flag: bool) -> str:
+    return "yes" if flag else "**no**"
+
+
+def comparison_table(rows: list[dict[str, Any]], other: str) -> str:
+    out = []
+    for r in rows:
+        mesh, peer, vs = r.get("browsermesh"), r.get(other), r.get(f"vs_{other}")
+        if not mesh or not peer or not vs:
+            continue
+        out.append(
+            [
+                "**total**" if r["task"] == "total" else r["title"],
+                mesh["calls"],
+                peer["calls"],
+                f"{mesh['text_bytes']:,}",
+                f"{peer['text_bytes']:,}",
+                "—" if vs["bytes_ratio"] is None else f"{vs['bytes_ratio']:.2f}×",
+                _yes(mesh["verified"]),
+                _yes(peer["verified"]),
+            ]
+        )
+    return md_table(
+        [
+            "task",
+            "BM calls",
+            "peer calls",
+            "BM text B",
+            "peer text B",
+            "bytes BM/peer",
+            "BM verified",
+            "peer verified",
+        ],
+        out,
+    )
+
+
+def goal_line(goal: dict[str, Any]) -> str:
+    if goal.get("met") is None:
+        return "Goal: not measured (a server did not run)."
+    other = goal["against"]
+    calls, ratio = goal["calls"], goal["bytes_ratio"]
+    return (
+        f"Goal (issue 13) against {LABELS[other]}: BrowserMesh calls ≤ the peer's: "
+        f"{calls['browsermesh']} vs {calls[other]} → {'met' if calls['met'] else '**missed**'}; "
+        f"text bytes ≤ {BYTES_GOAL}× the peer's: {ratio['value']:.2f}× → "
+        f"{'met' if ratio['met'] else '**missed**'}; every task verified in the database: "
+        f"{'yes' if goal['all_verified'] else '**no**'}."
+    )
+
+
+def render(data: dict[str, Any]) -> str:
+    env = data["environment"]
+    ways = data["ways"]
+    rows = data["rows"]
+    total = rows[-1]
+    images = ", ".join(f"{LABELS[w]} {total[w]['image_b64_chars']}" for w in WAYS if w in total)
+    lines = [
+        "# Agent tasks on the stock Django admin: BrowserMesh vs @playwright/mcp",
+        "",
+        f"{data['started']}; {env['cpus']} CPUs, {env['chromium']}, Python "
+        f"{env['python']}, browsermesh {env['browsermesh']}, mcp {env['mcp']}, Django "
+        f"{data['django']}, Node {env['node']}, `@playwright/mcp` {env['playwright_mcp']}. "
+        f"`python -m benchmarks.agent_tasks{' --exact-names' if data['exact_names'] else ''}`"
+        f", {data['duration_s']:.0f} s; commit {data['source']['commit'][:10]}"
+        f"{' with uncommitted changes in src/' if data['source']['src_dirty'] else ''}. "
+        "BrowserMesh's locators use the control names "
+        + (
+            "exactly as its snapshot shows them (`--exact-names`, e.g. `Username:`)."
+            if data["exact_names"]
+            else "as a person writes them (label `Username` for the field the snapshot shows "
+            'as `textbox "Username:"`).'
+        ),
+        "",
+        "Text bytes: UTF-8 bytes of every text content block of every tool result (errors "
+        "included). Image blocks are excluded (counted apart as base64 characters: "
+        f"{images}). BrowserMesh's structuredContent repeats its text block and is not "
+        "counted. BrowserMesh runs the four tasks in one server (task 4 in a second session); "
+        "the peer needs a second `@playwright/mcp` process (`--isolated`) for task 4, because "
+        "it has one browser context per server.",
+        "",
+    ]
+    if "peer" in ways:
+        lines += [
+            "## BrowserMesh vs @playwright/mcp",
+            "",
+            "The peer's client reads every page it acts on with `browser_snapshot` (refs die on "
+            "navigation) and fills forms with `browser_fill_form`.",
+            "",
+            comparison_table(rows, "peer"),
+            "",
+            goal_line(data["goal"]),
+            "",
+        ]
+    if "peer_lean" in ways:
+        lines += [
+            "## BrowserMesh vs a lean @playwright/mcp client",
+            "",
+            "The same, except that on a page whose control names it already knows (the login "
+            "form in task 4, the product form it changes) the peer's client locates them with "
+            "`browser_find` instead of a whole `browser_snapshot`, and it reads the result "
+            "count with `browser_evaluate` (`innerText` of `main`, the counterpart of "
+            "BrowserMesh's `browser_visible_text`) instead of a snapshot.",
+            "",
+            comparison_table(rows, "peer_lean"),
+            "",
+            goal_line(data["goal_lean"]),
+            "",
+        ]
+    lines += [
+        "Arguments the client wrote (compact JSON, all tasks): "
+        + ", ".join(f"{LABELS[w]} {total[w]['args_bytes']:,} B" for w in WAYS if w in total)
+        + ".",
+        "",
+    ]
+    for way in WAYS:
+        if way not in ways:
+            continue
+        info = ways[way]
+        lines += [f"## {LABELS[way]}: every call", ""]
+        lines.append(
+            md_table(
+                ["task", "server", "step", "tool", "args B", "result text B", "ms", "error"],
+                [
+                    [
+                        c["task"],
+                        c["server"],
+                        c["step"],
+                        f"`{c['tool']}`",
+                        c["args_bytes"],
+                        f"{c['text_bytes']:,}",
+                        f"{c['ms']:.0f}",
+                        "yes" if c["is_error"] else "",
+                    ]
+                    for c in info["calls"]
+                ],
+            )
+        )
+        lines.append("")
+        for r in info["results"]:
+            state = "verified" if r["verified"] else "**FAILED**"
+            detail = r["error"] or r["check"]
+            value = f" read: {r['value']};" if r["value"] is not None else ""
+            lines.append(f"- {r['task']}: {state};{value} {detail} ({r['seconds']} s)")
+        lines.append("")
+    lines += [
+        "## Tool lists",
+        "",
+        *[
+            f"- {LABELS[w]} ({len(ways[w]['tools'])} tools): "
+            + ", ".join(f"`{t}`" for t in ways[w]["tools"])
+            for w in ("browsermesh", "peer")
+            if w in ways
+        ],
+        "",
+    ]
+    return "\n".join(lines)
+
+
+# ------------------------------------------------------------------------------------ main
+
+
+@contextmanager
+def django_admin(root: Path, name: str) -> Iterator[AdminApp]:
+    app = start_django_admin(root / name)
+    try:
+        yield app
+    finally:
+        app.stop()
+
+
+async def run_way(way: str, root: Path, exact_names: bool) -> dict[str, Any]:
+    """One server's four tasks against a fresh copy of the application."""
+    recorder = Recorder()
+    started = time.perf_counter()
+    with django_admin(root, way) as app:
+        if way == "browsermesh":
+            coro = run_browsermesh(app, recorder, exact_names)
+        else:
+            coro = run_peer(app, recorder, way == "peer_lean")
+        try:
+            got = await asyncio.wait_for(coro, RUN_TIMEOUT_S)
+        except Exception as exc:  # a server that fails to run is a result
+            error = f"{type(exc).__name__}: {exc}"
+            done = {r.task for r in recorder.results}
+            recorder.results += [TaskResult(t, error=error) for t, _ in TASKS if t not in done]
+            got = {"tools": [], "processes": 0}
+    return {
+        "tools": got["tools"],
+        "processes": got["processes"],
+        "results": [asdict(r) for r in recorder.results],
+        "calls": [asdict(c) for c in recorder.calls],
+        "seconds": round(time.perf_counter() - started, 1),
+        "payloads": recorder.payloads,
+    }
+
+
+def _django_version() -> str:
+    from importlib.metadata import version
+
+    return version("django")
+
+
+def _source_state() -> dict[str, Any]:
+    """The commit measured, and whether ``src/`` had uncommitted changes (others may be editing
+    it while this runs: the server runs from the work tree)."""
+
+    def git(*cmd: str) -> str:
+        try:
+            done = subprocess.run(
+                ["git", *cmd], cwd=REPO, capture_output=True, text=True, timeout=20, check=False
+            )
+        except (OSError, subprocess.TimeoutExpired):
+            return ""
+        return done.stdout.strip()
+
+    return {
+        "commit": git("rev-parse", "HEAD"),
+        "src_dirty": bool(git("status", "--porcelain", "--", "src")),
+    }
+
+
+async def run_all(args: argparse.Namespace) -> dict[str, Any]:
+    root = Path(tempfile.mkdtemp(prefix="bench-agent-"))
+    began = time.monotonic()
+    ways: dict[str, dict[str, Any]] = {}
+    try:
+        for way in args.ways:
+            print(f"{LABELS[way]} ...", file=sys.stderr, flush=True)
+            ways[way] = await run_way(way, root, args.exact_names)
+            for r in ways[way]["results"]:
+                state = "verified" if r["verified"] else "FAILED"
+                print(f"  {r['task']}: {state} {r['error'] or ''}", file=sys.stderr)
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+    payloads = [p for d in ways.values() for p in d.pop("payloads")]
+    if args.dump:
+        args.dump.parent.mkdir(parents=True, exist_ok=True)
+        args.dump.write_text("".join(json.dumps(p, ensure_ascii=False) + "\n" for p in payloads))
+    # Calls as records again, for the totals.
+    records = {w: {**d, "calls": [CallRecord(**c) for c in d["calls"]]} for w, d in ways.items()}
+    rows = summarize(records)
+    return {
+        "started": time.strftime("%Y-%m-%d %H:%M:%S %Z"),
+        "duration_s": round(time.monotonic() - began, 1),
+        "exact_names": args.exact_names,
+        "django": _django_version(),
+        "source": _source_state(),
+        "config": {
+            "product": PRODUCT,
+            "search_term": SEARCH_TERM,
+            "new_price": NEW_PRICE,
+            "bytes_goal": BYTES_GOAL,
+            "browsermesh_command": ["python", *browsermesh_params().args],
+            "peer_command": ["node", str(PEER_CLI), "--isolated", "--headless", "..."],
+        },
+        "ways": ways,
+        "rows": rows,
+        "goal": check_goal(rows, "peer"),
+        "goal_lean": check_goal(rows, "peer_lean"),
+    }
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.agent_tasks")
+    parser.add_argument("--ways", default=",".join(WAYS), help="browsermesh,peer,peer_lean")
+    parser.add_argument(
+        "--exact-names",
+        action="store_true",
+        help="BrowserMesh locators use the names exactly as the snapshot shows them "
+        '("Username:") instead of as a person writes them ("Username")',
+    )
+    parser.add_argument("--out", type=Path, default=RESULTS, help="results directory")
+    parser.add_argument(
+        "--dump",
+        type=Path,
+        help="also write every call's arguments and result text to this JSON-lines file",
+    )
+    args = parser.parse_args(argv)
+    args.ways = [w for w in args.ways.split(",") if w]
+    unknown = set(args.ways) - set(WAYS)
+    if unknown:
+        parser.error(f"unknown ways: {', '.join(sorted(unknown))}")
+    return args
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    if set(PEER_WAYS) & set(args.ways) and not PEER_CLI.exists():
+        print(
+            f"@playwright/mcp is not installed at {PEER_CLI}; run bash benchmarks/run.sh "
+            "(or pass --ways browsermesh)",
+            file=sys.stderr,
+        )
+        return 2
+    env = environment()
+    data = asyncio.run(run_all(args))
+    data["environment"] = env
+    args.out.mkdir(parents=True, exist_ok=True)
+    write_json(args.out / "agent_tasks.json", data)
+    text = render(data)
+    (args.out / "agent_tasks.md").write_text(text)
+    print(text)
+    verified = all(r["verified"] for d in data["ways"].values() for r in d["results"])
+    return 0 if verified else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
