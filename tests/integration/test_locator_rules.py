@@ -56,8 +56,10 @@ ACTIONS = """<!doctype html><title>Actions</title>
 
 ROWS = """<!doctype html><title>Rows</title>
 <table><tr><th>Item</th><th>Action</th></tr>
-<tr aria-label="Row A"><td>Blue teapot</td><td><button onclick="document.title='deleted A'">Delete</button></td></tr>
-<tr aria-label="Row B"><td>Red cup</td><td><button onclick="document.title='deleted B'">Delete</button></td></tr>
+<tr aria-label="Row A"><td>Blue teapot</td>
+<td><button onclick="document.title='deleted A'">Delete</button></td></tr>
+<tr aria-label="Row B"><td>Red cup</td>
+<td><button onclick="document.title='deleted B'">Delete</button></td></tr>
 </table>"""
 
 ROLE_PAGE = "<!doctype html><title>Roles</title>" + "".join(
