@@ -101,8 +101,9 @@ async def test_locator_strategies_and_errors(mcp_client: ToolClient, site: Fixtu
     assert both["code"] == "INVALID_ARGUMENT"
     neither = await c.err("browser_click", addr)
     assert neither["code"] == "INVALID_ARGUMENT"
-    bad_role = await c.err("browser_click", {**addr, "locator": role("banner", "x")})
+    bad_role = await c.err("browser_click", {**addr, "locator": role("buton", "x")})
     assert bad_role["code"] == "INVALID_ARGUMENT"
+    assert bad_role["details"]["field"] == "locator.value"  # every ARIA role is accepted
     bad_strategy = await c.raw(
         "browser_click", {**addr, "locator": {"strategy": "xpath", "value": "//a"}}
     )
