@@ -6,18 +6,22 @@ a model would act on next, and then makes that next call.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
 from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 from mcp import Client
 
+from browsermesh.factory import create_runtime
+from browsermesh.log import EventLog
 from browsermesh.mcp.server import create_server
 from browsermesh.model.locators import ROLES
 from browsermesh.runtime.runtime import Runtime
-from tests.conftest import ToolClient
+from tests.conftest import ToolClient, real_config
 from tests.fixtures.site import FixtureSite
 
 pytestmark = pytest.mark.anyio
@@ -363,3 +367,38 @@ async def test_no_value_reaches_error_details(client: ToolClient, pages: Fixture
     blob = json.dumps(errors)
     assert CANARY not in blob
     assert any(c.get("name") == "Log in as [REDACTED]" for c in errors[0]["details"]["candidates"])
+
+
+# ------------------------------------------------------------------------------ fresh refs
+
+
+async def test_expired_ref_gets_a_fresh_ref_and_a_replaced_one_does_not(
+    tmp_path: Path, pages: FixtureSite
+) -> None:
+    runtime = create_runtime(real_config(tmp_path, ref_ttl_ms=1_000), EventLog("silent"))
+    try:
+        async with Client(create_server(runtime)) as raw:
+            c = ToolClient(raw, {t.name: t for t in (await raw.list_tools()).tools})
+            addr = await open_page(c, pages.url("/rules/actions"))
+            snap = await c.ok("browser_snapshot", {**addr, "format": "actions"})
+            captured_by = time.monotonic()
+            save = next(r["ref"] for r in snap["refs"] if r.get("name") == "Save")
+            other = next(r["ref"] for r in snap["refs"] if r.get("name") == "Save and continue")
+            # The passing of time is the condition under test: wait out the 1 s TTL.
+            await asyncio.sleep(max(0.0, 1.1 - (time.monotonic() - captured_by)))
+            err = await c.err("browser_click", {**addr, "ref": save})
+            assert err["code"] == "STALE_ELEMENT_REFERENCE"
+            fresh = err["details"]["freshRef"]
+            assert fresh != save and "freshRef" in err["nextStep"]
+            await c.ok("browser_click", {**addr, "ref": fresh})
+            assert await title(c, addr) == "saved"
+            # Replace the other button: same role and name, but its ref died with its element.
+            await c.ok(
+                "browser_evaluate",
+                {**addr, "expression": "document.body.innerHTML = document.body.innerHTML"},
+            )
+            err = await c.err("browser_click", {**addr, "ref": other})
+            assert err["code"] == "STALE_ELEMENT_REFERENCE"
+            assert "freshRef" not in err.get("details", {})
+    finally:
+        await runtime.shutdown()

@@ -77,8 +77,9 @@ async def _near(
 
 
 async def renew(registry: RefRegistry, entry: RefEntry, budget_ms: float) -> str | None:
-    """A fresh ref for an expired `entry` when the same role and name still resolve to exactly
-    one element in the same frame; None otherwise (or when the page cannot answer in time)."""
+    """A fresh ref for an expired `entry` whose element is still in its document, when the same
+    role and name still resolve to exactly one element in its frame; None otherwise (or when
+    the page cannot answer in time)."""
     if entry.role is None or not entry.name:
         return None
     budget_ms = min(budget_ms, CANDIDATES_MS)
@@ -89,6 +90,8 @@ async def renew(registry: RefRegistry, entry: RefEntry, budget_ms: float) -> str
 
 
 async def _renew(registry: RefRegistry, entry: RefEntry, budget_ms: float) -> str | None:
+    if not await entry.handle.evaluate("e => e.isConnected"):
+        return None  # replaced or removed: stale for that reason, not only expired
     frame = await entry.handle.owner_frame()
     if frame is None or entry.role is None or entry.name is None:
         return None
