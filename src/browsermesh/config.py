@@ -188,6 +188,7 @@ _INT_SPECS: Final[tuple[_IntSpec, ...]] = (
     ),
     _IntSpec("BROWSERMESH_MAX_STATE_ORIGINS", "max_state_origins", 50, 1, 1_000),
     _IntSpec("BROWSERMESH_SHUTDOWN_GRACE_MS", "shutdown_grace_ms", 5_000, 0, 300_000),
+    _IntSpec("BROWSERMESH_REF_TTL_MS", "ref_ttl_ms", 30_000, 1_000, 1_800_000),
 )
 
 _MAX_SESSIONS_PER_PRINCIPAL_SPEC: Final = _IntSpec(
@@ -357,6 +358,9 @@ class Config:
     # On SIGTERM/SIGINT/stdin close, in-flight calls get this long to finish before they are
     # cancelled (0 = cancel at once).
     shutdown_grace_ms: int = 5_000
+    # How long an element ref from browser_snapshot stays usable after its capture (contract
+    # §5.5: 30 s); not refreshed by use.
+    ref_ttl_ms: int = 30_000
     max_sessions_per_principal: int | None = None
     token_file_world_readable: bool = False
 
@@ -641,8 +645,8 @@ def help_text() -> str:
         "--headless/--headed -> BROWSERMESH_HEADLESS); the command line takes precedence over",
         "the environment. --host, --port, --path, --auth-token-file, --allowed-hosts,",
         "--allowed-origins and --session-idle-ms need --transport http. Output budgets",
-        "(observability, screenshots, visible text, saved states) are set through BROWSERMESH_*",
-        "variables only.",
+        "(observability, screenshots, visible text, saved states) and the element-ref lifetime",
+        "(BROWSERMESH_REF_TTL_MS) are set through BROWSERMESH_* variables only.",
     ]
     return "\n".join(lines) + "\n"
 

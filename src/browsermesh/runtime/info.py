@@ -72,6 +72,7 @@ def runtime_info(runtime: Runtime, transport: str) -> dict[str, Any]:
             },
         },
         "shutdownGraceMs": cfg.shutdown_grace_ms,
+        "refTtlMs": cfg.ref_ttl_ms,
         "activeSessions": active,
         "failedSessions": failed,
     }
