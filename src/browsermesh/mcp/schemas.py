@@ -113,6 +113,12 @@ def page_output(properties: dict[str, Schema]) -> Schema:
     return output(properties)
 
 
+# Results whose own field is only a constant flag (`completed`/`satisfied`/`closed: true`, 14
+# tools): a success already says what the flag says, so their schemas name no field (issue 13
+# spent those bytes on input descriptions).
+FLAG_OUTPUT: Schema = {"type": "object"}
+
+
 def with_dialect(schema: Schema) -> Schema:
     """The published root: the 2020-12 dialect first, then the schema."""
     return {"$schema": DIALECT, **schema}
@@ -128,20 +134,32 @@ CONTEXT_SETTINGS: Schema = {"type": "object"}
 
 # ---------------------------------------------------------------------- locators
 
-LOCATOR: Schema = {
-    "type": "object",
-    "properties": {
-        "strategy": enum("role", "text", "label", "placeholder", "testId", "css"),
-        "value": string(),
-        "name": string(),
-        "exact": BOOL,
-        "frame": {"type": "object"},
-    },
-}
-# Required keys, unknown keys, role names and frame chains are checked by the runtime
-# (INVALID_ARGUMENT): the locator appears in 14 tools, so every byte here counts 14 times.
+FRAME_SHAPE = "{kind:main}|{kind:iframe,chain:[1-5 iframe locators, outer first]}"
+
+
+def locator(*, documented: bool = False) -> Schema:
+    """A Locator. Required keys, unknown keys, role names, `within` and frame chains are checked
+    by the runtime (INVALID_ARGUMENT). The locator appears in 12 core tools, so every byte here
+    counts 12 times: only the `documented` copy (browser_click's, which the other tools' "Target
+    as for browser_click" points to) types and describes `frame` and `within`; the others list
+    them untyped (the object is open either way)."""
+    frame: Schema = {}
+    within: Schema = {}
+    if documented:
+        frame = {"type": "object", "description": FRAME_SHAPE}
+        within = {"type": "object", "description": "container locator (no frame/within)"}
+    return {
+        "type": "object",
+        "properties": {
+            "strategy": enum("role", "text", "label", "placeholder", "testId", "css"),
+            "value": string(),
+            "name": string(),
+            "exact": BOOL,
+            "frame": frame,
+            "within": within,
+        },
+    }
+
+
+LOCATOR: Schema = locator()
 REF: Schema = string()
-ELEMENT_TARGET: Schema = {
-    "oneOf": [LOCATOR, obj({"ref": REF}, ["ref"])],
-    "description": 'A locator, or {"ref":"s3e12"}',
-}

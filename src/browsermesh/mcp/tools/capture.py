@@ -9,7 +9,8 @@ import mcp.types as types
 from browsermesh.mcp.registry import ToolCall, ToolOutput, ToolSpec
 from browsermesh.mcp.schemas import integer, page_address, page_output
 
-_CAPTURE = {"type": "object"}  # {kind: viewport|fullPage|element, locator?}: runtime-checked
+# Runtime-checked; published as an object whose description spells out the shape.
+_CAPTURE = {"type": "object", "description": "{kind:viewport|fullPage}|{kind:element,locator}"}
 
 
 async def screenshot(call: ToolCall) -> ToolOutput:
@@ -38,8 +39,8 @@ def specs() -> list[ToolSpec]:
         ToolSpec(
             "browser_screenshot",
             "Capture page screenshot",
-            "PNG of the viewport (default) or capture {kind:fullPage} or {kind:element,"
-            "locator}; for visuals (read pages with browser_snapshot).",
+            "PNG of the viewport (default), the full page or one element; for visuals (read "
+            "pages with browser_snapshot).",
             "core",
             True,
             False,

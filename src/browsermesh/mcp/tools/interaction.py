@@ -6,21 +6,22 @@ from typing import Any
 
 from browsermesh.mcp.registry import Handler, ToolCall, ToolSpec
 from browsermesh.mcp.schemas import (
+    FLAG_OUTPUT,
     LOCATOR,
     REF,
     Schema,
     integer,
+    locator,
     page_address,
     page_output,
     string,
 )
 
-_COMPLETED = page_output({"completed": {"const": True}})
+_COMPLETED = FLAG_OUTPUT
 _CLICK_HINT = (
-    "Give ref (from browser_snapshot) or locator {strategy:role|text|label|placeholder|testId|"
-    "css,value,name?,exact?,frame?}. Role names match exactly by default (exact:false: "
-    "substring); >1 match: LOCATOR_AMBIGUOUS, none: ELEMENT_NOT_FOUND. In iframes: "
-    'frame {"kind":"iframe","chain":[locator,...]}.'
+    "Give ref (from browser_snapshot) or locator, e.g. {strategy:role,value:button,name:Save}. "
+    "Names and text match exactly by default (exact:false: case-insensitive substring); >1 "
+    "match: LOCATOR_AMBIGUOUS, none: ELEMENT_NOT_FOUND. In iframes: locator.frame."
 )
 _TARGET_HINT = "Target as for browser_click."
 
@@ -71,8 +72,12 @@ async def visible_text(call: ToolCall) -> dict[str, Any]:
     return call.page_result(op_id, **data)
 
 
-def _target_input(extra: dict[str, Schema] | None = None, required: tuple[str, ...] = ()) -> Schema:
-    return page_address({"locator": LOCATOR, "ref": REF, **(extra or {})}, required)
+def _target_input(
+    extra: dict[str, Schema] | None = None,
+    required: tuple[str, ...] = (),
+    target: Schema = LOCATOR,
+) -> Schema:
+    return page_address({"locator": target, "ref": REF, **(extra or {})}, required)
 
 
 # (name, op, title, description, R, D, I, O, extra input, required extras, arg field)
@@ -121,7 +126,7 @@ _ACTIONS: list[tuple[str, str, str, str, str, dict[str, Schema], tuple[str, ...]
         "browser_check",
         "check",
         "Check page control",
-        "Ensure checked (idempotent). " + _TARGET_HINT,
+        "Ensure checked. " + _TARGET_HINT,
         "FFTT",
         {},
         (),
@@ -131,7 +136,7 @@ _ACTIONS: list[tuple[str, str, str, str, str, dict[str, Schema], tuple[str, ...]
         "browser_uncheck",
         "uncheck",
         "Uncheck page control",
-        "Ensure unchecked (idempotent). " + _TARGET_HINT,
+        "Ensure unchecked. " + _TARGET_HINT,
         "FFTT",
         {},
         (),
@@ -195,7 +200,8 @@ def specs() -> list[ToolSpec]:
                 d,
                 i,
                 o,
-                _target_input(extra, required),
+                # browser_click's locator documents the shapes the other tools refer to.
+                _target_input(extra, required, locator(documented=name == "browser_click")),
                 _COMPLETED,
                 _action(op, arg_field),
             )
@@ -231,8 +237,7 @@ def specs() -> list[ToolSpec]:
         ToolSpec(
             "browser_visible_text",
             "Get visible page text",
-            "Rendered text (innerText) of one element, e.g. locator "
-            '{"strategy":"css","value":"main"}.',
+            "Rendered text (innerText) of one element, e.g. locator {strategy:css,value:main}.",
             "core",
             True,
             False,

@@ -45,7 +45,7 @@ _URL_OUT = page_output({"url": string()})
 
 def specs() -> list[ToolSpec]:
     """Navigation tools (profile `core`)."""
-    nav_in = page_address({"url": string(1, 8192, description="Absolute http(s) URL.")}, ("url",))
+    nav_in = page_address({"url": string(1, 8192)}, ("url",))
     return [
         ToolSpec(
             "browser_navigate",

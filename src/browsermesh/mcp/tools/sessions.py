@@ -7,6 +7,7 @@ from typing import Any
 from browsermesh.mcp.registry import ToolCall, ToolOutput, ToolSpec
 from browsermesh.mcp.schemas import (
     EMPTY_INPUT,
+    FLAG_OUTPUT,
     NO_CONTROL,
     PAGE_ID,
     PAGE_VIEW,
@@ -17,7 +18,6 @@ from browsermesh.mcp.schemas import (
     integer,
     obj,
     output,
-    page_output,
     session_address,
     string,
 )
@@ -140,7 +140,7 @@ def specs(context_settings: Schema) -> list[ToolSpec]:
             "Create isolated browser session",
             "Create an isolated session (own cookies, storage, pages) and its first page. Use "
             "one per different user, account, role, auth state or independent parallel "
-            "workflow; sessions run in parallel. Later calls name sessionId and pageId.",
+            "workflow; later calls name sessionId and pageId.",
             "core",
             False,
             False,
@@ -188,7 +188,7 @@ def specs(context_settings: Schema) -> list[ToolSpec]:
         ToolSpec(
             "browser_session_close",
             "Close browser session",
-            "Close a session after its queued work (idempotent).",
+            "Close a session after its queued work.",
             "core",
             False,
             True,
@@ -234,7 +234,7 @@ def specs(context_settings: Schema) -> list[ToolSpec]:
             False,
             False,
             obj({"sessionId": SESSION_ID, "pageId": PAGE_ID}, ["sessionId", "pageId"]),
-            page_output({"closed": {"const": True}}),
+            FLAG_OUTPUT,
             page_close,
         ),
     ]

@@ -19,7 +19,7 @@ def specs() -> list[ToolSpec]:
     # No defaults are injected: an option counts as given exactly when its key is present.
     options = {
         "format": enum("aria", "actions"),
-        "scope": {"type": "object"},
+        "scope": {"type": "object", "description": "locator or {ref}"},
         "maxDepth": integer(0, 100),
         "includeBoundingBoxes": BOOL,
         "maxChars": integer(1, 100_000),
@@ -36,8 +36,8 @@ def specs() -> list[ToolSpec]:
             "Get accessibility snapshot",
             'Read the page. format:"actions": one line per control with its ref and operations; '
             "aria (default): ARIA YAML, includeRefs puts [ref=...] inline. Refs last 30 seconds "
-            "and die on navigation or a newer snapshot. Password values are redacted. Continue "
-            "long output with the cursor alone.",
+            "by default and die on navigation or a newer snapshot. Password values are redacted. "
+            "Continue long output with the cursor alone.",
             "core",
             True,
             False,

@@ -6,17 +6,34 @@ from typing import Any
 
 from browsermesh.mcp.registry import ToolCall, ToolSpec
 from browsermesh.mcp.schemas import (
+    FLAG_OUTPUT,
     Schema,
     page_address,
     page_output,
 )
 
 # The tagged unions (condition, action, wait) are validated field by field at runtime and
-# published as plain objects whose shapes the tool descriptions spell out: discovery bytes are
-# paid by every client on every connection.
-_CONDITION: Schema = {"type": "object"}
-_ACTION: Schema = {"type": "object"}
-_WAIT: Schema = {"type": "object"}
+# published as plain objects whose descriptions spell out their shapes: discovery bytes are
+# paid by every client on every connection. Notation: `|` separates alternatives, `?` marks an
+# optional key, a bare key stands for a value described elsewhere (matcher, locator, target).
+_MATCHER = "matcher:{kind:exact|glob,value}"
+_CONDITION: Schema = {
+    "type": "object",
+    "description": "{kind:url,"
+    + _MATCHER
+    + "}|{kind:load,state:load|domcontentloaded}|{kind:locator,locator,state:visible|hidden|"
+    "attached|detached|enabled|disabled}|{kind:text,text,state:present|absent}",
+}
+_ACTION: Schema = {
+    "type": "object",
+    "description": "{kind:click,target}|{kind:press,target,key}; target: locator or {ref}",
+}
+_WAIT: Schema = {
+    "type": "object",
+    "description": "{kind:navigation,matcher?,loadState?:load|domcontentloaded}|{kind:response,"
+    "matcher,method?,status?}|{kind:popup}|{kind:dialog,dialogType:alert|confirm|prompt|"
+    "beforeunload,action:accept|dismiss,promptText?}; " + _MATCHER,
+}
 
 
 async def wait(call: ToolCall) -> dict[str, Any]:
@@ -53,26 +70,21 @@ def specs() -> list[ToolSpec]:
         ToolSpec(
             "browser_wait",
             "Wait for browser condition",
-            "Wait until a condition holds: {kind:url,matcher:{kind:exact|glob,value}}, "
-            "{kind:load,state}, {kind:locator,locator,state:visible|hidden|attached|detached|"
-            "enabled|disabled} or {kind:text,text,state:present|absent}. For your own click's "
-            "effect use browser_action_and_wait.",
+            "Wait until condition holds; for your own click's effect use browser_action_and_wait.",
             "core",
             True,
             False,
             True,
             True,
             page_address({"condition": _CONDITION}, ("condition",)),
-            page_output({"satisfied": {"const": True}}),
+            FLAG_OUTPUT,
             wait,
         ),
         ToolSpec(
             "browser_action_and_wait",
             "Perform browser action and wait",
-            "Click/press (action {kind,target,key?}) and wait for its navigation {matcher?,"
-            "loadState?}, response {matcher,method?,status?}, popup (gets its own pageId) or "
-            "dialog {dialogType,action,promptText?} (handled atomically). Unexpected "
-            "dialogs/popups fail the call.",
+            "Act, then wait for its navigation, response, popup (gets its own pageId) or dialog "
+            "(handled atomically); unexpected dialogs/popups fail the call.",
             "core",
             False,
             True,
