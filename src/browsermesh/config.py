@@ -189,6 +189,7 @@ _INT_SPECS: Final[tuple[_IntSpec, ...]] = (
     _IntSpec("BROWSERMESH_MAX_STATE_ORIGINS", "max_state_origins", 50, 1, 1_000),
     _IntSpec("BROWSERMESH_SHUTDOWN_GRACE_MS", "shutdown_grace_ms", 5_000, 0, 300_000),
     _IntSpec("BROWSERMESH_REF_TTL_MS", "ref_ttl_ms", 30_000, 1_000, 1_800_000),
+    _IntSpec("BROWSERMESH_ACTIONABILITY_SETTLE_MS", "actionability_settle_ms", 1_000, 0, 30_000),
 )
 
 _MAX_SESSIONS_PER_PRINCIPAL_SPEC: Final = _IntSpec(
@@ -361,6 +362,9 @@ class Config:
     # How long an element ref from browser_snapshot stays usable after its capture (contract
     # §5.5: 30 s); not refreshed by use.
     ref_ttl_ms: int = 30_000
+    # How long a single match that is disabled, hidden or read-only may take to change before
+    # the action answers with that reason (issue 13), instead of waiting the whole budget.
+    actionability_settle_ms: int = 1_000
     max_sessions_per_principal: int | None = None
     token_file_world_readable: bool = False
 
@@ -646,7 +650,8 @@ def help_text() -> str:
         "the environment. --host, --port, --path, --auth-token-file, --allowed-hosts,",
         "--allowed-origins and --session-idle-ms need --transport http. Output budgets",
         "(observability, screenshots, visible text, saved states) and the element-ref lifetime",
-        "(BROWSERMESH_REF_TTL_MS) are set through BROWSERMESH_* variables only.",
+        "(BROWSERMESH_REF_TTL_MS) and the actionability settle time",
+        "(BROWSERMESH_ACTIONABILITY_SETTLE_MS) are set through BROWSERMESH_* variables only.",
     ]
     return "\n".join(lines) + "\n"
 

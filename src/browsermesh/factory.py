@@ -28,7 +28,11 @@ def create_engine(config: Config) -> object:
         sandbox = not (config.no_sandbox or running_as_root())
         executable = find_chromium(config, process_environ())
         backend = LocalBackend(LocalSlot(executable, config.headless, sandbox))
-    return PlaywrightEngine(backend, ref_ttl_s=config.ref_ttl_ms / 1000)
+    return PlaywrightEngine(
+        backend,
+        ref_ttl_s=config.ref_ttl_ms / 1000,
+        settle_ms=config.actionability_settle_ms,
+    )
 
 
 def warn_untrusted_storage(config: Config, log: EventLog) -> None:

@@ -56,7 +56,9 @@ ACTIONS = """<!doctype html><title>Actions</title>
 <button onclick="document.title='saved'">Save</button>
 <button onclick="document.title='saved and continued'">Save and continue</button>
 <label>Password <input type=password id=pw></label>
-<button aria-labelledby="lb pw"><span id=lb>Log in as</span></button>"""
+<button aria-labelledby="lb pw"><span id=lb>Log in as</span></button>
+<button id=later disabled onclick="document.title='later clicked'">Later</button>
+<script>setTimeout(() => { later.disabled = false; }, 300);</script>"""
 
 ROWS = """<!doctype html><title>Rows</title>
 <table><tr><th>Item</th><th>Action</th></tr>
@@ -272,6 +274,32 @@ async def test_disabled_button_answers_within_the_settle_time_with_its_reason(
     assert err["details"]["locator"]["name"] == "Submit order"
     assert "larger timeoutMs" not in err["nextStep"] and "disabled" in err["nextStep"]
     assert elapsed < 10, elapsed  # 1 s settle time, not the 20 s budget
+
+
+async def test_a_button_enabled_within_the_settle_time_is_clicked(
+    client: ToolClient, pages: FixtureSite
+) -> None:
+    addr = await open_page(client, pages.url("/rules/actions"))
+    await client.ok("browser_click", {**addr, "locator": role("button", "Later")})
+    assert await title(client, addr) == "later clicked"
+
+
+async def test_settle_time_is_configurable_and_reported(tmp_path: Path, pages: FixtureSite) -> None:
+    runtime = create_runtime(real_config(tmp_path, actionability_settle_ms=0), EventLog("silent"))
+    try:
+        async with Client(create_server(runtime)) as raw:
+            c = ToolClient(raw, {t.name: t for t in (await raw.list_tools()).tools})
+            assert (await c.ok("browser_runtime_info"))["actionabilitySettleMs"] == 0
+            addr = await open_page(c, pages.url("/rules/actions"))
+            started = time.monotonic()
+            err = await c.err(
+                "browser_click",
+                {**addr, "locator": role("button", "Submit order"), "timeoutMs": 20_000},
+            )
+            assert err["details"]["reason"] == "disabled"
+            assert time.monotonic() - started < 5
+    finally:
+        await runtime.shutdown()
 
 
 @pytest.mark.parametrize(

@@ -136,6 +136,7 @@ DEFAULTS: list[tuple[str, Any]] = [
     ("max_state_origins", 50),
     ("shutdown_grace_ms", 5_000),
     ("ref_ttl_ms", 30_000),
+    ("actionability_settle_ms", 1_000),
     ("max_sessions_per_principal", None),
     ("token_file_world_readable", False),
 ]
@@ -206,6 +207,7 @@ INTS: list[tuple[str, str, int, int]] = [
     ("BROWSERMESH_MAX_STATE_ORIGINS", "max_state_origins", 1, 1_000),
     ("BROWSERMESH_SHUTDOWN_GRACE_MS", "shutdown_grace_ms", 0, 300_000),
     ("BROWSERMESH_REF_TTL_MS", "ref_ttl_ms", 1_000, 1_800_000),
+    ("BROWSERMESH_ACTIONABILITY_SETTLE_MS", "actionability_settle_ms", 0, 30_000),
     ("BROWSERMESH_MAX_SESSIONS_PER_PRINCIPAL", "max_sessions_per_principal", 1, 1_000),
 ]
 

@@ -135,7 +135,11 @@ async def published(config: Config) -> dict[str, dict[str, Any]]:
 
 # Configurations whose publication is checked (the observe `limit` follows
 # BROWSERMESH_OBSERVABILITY_PAGE_SIZE).
-CONFIGS: list[dict[str, Any]] = [{}]
+CONFIGS: list[dict[str, Any]] = [
+    {},
+    {"observability_page_size": 7},
+    {"observability_page_size": 200},
+]
 
 
 def config_for(tmp_path: Path, overrides: dict[str, Any]) -> Config:

@@ -13,13 +13,14 @@ from mcp import MCPError
 from mcp.server import Server, ServerRequestContext
 
 from browsermesh._version import __version__
+from browsermesh.config import Config
 from browsermesh.errors import BrowserMeshError
 from browsermesh.mcp import prompts
 from browsermesh.mcp.registry import ToolDispatcher, ToolSpec
 from browsermesh.runtime.runtime import LOCAL_PRINCIPAL, Runtime
 
 
-def all_tool_specs() -> list[ToolSpec]:
+def all_tool_specs(config: Config | None = None) -> list[ToolSpec]:
     """Every tool BrowserMesh has, in publication order."""
     from browsermesh.mcp.schemas import CONTEXT_SETTINGS
     from browsermesh.mcp.tools import (
@@ -41,7 +42,7 @@ def all_tool_specs() -> list[ToolSpec]:
         *interaction.specs(),
         *capture.specs(),
         *waits.specs(),
-        *observe.specs(),
+        *observe.specs(None if config is None else config.observability_page_size),
         *state.specs(),
         *evaluate.specs(),
     ]
@@ -74,7 +75,7 @@ def principal_of(ctx: ServerRequestContext[Any]) -> str:
 def create_server(runtime: Runtime, *, instructions: str | None = None) -> Server[Any]:
     """An MCP server exposing the configured tool profiles of `runtime`."""
     profiles = set(runtime.config.tools)
-    specs = [s for s in all_tool_specs() if s.profile in profiles]
+    specs = [s for s in all_tool_specs(runtime.config) if s.profile in profiles]
     dispatcher = ToolDispatcher(specs, runtime)
     published = publish(specs, runtime.config.schema_refs)
 

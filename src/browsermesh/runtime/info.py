@@ -73,6 +73,7 @@ def runtime_info(runtime: Runtime, transport: str) -> dict[str, Any]:
         },
         "shutdownGraceMs": cfg.shutdown_grace_ms,
         "refTtlMs": cfg.ref_ttl_ms,
+        "actionabilitySettleMs": cfg.actionability_settle_ms,
         "activeSessions": active,
         "failedSessions": failed,
     }
