@@ -7,6 +7,7 @@ ordinary CSS keeps working on a real page.
 
 from __future__ import annotations
 
+import json
 import time
 from typing import Any
 
@@ -155,7 +156,11 @@ async def test_css_refuses_playwright_engines(
         mcp_client, "browser_visible_text", {**addr, "locator": css(value), "timeoutMs": 5_000}
     )
     assert error["code"] == "INVALID_ARGUMENT"
-    assert error["details"] == {"locator": {"strategy": "css"}, "selectorEngine": NON_CSS[value]}
+    details = error["details"]
+    assert details["locator"] == {"strategy": "css"}
+    assert details["selectorEngine"] == NON_CSS[value]
+    assert details["field"] == "locator.value" and details["rule"].startswith("CSS only")
+    assert value not in json.dumps(error)
     assert elapsed < FAST_S  # refused at parse time, not after polling for 5 s
 
 

@@ -159,10 +159,13 @@ def test_non_css_selectors_name_their_engine(value: str, engine: str) -> None:
     # the client sees the strategy and the kind of selector (a fixed vocabulary), never its own
     # selector back
     payload = error_payload(error)["error"]
-    assert payload["details"] == {
+    details = payload["details"]
+    assert {k: details[k] for k in ("locator", "selectorEngine", "field")} == {
         "locator": {"strategy": "css"},
         "selectorEngine": public_engine(engine),
+        "field": "locator.value",
     }
+    assert details["rule"].startswith("CSS only")
     assert payload["details"]["selectorEngine"] in SELECTOR_ENGINES
     assert value not in json.dumps(payload)
     assert payload["message"] == "Invalid argument."

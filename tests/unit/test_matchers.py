@@ -100,7 +100,7 @@ def test_locators() -> None:
     )
     assert framed.describe() == "css=b, frameDepth=1"
     for bad in (
-        {"strategy": "role", "value": "banner"},
+        {"strategy": "role", "value": "not-a-role"},
         {"strategy": "xpath", "value": "//a"},
         {"strategy": "css", "value": ""},
         {"strategy": "css", "value": "a", "name": "x"},

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from browsermesh.errors import BrowserMeshError, ErrorCode
+from browsermesh.errors import BrowserMeshError, ErrorCode, error_payload
 from browsermesh.model.paging import (
     RETAINED_MAX_CHARS,
     SNAPSHOT_OPTION_KEYS,
@@ -285,7 +285,14 @@ def test_not_even_one_code_point_fits() -> None:
     with pytest.raises(BrowserMeshError) as info:
         page_content("ab😀", 2, 10, 3, clipped=False)
     assert info.value.code is ErrorCode.INVALID_ARGUMENT
-    assert info.value.internal == {"maxBytes": 3, "requiredBytes": 4, "offsetChars": 2}
+    internal = info.value.internal
+    assert {k: internal[k] for k in ("maxBytes", "requiredBytes", "offsetChars")} == {
+        "maxBytes": 3,
+        "requiredBytes": 4,
+        "offsetChars": 2,
+    }
+    details = error_payload(info.value)["error"]["details"]
+    assert details["field"] == "maxBytes" and details["rule"].startswith("at least 4,")
     with pytest.raises(BrowserMeshError):
         page_content("é", 0, 1, 1, clipped=False)
 

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from typing import Final
 
-from browsermesh.errors import Bound, BrowserMeshError, ErrorCode
+from browsermesh.errors import Bound, BrowserMeshError, invalid_argument
 
 MAX_SELECTOR_CHARS: Final = 4_096
 """Locator `value` and role `name`: far beyond any real selector or accessible name."""
@@ -38,30 +38,30 @@ MAX_KEY_CHARS: Final = 64
 MAX_OPTION_CHARS: Final = 4_096
 
 
+def _characters(count: int) -> str:
+    return f"{count} character" + ("" if count == 1 else "s")
+
+
 def too_long(field: str, max_chars: int) -> BrowserMeshError:
-    """`INVALID_ARGUMENT` whose bound clause names `field`, e.g. `locator.value <= 4096`."""
-    return BrowserMeshError(
-        ErrorCode.INVALID_ARGUMENT,
-        bound=Bound(field, "<=", max_chars),
-        internal={"field": field, "requirement": f"at most {max_chars} characters"},
+    """`INVALID_ARGUMENT` naming `field` (details and the bound clause, e.g.
+    `locator.value <= 4096`) and the rule `at most 4096 characters`."""
+    return invalid_argument(
+        field, f"at most {_characters(max_chars)}", bound=Bound(field, "<=", max_chars)
     )
 
 
 def bounded_string(value: object, field: str, max_chars: int, *, min_chars: int = 0) -> str:
-    """`value` if it is a string of `min_chars..max_chars` code points, else `INVALID_ARGUMENT`.
+    """`value` if it is a string of `min_chars..max_chars` code points, else `INVALID_ARGUMENT`
+    naming `field` (a full JSON path from the tool's argument root) and the rule it broke.
 
     The length is checked first, so nothing else ever scans an over-long string."""
     if not isinstance(value, str):
-        raise BrowserMeshError(
-            ErrorCode.INVALID_ARGUMENT, internal={"field": field, "requirement": "string"}
-        )
+        raise invalid_argument(field, "string")
     if len(value) > max_chars:
         raise too_long(field, max_chars)
     if len(value) < min_chars:
-        raise BrowserMeshError(
-            ErrorCode.INVALID_ARGUMENT,
-            bound=Bound(field, ">=", min_chars),
-            internal={"field": field, "requirement": f"at least {min_chars} characters"},
+        raise invalid_argument(
+            field, f"at least {_characters(min_chars)}", bound=Bound(field, ">=", min_chars)
         )
     return value
 

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Final
 
-from browsermesh.errors import Bound, BrowserMeshError, ErrorCode
+from browsermesh.errors import Bound, BrowserMeshError, ErrorCode, invalid_argument
 
 MAX_NAME_CHARS: Final = 128
 MAX_NAME_BYTES: Final = 512
@@ -46,11 +46,10 @@ _SURROGATE_RE: Final = re.compile("[\ud800-\udfff]")
 EMPTY_METADATA: Final[Mapping[str, str]] = MappingProxyType({})
 
 
-def _invalid(field: str, requirement: str) -> BrowserMeshError:
-    return BrowserMeshError(
-        ErrorCode.INVALID_ARGUMENT,
-        internal={"field": field, "requirement": requirement},
-    )
+def _invalid(field: str, rule: str) -> BrowserMeshError:
+    """`INVALID_ARGUMENT` at `name` or `metadata`. A metadata key is caller text, so the path
+    never names it: the rule says whether a key or a value broke it."""
+    return invalid_argument(field, rule)
 
 
 def _too_large(field: str, requirement: str, bound_name: str, number: int) -> BrowserMeshError:
@@ -76,9 +75,9 @@ def _check_text(
     Returns the UTF-8 byte length of `text`.
     """
     if _CONTROL_RE.search(text):
-        raise _invalid(field, f"{what} must not contain control characters")
+        raise _invalid(field, f"{what} without control characters")
     if _SURROGATE_RE.search(text):
-        raise _invalid(field, f"{what} must be valid Unicode (no lone surrogates)")
+        raise _invalid(field, f"{what} in valid Unicode (no lone surrogates)")
     # Bytes first: with at most 4 bytes per code point a code-point check first would make the
     # byte bound unreachable (128 cp x 4 = 512 bytes), yet both bounds are part of the contract.
     size = len(text.encode("utf-8"))
@@ -94,13 +93,13 @@ def validate_name(name: object) -> str | None:
     if name is None:
         return None
     if not isinstance(name, str):
-        raise _invalid("name", "name must be a string")
+        raise _invalid("name", "string")
     if name == "":
-        raise _invalid("name", "name must not be empty")
+        raise _invalid("name", "at least 1 character")
     _check_text(
         name,
         field="name",
-        what="name",
+        what="a name",
         max_chars=MAX_NAME_CHARS,
         max_bytes=MAX_NAME_BYTES,
         chars_bound="nameChars",
@@ -114,7 +113,7 @@ def validate_metadata(metadata: object) -> Mapping[str, str]:
     if metadata is None:
         return EMPTY_METADATA
     if not isinstance(metadata, Mapping):
-        raise _invalid("metadata", "metadata must be an object of strings")
+        raise _invalid("metadata", "object of string values")
     if len(metadata) > MAX_METADATA_ENTRIES:
         raise _too_large(
             "metadata",
@@ -126,26 +125,26 @@ def validate_metadata(metadata: object) -> Mapping[str, str]:
     total = 0
     for key, value in metadata.items():
         if not isinstance(key, str):
-            raise _invalid("metadata", "metadata keys must be strings")
+            raise _invalid("metadata", "string keys")
         if key == "":
-            raise _invalid("metadata", "metadata keys must not be empty")
+            raise _invalid("metadata", "non-empty keys")
         if key in FORBIDDEN_METADATA_KEYS:
-            raise _invalid("metadata", "metadata key __proto__/constructor/prototype rejected")
+            raise _invalid("metadata", "no key __proto__, constructor or prototype")
         total += _check_text(
             key,
             field="metadata",
-            what="metadata key",
+            what="keys",
             max_chars=MAX_METADATA_KEY_CHARS,
             max_bytes=MAX_METADATA_KEY_BYTES,
             chars_bound="metadataKeyChars",
             bytes_bound="metadataKeyBytes",
         )
         if not isinstance(value, str):
-            raise _invalid("metadata", "metadata values must be strings")
+            raise _invalid("metadata", "string values")
         total += _check_text(
             value,
             field="metadata",
-            what="metadata value",
+            what="values",
             max_chars=MAX_METADATA_VALUE_CHARS,
             max_bytes=MAX_METADATA_VALUE_BYTES,
             chars_bound="metadataValueChars",

@@ -6,19 +6,47 @@ import re
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from browsermesh.errors import Bound, BrowserMeshError, ErrorCode
+from browsermesh.errors import Bound, invalid_argument
+from browsermesh.model.arguments import MAX_KEY_CHARS, bounded_string
 from browsermesh.model.locators import Locator, parse_locator
 
 MAX_GLOB_STARS = 32
 MAX_MATCHER_CHARS = 2048
 MAX_TEXT_CHARS = 2000
+MAX_PROMPT_CHARS = 2000
 _CONTROL = re.compile(r"[\x00-\x1f]")
 
 
-def _invalid(field: str, requirement: str) -> BrowserMeshError:
-    return BrowserMeshError(
-        ErrorCode.INVALID_ARGUMENT, internal={"field": field, "requirement": requirement}
-    )
+def one_of(values: tuple[str, ...]) -> str:
+    """The rule of an enumerated field, e.g. `one of: exact, glob`."""
+    return "one of: " + ", ".join(values)
+
+
+def _object(raw: object, field: str) -> dict[str, Any]:
+    if not isinstance(raw, dict):
+        raise invalid_argument(field, "object")
+    return raw
+
+
+def _keys(
+    raw: dict[str, Any], field: str, required: tuple[str, ...], optional: tuple[str, ...] = ()
+) -> None:
+    """`raw` (a tagged object with `kind`) holds every key of `required` and no key beyond
+    `required + optional`. The unknown key itself is never named: it is caller text."""
+    allowed = ("kind", *required, *optional)
+    if any(key not in allowed for key in raw):
+        raise invalid_argument(field, "only the keys " + ", ".join(allowed))
+    for key in required:
+        if key not in raw:
+            raise invalid_argument(f"{field}.{key}", "required")
+
+
+def _text(raw: object, field: str, max_chars: int) -> str:
+    """A string of 1..max_chars code points without control characters."""
+    text = bounded_string(raw, field, max_chars, min_chars=1)
+    if _CONTROL.search(text):
+        raise invalid_argument(field, "no control characters")
+    return text
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,22 +117,23 @@ class UrlMatcher:
 
 
 def parse_matcher(raw: object, field: str = "matcher") -> UrlMatcher:
-    if not isinstance(raw, dict) or set(raw) != {"kind", "value"}:
-        raise _invalid(field, "{kind: exact|glob, value}")
-    kind, value = raw.get("kind"), raw.get("value")
-    if kind not in ("exact", "glob") or not isinstance(value, str) or not value:
-        raise _invalid(field, "{kind: exact|glob, value}")
-    if len(value) > MAX_MATCHER_CHARS:
-        raise BrowserMeshError(
-            ErrorCode.INVALID_ARGUMENT, bound=Bound(f"{field}.value", "<=", MAX_MATCHER_CHARS)
-        )
-    if _CONTROL.search(value):
-        raise _invalid(f"{field}.value", "no control characters")
+    """A UrlMatcher at `field` (the full JSON path, e.g. `wait.matcher`)."""
+    matcher = _object(raw, field)
+    if any(key not in ("kind", "value") for key in matcher):
+        raise invalid_argument(field, "only the keys kind, value")
+    kind = matcher.get("kind")
+    if kind not in _MATCHER_KINDS:
+        raise invalid_argument(f"{field}.kind", one_of(_MATCHER_KINDS))
+    if "value" not in matcher:
+        raise invalid_argument(f"{field}.value", "required")
+    value = _text(matcher["value"], f"{field}.value", MAX_MATCHER_CHARS)
     if kind == "exact":
         return UrlMatcher("exact", value)
     if value.count("*") > MAX_GLOB_STARS:
-        raise BrowserMeshError(
-            ErrorCode.INVALID_ARGUMENT, bound=Bound("wildcards", "<=", MAX_GLOB_STARS)
+        raise invalid_argument(
+            f"{field}.value",
+            f"at most {MAX_GLOB_STARS} wildcards (*)",
+            bound=Bound("wildcards", "<=", MAX_GLOB_STARS),
         )
     return UrlMatcher("glob", value, Glob.compile(value))
 
@@ -132,37 +161,43 @@ class TextCondition:
 
 
 Condition = UrlCondition | LoadCondition | LocatorCondition | TextCondition
+_MATCHER_KINDS = ("exact", "glob")
+_CONDITION_KINDS = ("url", "load", "locator", "text")
+_LOAD_STATES = ("domcontentloaded", "load")
 _LOCATOR_STATES = ("visible", "hidden", "attached", "detached", "enabled", "disabled")
+_TEXT_STATES = ("present", "absent")
+
+
+def _kind(raw: dict[str, Any], field: str, kinds: tuple[str, ...]) -> str:
+    kind = raw.get("kind")
+    if not isinstance(kind, str) or kind not in kinds:
+        raise invalid_argument(f"{field}.kind", one_of(kinds))
+    return kind
+
+
+def _enum(raw: dict[str, Any], key: str, field: str, values: tuple[str, ...]) -> Any:
+    value = raw.get(key)
+    if not isinstance(value, str) or value not in values:
+        raise invalid_argument(f"{field}.{key}", one_of(values))
+    return value
 
 
 def parse_condition(raw: object) -> Condition:
     """A `browser_wait` condition (§7.1), validated at runtime."""
-    if not isinstance(raw, dict):
-        raise _invalid("condition", "object")
-    kind = raw.get("kind")
-    keys = set(raw)
-    if kind == "url" and keys == {"kind", "matcher"}:
-        return UrlCondition(parse_matcher(raw["matcher"], "condition.matcher"))
-    if (
-        kind == "load"
-        and keys == {"kind", "state"}
-        and raw["state"] in ("domcontentloaded", "load")
-    ):
-        return LoadCondition(raw["state"])
-    if kind == "locator" and keys == {"kind", "locator", "state"}:
-        if raw["state"] not in _LOCATOR_STATES:
-            raise _invalid("condition.state", "a locator state")
-        return LocatorCondition(parse_locator(raw["locator"], "condition.locator"), raw["state"])
-    if kind == "text" and keys == {"kind", "text", "state"}:
-        text, state = raw["text"], raw["state"]
-        if not isinstance(text, str) or not text or state not in ("present", "absent"):
-            raise _invalid("condition", "text 1..2000 chars and state present|absent")
-        if len(text) > MAX_TEXT_CHARS:
-            raise BrowserMeshError(
-                ErrorCode.INVALID_ARGUMENT, bound=Bound("condition.text", "<=", MAX_TEXT_CHARS)
-            )
-        return TextCondition(text, state == "present")
-    raise _invalid("condition", "one of url, load, locator, text")
+    condition = _object(raw, "condition")
+    kind = _kind(condition, "condition", _CONDITION_KINDS)
+    if kind == "url":
+        _keys(condition, "condition", ("matcher",))
+        return UrlCondition(parse_matcher(condition["matcher"], "condition.matcher"))
+    _keys(condition, "condition", ("state",) if kind == "load" else (kind, "state"))
+    if kind == "load":
+        return LoadCondition(_enum(condition, "state", "condition", _LOAD_STATES))
+    if kind == "locator":
+        state = _enum(condition, "state", "condition", _LOCATOR_STATES)
+        return LocatorCondition(parse_locator(condition["locator"], "condition.locator"), state)
+    text = _text(condition["text"], "condition.text", MAX_TEXT_CHARS)
+    state = _enum(condition, "state", "condition", _TEXT_STATES)
+    return TextCondition(text, state == "present")
 
 
 # ------------------------------------------------------------------ action-and-wait
@@ -194,50 +229,49 @@ class DialogWait:
 
 
 WaitSpec = NavigationWait | ResponseWait | PopupWait | DialogWait
+_WAIT_KINDS = ("navigation", "response", "popup", "dialog")
 _DIALOG_TYPES = ("alert", "beforeunload", "confirm", "prompt")
+_DIALOG_ACTIONS = ("accept", "dismiss")
 _METHOD = re.compile(r"^[A-Z]{1,16}$")
 
 
 def parse_wait(raw: object) -> WaitSpec:
     """The `wait` half of browser_action_and_wait (§7.2)."""
-    if not isinstance(raw, dict):
-        raise _invalid("wait", "object")
-    kind = raw.get("kind")
-    keys = set(raw) - {"kind"}
-    if kind == "navigation" and keys <= {"matcher", "loadState"}:
-        matcher = parse_matcher(raw["matcher"], "wait.matcher") if "matcher" in raw else None
-        state = raw.get("loadState", "load")
-        if state not in ("domcontentloaded", "load"):
-            raise _invalid("wait.loadState", "domcontentloaded|load")
-        return NavigationWait(matcher, state)
-    if kind == "response" and "matcher" in keys and keys <= {"matcher", "method", "status"}:
-        method = raw.get("method")
-        status = raw.get("status")
+    wait = _object(raw, "wait")
+    kind = _kind(wait, "wait", _WAIT_KINDS)
+    if kind == "navigation":
+        _keys(wait, "wait", (), ("matcher", "loadState"))
+        matcher = parse_matcher(wait["matcher"], "wait.matcher") if "matcher" in wait else None
+        if "loadState" not in wait:
+            return NavigationWait(matcher, "load")
+        return NavigationWait(matcher, _enum(wait, "loadState", "wait", _LOAD_STATES))
+    if kind == "response":
+        _keys(wait, "wait", ("matcher",), ("method", "status"))
+        method = wait.get("method")
+        status = wait.get("status")
         if method is not None and (not isinstance(method, str) or not _METHOD.match(method)):
-            raise _invalid("wait.method", "^[A-Z]{1,16}$")
+            raise invalid_argument("wait.method", "an uppercase HTTP method (1..16 letters A-Z)")
         if status is not None and (
             isinstance(status, bool) or not isinstance(status, int) or not 100 <= status <= 599
         ):
-            raise _invalid("wait.status", "integer 100..599")
-        return ResponseWait(parse_matcher(raw["matcher"], "wait.matcher"), method, status)
-    if kind == "popup" and not keys:
+            raise invalid_argument("wait.status", "integer in 100..599")
+        return ResponseWait(parse_matcher(wait["matcher"], "wait.matcher"), method, status)
+    if kind == "popup":
+        _keys(wait, "wait", ())
         return PopupWait()
-    if kind == "dialog" and {"dialogType", "action"} <= keys <= {
-        "dialogType",
-        "action",
-        "promptText",
-    }:
-        dialog_type, action = raw["dialogType"], raw["action"]
-        if dialog_type not in _DIALOG_TYPES or action not in ("accept", "dismiss"):
-            raise _invalid("wait", "dialogType and action")
-        prompt = raw.get("promptText")
-        if prompt is not None:
-            if not isinstance(prompt, str) or len(prompt) > 2000 or _CONTROL.search(prompt):
-                raise _invalid("wait.promptText", "<= 2000 chars, no control characters")
-            if action != "accept" or dialog_type != "prompt":
-                raise _invalid("wait.promptText", "only with prompt + accept")
-        return DialogWait(dialog_type, action == "accept", prompt)
-    raise _invalid("wait", "one of navigation, response, popup, dialog")
+    _keys(wait, "wait", ("dialogType", "action"), ("promptText",))
+    dialog_type = _enum(wait, "dialogType", "wait", _DIALOG_TYPES)
+    action = _enum(wait, "action", "wait", _DIALOG_ACTIONS)
+    prompt = wait.get("promptText")
+    if prompt is not None:
+        prompt = bounded_string(prompt, "wait.promptText", MAX_PROMPT_CHARS)
+        if _CONTROL.search(prompt):
+            raise invalid_argument("wait.promptText", "no control characters")
+        if action != "accept" or dialog_type != "prompt":
+            raise invalid_argument(
+                "wait.promptText", 'only with dialogType "prompt" and action "accept"'
+            )
+    return DialogWait(dialog_type, action == "accept", prompt)
 
 
 @dataclass(frozen=True, slots=True)
@@ -247,17 +281,19 @@ class ActionSpec:
     key: str | None = None
 
 
+_ACTION_KINDS = ("click", "press")
+
+
 def parse_action(raw: object) -> ActionSpec:
+    """The `action` half of browser_action_and_wait; its target is a locator or a ref at
+    `action.target`."""
     from browsermesh.model.locators import parse_element_target
 
-    if not isinstance(raw, dict):
-        raise _invalid("action", "object")
-    kind = raw.get("kind")
-    if kind == "click" and set(raw) == {"kind", "target"}:
-        return ActionSpec("click", parse_element_target(raw["target"], "action.target"))
-    if kind == "press" and set(raw) == {"kind", "target", "key"}:
-        key = raw["key"]
-        if not isinstance(key, str) or not 1 <= len(key) <= 64:
-            raise _invalid("action.key", "1..64 chars")
-        return ActionSpec("press", parse_element_target(raw["target"], "action.target"), key)
-    raise _invalid("action", '{kind: "click"|"press", target, key?}')
+    action = _object(raw, "action")
+    kind = _kind(action, "action", _ACTION_KINDS)
+    if kind == "click":
+        _keys(action, "action", ("target",))
+        return ActionSpec("click", parse_element_target(action["target"], "action.target"))
+    _keys(action, "action", ("target", "key"))
+    key = bounded_string(action["key"], "action.key", MAX_KEY_CHARS, min_chars=1)
+    return ActionSpec("press", parse_element_target(action["target"], "action.target"), key)

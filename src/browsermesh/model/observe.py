@@ -35,7 +35,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal, ParamSpec
 
-from browsermesh.errors import Bound, BrowserMeshError, ErrorCode
+from browsermesh.errors import Bound, BrowserMeshError, ErrorCode, invalid_argument
 from browsermesh.model.clock import Clock, iso_from_epoch
 from browsermesh.model.text import well_formed
 from browsermesh.redact import (
@@ -175,11 +175,7 @@ def _never_raise(method: Callable[_P, None]) -> Callable[_P, None]:
 
 
 def _invalid(field_name: str, requirement: str, bound: Bound | None = None) -> BrowserMeshError:
-    return BrowserMeshError(
-        ErrorCode.INVALID_ARGUMENT,
-        bound=bound,
-        internal={"field": field_name, "requirement": requirement},
-    )
+    return invalid_argument(field_name, requirement, bound=bound)
 
 
 @dataclass(slots=True)
@@ -473,11 +469,11 @@ class PageObservations:
                 not even one shortened event fits the response budget.
         """
         if not isinstance(source, str) or source not in SOURCE_KINDS:
-            raise _invalid("source", "one of console, pageError, network, requestFailed")
+            raise _invalid("source", "one of: " + ", ".join(SOURCE_KINDS))
         if not isinstance(include_text, bool):
-            raise _invalid("includeText", "a boolean")
+            raise _invalid("includeText", "boolean")
         if include_text and source not in _TEXT_SOURCES:
-            raise _invalid("includeText", "only for console and pageError")
+            raise _invalid("includeText", "true only with source console or pageError")
         count = self._validate_limit(limit)
         ring = self._console_ring if source in _CONSOLE_RING_SOURCES else self._network_ring
         since_seq = self._validate_since(ring, since_event_id)
@@ -520,13 +516,13 @@ class PageObservations:
         if limit is None:
             return min(DEFAULT_LIMIT, page_size)
         if isinstance(limit, bool) or not isinstance(limit, int):
-            raise _invalid("limit", "an integer")
+            raise _invalid("limit", "integer")
         if limit < 1:
             raise _invalid("limit", "at least 1", Bound("limit", ">=", 1))
         if limit > page_size:
             raise _invalid(
                 "limit",
-                "at most the configured page size",
+                f"at most {page_size} (the configured page size)",
                 Bound("limit", "<=", page_size, "BROWSERMESH_OBSERVABILITY_PAGE_SIZE"),
             )
         return limit
@@ -540,12 +536,15 @@ class PageObservations:
             not isinstance(since_event_id, str)
             or not 1 <= len(since_event_id) <= MAX_SINCE_EVENT_ID_CHARS
         ):
-            raise _invalid("sinceEventId", "1..128 characters")
+            raise _invalid("sinceEventId", f"string of 1..{MAX_SINCE_EVENT_ID_CHARS} characters")
         seq = ring.parse(since_event_id)
         if seq is None or seq < 1:
-            raise _invalid("sinceEventId", "an event id of this page's ring for the source")
+            raise _invalid(
+                "sinceEventId",
+                "an eventId or nextCursor that browser_observe returned for this page and source",
+            )
         if seq > ring.last_seq:
-            raise _invalid("sinceEventId", "not beyond the latest issued event")
+            raise _invalid("sinceEventId", "not beyond the latest event browser_observe returned")
         return seq
 
     @staticmethod

@@ -15,7 +15,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from browsermesh.errors import Bound, BrowserMeshError, ErrorCode
+from browsermesh.errors import Bound, BrowserMeshError, ErrorCode, invalid_argument
 from browsermesh.model.clock import iso_from_epoch
 from browsermesh.model.text import fit_prefix, utf8_len
 
@@ -115,11 +115,7 @@ class SnapshotOptions:
 
 
 def _invalid(field: str, requirement: str, bound: Bound | None = None) -> BrowserMeshError:
-    return BrowserMeshError(
-        ErrorCode.INVALID_ARGUMENT,
-        bound=bound,
-        internal={"field": field, "requirement": requirement},
-    )
+    return invalid_argument(field, requirement, bound=bound)
 
 
 def _int_option(args: Mapping[str, Any], name: str) -> int | None:
@@ -134,9 +130,9 @@ def _int_option(args: Mapping[str, Any], name: str) -> int | None:
             raise _invalid(name, "integer")
         raw = int(raw)
     if raw < low:
-        raise _invalid(name, f"{low}..{high}", Bound(name, ">=", low))
+        raise _invalid(name, f"at least {low}", Bound(name, ">=", low))
     if raw > high:
-        raise _invalid(name, f"{low}..{high}", Bound(name, "<=", high))
+        raise _invalid(name, f"at most {high}", Bound(name, "<=", high))
     return raw
 
 
@@ -161,14 +157,14 @@ def normalize_snapshot_options(args: Mapping[str, Any]) -> SnapshotOptions | str
     if "cursor" in args:
         given = [key for key in SNAPSHOT_OPTION_KEYS if key in args]
         if given:
-            raise _invalid("cursor", "cursor excludes " + ", ".join(given))
+            raise _invalid("cursor", "alone: a cursor excludes the options " + ", ".join(given))
         cursor = args["cursor"]
         if not isinstance(cursor, str) or not 1 <= len(cursor) <= CURSOR_MAX_CHARS:
             raise _invalid("cursor", f"string of 1..{CURSOR_MAX_CHARS} characters")
         return cursor
     fmt = args.get("format", "aria")
     if fmt not in ("aria", "actions"):
-        raise _invalid("format", "aria | actions")
+        raise _invalid("format", "one of: aria, actions")
     scope = args.get("scope")
     if "scope" in args and not isinstance(scope, Mapping):
         raise _invalid("scope", "object")
@@ -186,9 +182,9 @@ def normalize_snapshot_options(args: Mapping[str, Any]) -> SnapshotOptions | str
         if given:
             raise _invalid(given[0], 'not allowed with format "actions"')
         if not include_refs:
-            raise _invalid("includeRefs", 'must be true with format "actions"')
+            raise _invalid("includeRefs", 'true with format "actions"')
     elif "maxRefs" in args and not include_refs:
-        raise _invalid("maxRefs", "requires includeRefs: true")
+        raise _invalid("maxRefs", 'only with includeRefs: true or format "actions"')
     return SnapshotOptions(
         format=fmt,
         scope=scope,
@@ -259,14 +255,14 @@ def page_content(
     end = offset + len(text)
     more = end < len(content)
     if not text and more:
-        raise BrowserMeshError(
-            ErrorCode.INVALID_ARGUMENT,
-            internal={
-                "maxBytes": max_bytes,
-                "requiredBytes": utf8_len(content[offset]),
-                "offsetChars": offset,
-            },
+        required = utf8_len(content[offset])
+        error = invalid_argument(
+            "maxBytes",
+            f"at least {required}, the UTF-8 size of the next character (a cursor keeps the "
+            "maxBytes of the call that returned it)",
         )
+        error.internal.update(maxBytes=max_bytes, requiredBytes=required, offsetChars=offset)
+        raise error
     returned_bytes = utf8_len(text)
     by_chars = more and len(text) == max_chars
     by_bytes = more and returned_bytes + utf8_len(content[end]) > max_bytes

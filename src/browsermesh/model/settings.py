@@ -2,9 +2,10 @@
 
 `normalize_context_settings` turns the `contextSettings` argument of `browser_session_create` into
 the normalized wire-form dict shown in `SessionView.contextSettings`: only supplied fields appear
-(in the contract's field order), `{}` when none. Every violation is `INVALID_ARGUMENT` with internal
-details `{"field": "contextSettings.<path>", "requirement": ...}` (integer range violations also
-carry a bound clause).
+(in the contract's field order), `{}` when none. Every violation is `INVALID_ARGUMENT` whose
+details name the field by JSON path (`contextSettings.viewport.width`,
+`contextSettings.permissions[0].origin`) and the rule it broke (`at most 10000`), never the value
+(integer range violations also carry a bound clause).
 
 Normalization rules where the contract leaves room (documented decisions):
 
@@ -45,7 +46,7 @@ from urllib.parse import urlsplit
 
 import langcodes
 
-from browsermesh.errors import Bound, BrowserMeshError, ErrorCode
+from browsermesh.errors import Bound, invalid_argument
 
 MAX_VIEWPORT_SIZE: Final = 10_000
 MIN_DEVICE_SCALE_FACTOR: Final = 0.1
@@ -113,41 +114,41 @@ UTC_ALIASES: Final = frozenset(
 _UTC_FOLDED: Final = frozenset(name.casefold() for name in UTC_ALIASES)
 _NOT_ZONES: Final = frozenset({"localtime", "posixrules", "Factory"})
 
+_ORIGIN_RULE: Final = "an absolute http(s) origin, e.g. https://example.com"
 _HOST_RE: Final = re.compile(r"[a-z0-9_-]+(?:\.[a-z0-9_-]+)*\.?", re.ASCII)
 _DEFAULT_PORTS: Final = {"http": 80, "https": 443}
 
 
-def _fail(path: str, requirement: str, bound: Bound | None = None) -> NoReturn:
-    field = f"{_PREFIX}.{path}" if path else _PREFIX
-    raise BrowserMeshError(
-        ErrorCode.INVALID_ARGUMENT,
-        bound=bound,
-        internal={"field": field, "requirement": requirement},
-    )
+def _fail(path: str, rule: str, bound: Bound | None = None) -> NoReturn:
+    """`INVALID_ARGUMENT` at `contextSettings.<path>` (details.field) with `rule`; never the
+    value. The bound clause keeps its short name (`viewport.width <= 10000`)."""
+    raise invalid_argument(f"{_PREFIX}.{path}" if path else _PREFIX, rule, bound=bound)
 
 
 def _mapping(value: object, path: str, allowed: frozenset[str]) -> Mapping[str, Any]:
     if not isinstance(value, Mapping):
-        _fail(path, "must be an object")
+        _fail(path, "object")
     for key in value:
         if not isinstance(key, str) or key not in allowed:
-            _fail(path, f"unknown field (allowed: {', '.join(sorted(allowed))})")
+            _fail(path, f"only the keys {', '.join(sorted(allowed))}")
     return value
 
 
 def _number(value: object, path: str) -> int | float:
     """A finite JSON number; booleans are rejected."""
     if isinstance(value, bool) or not isinstance(value, int | float):
-        _fail(path, "must be a number")
+        _fail(path, "number")
     if isinstance(value, float) and not math.isfinite(value):
-        _fail(path, "must be finite")
+        _fail(path, "finite number")
     return value
 
 
 def _number_in(value: object, path: str, low: float, high: float) -> int | float:
     number = _number(value, path)
-    if not low <= number <= high:
-        _fail(path, f"must be in {low:g}..{high:g}")
+    if number < low:
+        _fail(path, f"at least {low:g}")
+    if number > high:
+        _fail(path, f"at most {high:g}")
     return number
 
 
@@ -155,33 +156,33 @@ def _integer_in(value: object, path: str, low: int, high: int) -> int:
     number = _number(value, path)
     if isinstance(number, float):
         if not number.is_integer():
-            _fail(path, "must be an integer")
+            _fail(path, "integer")
         number = int(number)
     if number < low:
-        _fail(path, f"must be an integer in {low}..{high}", Bound(path, ">=", low))
+        _fail(path, f"at least {low}", Bound(path, ">=", low))
     if number > high:
-        _fail(path, f"must be an integer in {low}..{high}", Bound(path, "<=", high))
+        _fail(path, f"at most {high}", Bound(path, "<=", high))
     return number
 
 
 def _text(value: object, path: str, max_chars: int) -> str:
     """A string of 1..max_chars code points without control characters or lone surrogates."""
     if not isinstance(value, str):
-        _fail(path, "must be a string")
+        _fail(path, "string")
     if value == "":
-        _fail(path, "must not be empty")
+        _fail(path, "at least 1 character")
     if len(value) > max_chars:
-        _fail(path, f"must be at most {max_chars} characters", Bound(path, "<=", max_chars))
+        _fail(path, f"at most {max_chars} characters", Bound(path, "<=", max_chars))
     if _CONTROL_RE.search(value):
-        _fail(path, "must not contain control characters")
+        _fail(path, "no control characters")
     if _SURROGATE_RE.search(value):
-        _fail(path, "must be valid Unicode")
+        _fail(path, "valid Unicode (no lone surrogates)")
     return value
 
 
 def _enum(value: object, path: str, allowed: tuple[str, ...]) -> str:
     if not isinstance(value, str) or value not in allowed:
-        _fail(path, f"must be one of {', '.join(allowed)}")
+        _fail(path, f"one of: {', '.join(allowed)}")
     return value
 
 
@@ -193,7 +194,7 @@ def _viewport(value: object) -> dict[str, int]:
     out: dict[str, int] = {}
     for key in ("width", "height"):
         if key not in viewport:
-            _fail(f"viewport.{key}", "is required")
+            _fail(f"viewport.{key}", "required")
         out[key] = _integer_in(viewport[key], f"viewport.{key}", 1, MAX_VIEWPORT_SIZE)
     return out
 
@@ -201,7 +202,7 @@ def _viewport(value: object) -> dict[str, int]:
 def canonical_locale(value: object, path: str = "locale") -> str:
     """The canonical BCP 47 form of one locale tag (`EN-us` → `en-US`); see the module doc."""
     tag = _text(value, path, MAX_LOCALE_CHARS)
-    requirement = "must be exactly one valid BCP 47 language tag"
+    requirement = "exactly one valid BCP 47 language tag, e.g. en-US"
     if not (_LANGTAG_RE.fullmatch(tag) or tag.lower() in _IRREGULAR_GRANDFATHERED):
         _fail(path, requirement)
     if not langcodes.tag_is_valid(tag):
@@ -238,7 +239,7 @@ def canonical_timezone(value: object, path: str = "timezoneId") -> str:
         return "UTC"
     found = _zone_index().get(folded)
     if found is None:
-        _fail(path, "must be a valid IANA time zone")
+        _fail(path, "a valid IANA time zone name, e.g. Europe/Paris or UTC")
     return found
 
 
@@ -247,7 +248,7 @@ def _geolocation(value: object) -> dict[str, int | float]:
     out: dict[str, int | float] = {}
     for key, low, high in (("latitude", -90, 90), ("longitude", -180, 180)):
         if key not in geo:
-            _fail(f"geolocation.{key}", "is required")
+            _fail(f"geolocation.{key}", "required")
         out[key] = _number_in(geo[key], f"geolocation.{key}", low, high)
     if "accuracy" in geo:
         out["accuracy"] = _number_in(
@@ -259,29 +260,29 @@ def _geolocation(value: object) -> dict[str, int | float]:
 def _canonical_host(host: str, path: str) -> str:
     if host.startswith("["):
         if not host.endswith("]"):
-            _fail(path, "invalid IPv6 host")
+            _fail(path, "a valid bracketed IPv6 host")
         try:
             address = ipaddress.IPv6Address(host[1:-1])
         except ValueError:
-            _fail(path, "invalid IPv6 host")
+            _fail(path, "a valid bracketed IPv6 host")
         if address.scope_id is not None:
-            _fail(path, "IPv6 zone identifiers are not allowed")
+            _fail(path, "no IPv6 zone identifier")
         return f"[{address.compressed}]"
     if host == "":
-        _fail(path, "must have a host")
+        _fail(path, "an origin with a host")
     try:
         ascii_host = host.lower().encode("idna").decode("ascii").lower()
     except UnicodeError:
-        _fail(path, "invalid host name")
+        _fail(path, "a valid host name")
     if not _HOST_RE.fullmatch(ascii_host):
-        _fail(path, "invalid host name")
+        _fail(path, "a valid host name")
     last_label = ascii_host.rstrip(".").rsplit(".", 1)[-1]
     if last_label.isdigit() or last_label.startswith("0x"):
         # WHATWG treats such hosts as IPv4; only the plain dotted-quad form is accepted.
         try:
             return str(ipaddress.IPv4Address(ascii_host))
         except ValueError:
-            _fail(path, "invalid IPv4 host")
+            _fail(path, "a dotted-quad IPv4 address (the host ends in a number)")
     return ascii_host
 
 
@@ -289,42 +290,42 @@ def canonical_origin(value: object, path: str = "origin") -> str:
     """`HTTPS://EXAMPLE.COM:443/` → `https://example.com`; see the module doc for the rules."""
     raw = _text(value, path, MAX_ORIGIN_CHARS)
     if any(ch.isspace() for ch in raw):
-        _fail(path, "must not contain whitespace")
+        _fail(path, "no whitespace")
     if "*" in raw:
-        _fail(path, "wildcards are not allowed")
+        _fail(path, "no wildcards (*)")
     if "?" in raw:
-        _fail(path, "must not have a query")
+        _fail(path, "no query (?)")
     if "#" in raw:
-        _fail(path, "must not have a fragment")
+        _fail(path, "no fragment (#)")
     if "%" in raw:
-        _fail(path, "must not contain percent-escapes")
+        _fail(path, "no percent-escapes")
     try:
         parts = urlsplit(raw)
     except ValueError:
-        _fail(path, "must be an absolute http(s) URL")
+        _fail(path, _ORIGIN_RULE)
     scheme = parts.scheme.lower()
     if scheme not in _DEFAULT_PORTS or not raw[len(scheme) :].startswith("://"):
-        _fail(path, "must be an absolute http(s) URL")
+        _fail(path, _ORIGIN_RULE)
     if parts.path not in ("", "/"):
-        _fail(path, "path must be exactly /")
+        _fail(path, "an origin: no path beyond /")
     netloc = parts.netloc
     if "@" in netloc:
-        _fail(path, "must not contain credentials")
+        _fail(path, "no credentials (user:password@)")
     if netloc.startswith("["):
         end = netloc.find("]")
         host, rest = netloc[: end + 1], netloc[end + 1 :]
         if rest and not rest.startswith(":"):
-            _fail(path, "invalid port")
+            _fail(path, "a decimal port of 0..65535")
         port_text = rest[1:]
     else:
         host, _, port_text = netloc.partition(":")
     port: int | None = None
     if port_text:
         if not port_text.isdigit() or not port_text.isascii():
-            _fail(path, "invalid port")
+            _fail(path, "a decimal port of 0..65535")
         port = int(port_text)
         if port > 65_535:
-            _fail(path, "invalid port")
+            _fail(path, "a decimal port of 0..65535")
     canonical_host = _canonical_host(host, path)
     if port is None or port == _DEFAULT_PORTS[scheme]:
         return f"{scheme}://{canonical_host}"
@@ -333,7 +334,7 @@ def canonical_origin(value: object, path: str = "origin") -> str:
 
 def _permissions(value: object) -> list[dict[str, str]]:
     if not isinstance(value, list | tuple):
-        _fail("permissions", "must be an array")
+        _fail("permissions", "array")
     if len(value) > MAX_PERMISSIONS:
         _fail(
             "permissions",
@@ -346,13 +347,13 @@ def _permissions(value: object) -> list[dict[str, str]]:
         path = f"permissions[{index}]"
         entry = _mapping(item, path, frozenset({"permission", "origin"}))
         if "permission" not in entry:
-            _fail(f"{path}.permission", "is required")
+            _fail(f"{path}.permission", "required")
         permission = _enum(entry["permission"], f"{path}.permission", PERMISSION_NAMES)
         if "origin" not in entry:
-            _fail(f"{path}.origin", "is required")
+            _fail(f"{path}.origin", "required")
         origin = canonical_origin(entry["origin"], f"{path}.origin")
         if origin in seen:
-            _fail(f"{path}.origin", "duplicate origin after canonicalization")
+            _fail(f"{path}.origin", "each origin once (after canonicalization)")
         seen.add(origin)
         out.append({"permission": permission, "origin": origin})
     return out
@@ -365,8 +366,8 @@ def normalize_context_settings(raw: object) -> dict[str, Any]:
     """Validate `contextSettings` (§12) and return its normalized wire form.
 
     `None` (not supplied) and `{}` give `{}`. Unknown keys, `null` values, booleans posing as
-    numbers and every bound violation raise `BrowserMeshError(INVALID_ARGUMENT)` with internal
-    `{"field": "contextSettings.<path>", "requirement": ...}`.
+    numbers and every bound violation raise `BrowserMeshError(INVALID_ARGUMENT)` with
+    `details.field` (`contextSettings.<path>`) and `details.rule`.
     """
     if raw is None:
         return {}
@@ -395,7 +396,7 @@ def normalize_context_settings(raw: object) -> dict[str, Any]:
         else:  # permissions
             out[key] = _permissions(value)
     if out.get("permissions") and "geolocation" not in out:
-        _fail("permissions", "non-empty permissions require the geolocation field")
+        _fail("permissions", "non-empty only together with contextSettings.geolocation")
     return out
 
 

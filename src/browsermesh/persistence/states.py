@@ -58,7 +58,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final, NoReturn, TypeVar
 
-from browsermesh.errors import Bound, BrowserMeshError, ErrorCode
+from browsermesh.errors import Bound, BrowserMeshError, ErrorCode, invalid_argument
 from browsermesh.model.clock import iso_from_epoch
 
 STATE_ID_RE: Final = re.compile(r"^[a-zA-Z0-9][a-zA-Z0-9._-]{0,127}$")
@@ -96,9 +96,9 @@ def is_state_id(value: object) -> bool:
 def validate_state_id(state_id: object) -> str:
     """Return `state_id` if it matches `STATE_ID_RE`; otherwise raise `INVALID_ARGUMENT`."""
     if not is_state_id(state_id):
-        raise BrowserMeshError(
-            ErrorCode.INVALID_ARGUMENT,
-            internal={"field": "stateId", "requirement": "must match " + STATE_ID_RE.pattern},
+        raise invalid_argument(
+            "stateId",
+            "1..128 characters of A-Z, a-z, 0-9, '.', '_' or '-'; the first a letter or digit",
         )
     assert isinstance(state_id, str)
     return state_id

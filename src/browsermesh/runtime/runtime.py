@@ -15,14 +15,20 @@ from urllib.parse import urlsplit
 
 from browsermesh.config import Config
 from browsermesh.engine.protocol import ContextOptions, Engine, EnginePage, HistoryStep
-from browsermesh.errors import Bound, BrowserMeshError, ErrorCode, internal_error
+from browsermesh.errors import Bound, BrowserMeshError, ErrorCode, internal_error, invalid_argument
 from browsermesh.log import EventLog
-from browsermesh.model.arguments import action_argument
+from browsermesh.model.arguments import action_argument, bounded_string
 from browsermesh.model.clock import Clock, iso_from_epoch
 from browsermesh.model.deadline import Deadline, OperationCancelled, OperationContext
 from browsermesh.model.jsonvalue import MAX_JSON_BYTES
 from browsermesh.model.jsonvalue import compact as compact_json
-from browsermesh.model.locators import Locator, RefTarget, parse_locator, parse_ref, parse_target
+from browsermesh.model.locators import (
+    Locator,
+    RefTarget,
+    parse_element_target,
+    parse_locator,
+    parse_target,
+)
 from browsermesh.model.matchers import parse_action, parse_condition, parse_wait
 from browsermesh.model.observe import ObserveLimits, PageObservations
 from browsermesh.model.paging import SnapshotStore, content_format, normalize_snapshot_options
@@ -41,6 +47,7 @@ T = TypeVar("T")
 LOCAL_PRINCIPAL = "local"
 MAX_TIMEOUT_MS = 300_000
 MAX_SCROLL_DELTA = 1_000_000
+MAX_EXPRESSION_CHARS = 10_000
 # Session close must always run once queued; it gets a generous budget of its own.
 _CLOSE_BUDGET_MS = MAX_TIMEOUT_MS
 
@@ -53,48 +60,77 @@ def validate_timeout(timeout_ms: object, default: int) -> int:
     if timeout_ms is None:
         return default
     if isinstance(timeout_ms, bool) or not isinstance(timeout_ms, int):
-        raise BrowserMeshError(ErrorCode.INVALID_ARGUMENT, internal={"field": "timeoutMs"})
+        raise invalid_argument("timeoutMs", "integer")
     if timeout_ms < 1:
-        raise BrowserMeshError(ErrorCode.INVALID_ARGUMENT, bound=Bound("timeoutMs", ">=", 1))
+        raise invalid_argument("timeoutMs", "at least 1", bound=Bound("timeoutMs", ">=", 1))
     if timeout_ms > MAX_TIMEOUT_MS:
-        raise BrowserMeshError(
-            ErrorCode.INVALID_ARGUMENT, bound=Bound("timeoutMs", "<=", MAX_TIMEOUT_MS)
+        raise invalid_argument(
+            "timeoutMs",
+            f"at most {MAX_TIMEOUT_MS}",
+            bound=Bound("timeoutMs", "<=", MAX_TIMEOUT_MS),
         )
     return timeout_ms
 
 
 def _delta(value: object, name: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int):
-        raise BrowserMeshError(ErrorCode.INVALID_ARGUMENT, internal={"field": name})
+        raise invalid_argument(name, "integer")
     if abs(value) > MAX_SCROLL_DELTA:
         op: Literal["<=", ">="] = "<=" if value > 0 else ">="
         limit = MAX_SCROLL_DELTA if value > 0 else -MAX_SCROLL_DELTA
-        raise BrowserMeshError(ErrorCode.INVALID_ARGUMENT, bound=Bound(name, op, limit))
+        rule = f"at most {limit}" if value > 0 else f"at least {limit}"
+        raise invalid_argument(name, rule, bound=Bound(name, op, limit))
     return value
+
+
+_CAPTURE_KINDS = ("viewport", "fullPage", "element")
 
 
 def _parse_capture(capture: object) -> tuple[str, Locator | None]:
     if capture is None:
         return "viewport", None
-    if isinstance(capture, dict):
-        kind = capture.get("kind")
-        if kind in ("viewport", "fullPage") and set(capture) == {"kind"}:
-            return str(kind), None
-        if kind == "element" and set(capture) == {"kind", "locator"}:
-            return "element", parse_locator(capture["locator"], "capture.locator")
-    raise BrowserMeshError(ErrorCode.INVALID_ARGUMENT, internal={"field": "capture"})
+    if not isinstance(capture, dict):
+        raise invalid_argument("capture", "object")
+    kind = capture.get("kind")
+    if not isinstance(kind, str) or kind not in _CAPTURE_KINDS:
+        raise invalid_argument("capture.kind", "one of: " + ", ".join(_CAPTURE_KINDS))
+    if kind != "element":
+        if set(capture) != {"kind"}:
+            raise invalid_argument("capture", f'only the key kind with kind "{kind}"')
+        return kind, None
+    if set(capture) - {"kind", "locator"}:
+        raise invalid_argument("capture", "only the keys kind, locator")
+    if "locator" not in capture:
+        raise invalid_argument("capture.locator", 'required with kind "element"')
+    return "element", parse_locator(capture["locator"], "capture.locator")
+
+
+MAX_URL_CHARS = 8192
+_URL_RULE = "an absolute http or https URL with a host"
 
 
 def validate_http_url(url: object) -> str:
-    """Navigation accepts absolute http(s) URLs only (loopback allowed)."""
-    if isinstance(url, str) and 1 <= len(url) <= 8192:
-        try:
-            parts = urlsplit(url)
-            if parts.scheme.lower() in ("http", "https") and parts.hostname:
-                return url
-        except ValueError:
-            pass
-    raise BrowserMeshError(ErrorCode.INVALID_ARGUMENT, details={"reason": "invalid_url"})
+    """Navigation accepts absolute http(s) URLs only (loopback allowed), of 1..8192 characters.
+
+    Every refusal keeps `reason: invalid_url` (the earlier payload); field and rule say more."""
+    if not isinstance(url, str):
+        raise invalid_argument("url", "string", reason="invalid_url")
+    if not 1 <= len(url) <= MAX_URL_CHARS:
+        over = len(url) > MAX_URL_CHARS
+        raise invalid_argument(
+            "url",
+            f"at most {MAX_URL_CHARS} characters" if over else "at least 1 character",
+            bound=Bound("url", "<=", MAX_URL_CHARS) if over else Bound("url", ">=", 1),
+            reason="invalid_url",
+        )
+    try:
+        parts = urlsplit(url)
+        _ = parts.port  # a port that is not a number of 0..65535 raises ValueError
+        if parts.scheme.lower() in ("http", "https") and parts.hostname:
+            return url
+    except ValueError:
+        pass
+    raise invalid_argument("url", _URL_RULE, reason="invalid_url")
 
 
 POPUP_CLOSE_GRACE_MS = 1_000
@@ -865,7 +901,7 @@ class Runtime:
                 args.get("source"),  # type: ignore[arg-type]
                 args.get("sinceEventId"),
                 args.get("limit"),
-                bool(args.get("includeText", False)),
+                args.get("includeText", False),  # checked there: a boolean
             )
 
         return await self.run_page_op(
@@ -882,12 +918,11 @@ class Runtime:
         timeout_ms: object,
     ) -> tuple[str, tuple[Any, bool]]:
         """Run caller JavaScript (eval profile); the result is JSON-bounded."""
-        if not isinstance(expression, str) or not 1 <= len(expression) <= 10_000:
-            raise BrowserMeshError(ErrorCode.INVALID_ARGUMENT, internal={"field": "expression"})
+        source = bounded_string(expression, "expression", MAX_EXPRESSION_CHARS, min_chars=1)
         try:
             arg_bytes = len(compact_json(arg).encode("utf-8"))
         except (TypeError, ValueError):
-            raise BrowserMeshError(ErrorCode.INVALID_ARGUMENT, internal={"field": "arg"}) from None
+            raise invalid_argument("arg", "a JSON value (finite numbers, no cycles)") from None
         if arg_bytes > MAX_JSON_BYTES:
             raise BrowserMeshError(
                 ErrorCode.LIMIT_EXCEEDED, bound=Bound("argBytes", "<=", MAX_JSON_BYTES)
@@ -896,7 +931,7 @@ class Runtime:
         async def job(
             rec: SessionRecord, page: PageRecord, ctx: OperationContext
         ) -> tuple[Any, bool]:
-            return await self.engine.evaluate(page.handle, expression, arg, ctx)
+            return await self.engine.evaluate(page.handle, source, arg, ctx)
 
         return await self.run_page_op(
             principal, session_id, page_id, "browser_evaluate", timeout_ms, job
@@ -910,13 +945,8 @@ class Runtime:
         scope_wire: dict[str, Any] | None = None
         scope: Locator | RefTarget | None = None
         if not isinstance(parsed, str) and parsed.scope is not None:
-            raw_scope = parsed.scope
-            if isinstance(raw_scope, dict) and set(raw_scope) == {"ref"}:
-                scope = parse_ref(raw_scope["ref"])
-                scope_wire = {"ref": scope.token}
-            else:
-                scope = parse_locator(raw_scope, "scope")
-                scope_wire = scope.wire()
+            scope = parse_element_target(parsed.scope, "scope")
+            scope_wire = {"ref": scope.token} if isinstance(scope, RefTarget) else scope.wire()
 
         async def job(
             rec: SessionRecord, page: PageRecord, ctx: OperationContext
