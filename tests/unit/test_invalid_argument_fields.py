@@ -362,3 +362,21 @@ def test_only_invalid_argument_builds_the_code() -> None:
         if path.name != "errors.py" and "ErrorCode.INVALID_ARGUMENT" in path.read_text("utf-8")
     ]
     assert offenders == []
+
+
+def test_what_was_accepted_stays_accepted() -> None:
+    """Naming fields changed what a refusal says, not what is refused."""
+    assert parse_condition({"kind": "text", "text": "a\nb", "state": "present"})
+    assert parse_condition({"kind": "load", "state": "domcontentloaded"})
+    assert parse_wait({"kind": "navigation"}) == parse_wait(
+        {"kind": "navigation", "loadState": "load"}
+    )
+    assert parse_wait({"kind": "response", "matcher": EXACT, "method": "POST", "status": 201})
+    prompt = {"kind": "dialog", "dialogType": "prompt", "action": "accept", "promptText": ""}
+    assert parse_wait(prompt)
+    assert parse_wait({"kind": "popup"})
+    assert parse_action({"kind": "press", "target": {"ref": "s1e2"}, "key": "Control+A"})
+    assert _parse_capture({"kind": "fullPage"}) == ("fullPage", None)
+    assert validate_http_url("http://127.0.0.1:8080/x?y#z") == "http://127.0.0.1:8080/x?y#z"
+    assert validate_http_url("https://[::1]/") == "https://[::1]/"
+    assert validate_timeout(None, 1000) == 1000 and validate_timeout(300_000, 1) == 300_000

@@ -195,7 +195,7 @@ def parse_condition(raw: object) -> Condition:
     if kind == "locator":
         state = _enum(condition, "state", "condition", _LOCATOR_STATES)
         return LocatorCondition(parse_locator(condition["locator"], "condition.locator"), state)
-    text = _text(condition["text"], "condition.text", MAX_TEXT_CHARS)
+    text = bounded_string(condition["text"], "condition.text", MAX_TEXT_CHARS, min_chars=1)
     state = _enum(condition, "state", "condition", _TEXT_STATES)
     return TextCondition(text, state == "present")
 
