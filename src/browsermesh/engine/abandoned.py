@@ -15,6 +15,7 @@ import contextlib
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any, TypeVar
 
+from browsermesh.engine.failures import operation_timeout
 from browsermesh.errors import BrowserMeshError
 from browsermesh.model.deadline import Deadline
 
@@ -52,7 +53,7 @@ class AbandonedCreations:
             return await asyncio.wait_for(asyncio.shield(task), timeout=budget_s)
         except TimeoutError:
             self._adopt(task, close)
-            raise deadline.timeout_error() from None
+            raise operation_timeout(deadline.timeout_ms) from None
         except asyncio.CancelledError:
             self._adopt(task, close)
             raise

@@ -28,8 +28,9 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 from urllib.parse import urlsplit
 
-from browsermesh.engine.failures import browser_error
+from browsermesh.engine.failures import browser_error, timed
 from browsermesh.errors import BrowserMeshError, ErrorCode
+from browsermesh.model.deadline import Deadline
 from browsermesh.redact import ENDPOINT_SCHEMES, INVALID_URL, REDACTED_URL, sanitize_url
 
 if TYPE_CHECKING:
@@ -44,10 +45,10 @@ QUIET_FLAGS = (
 )
 
 ENDPOINT_BACKOFF_S = 30.0
-BROWSER_CLOSE_S = 5.0
+"""How long a failed browser-server endpoint is skipped by placement (§14.3)."""
+BROWSER_CLOSE_MS = 5_000
 """Closing (or disconnecting from) a browser, or one of our contexts on it, may take this long:
 shutdown goes on past a browser that does not answer."""
-"""How long a failed browser-server endpoint is skipped by placement (§14.3)."""
 
 LAUNCH_OPTIONS_HEADER = "x-playwright-launch-options"
 """Request header a Playwright browser server reads the client's launch options from."""
@@ -225,10 +226,7 @@ class BrowserSlot:
             self.stopping = False
 
     async def _close(self, browser: Browser, owned: list[BrowserContext]) -> None:
-        try:
-            await asyncio.wait_for(browser.close(), timeout=BROWSER_CLOSE_S)
-        except Exception as exc:
-            raise browser_error(exc) from None
+        await timed(browser.close(), Deadline(BROWSER_CLOSE_MS))
 
 
 class LocalSlot(BrowserSlot):
@@ -276,13 +274,13 @@ class CdpSlot(BrowserSlot):
         # Only the contexts we created; the browser's own contexts and pages stay as they are,
         # and closing a CDP connection only disconnects (the remote process keeps running).
         results = await asyncio.gather(
-            *(asyncio.wait_for(c.close(), timeout=BROWSER_CLOSE_S) for c in owned),
+            *(timed(c.close(), Deadline(BROWSER_CLOSE_MS)) for c in owned),
             return_exceptions=True,
         )
-        failed = next((r for r in results if isinstance(r, Exception)), None)
+        failed = next((r for r in results if isinstance(r, BrowserMeshError)), None)
         await super()._close(browser, owned)
         if failed is not None:
-            raise browser_error(failed) from None
+            raise failed
 
 
 class ServerSlot(BrowserSlot):
@@ -355,7 +353,7 @@ class Backend:
             if isinstance(result, BrowserMeshError):
                 raise result
             if isinstance(result, Exception):
-                raise browser_error(result) from None
+                raise browser_error(result, timeout_ms=BROWSER_CLOSE_MS) from None
 
 
 class LocalBackend(Backend):

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import asyncio
 from typing import TYPE_CHECKING, Any
 
 from browsermesh.engine import elements
-from browsermesh.engine.failures import browser_error
+from browsermesh.engine.failures import timed
 from browsermesh.errors import BrowserMeshError, ErrorCode
 from browsermesh.model.deadline import OperationContext
 from browsermesh.model.locators import Locator
@@ -21,17 +20,6 @@ _PAGE_SIZE = """() => {
           Math.max(h.scrollHeight, h.clientHeight, b.scrollHeight, b.clientHeight)];
 }"""
 _INNER_SIZE = "() => [window.innerWidth, window.innerHeight]"
-
-
-async def _timed(awaitable: Any, ctx: OperationContext) -> Any:
-    try:
-        return await asyncio.wait_for(awaitable, timeout=ctx.deadline.budget_ms() / 1000)
-    except TimeoutError:
-        raise ctx.deadline.timeout_error() from None
-    except BrowserMeshError:
-        raise
-    except Exception as exc:
-        raise browser_error(exc) from None
 
 
 async def screenshot(
@@ -60,18 +48,18 @@ async def screenshot(
         width, height = limits.check_size(box["width"], box["height"])
         clip = {"x": int(box["x"]), "y": int(box["y"]), "width": width, "height": height}
     elif kind == "fullPage":
-        w, h = await _timed(page.evaluate(_PAGE_SIZE), ctx)
+        w, h = await timed(page.evaluate(_PAGE_SIZE), ctx.deadline)
         width, height = limits.check_size(w, h)
         clip = {"x": 0, "y": 0, "width": width, "height": height}
         full_page = True
     else:
         size = page.viewport_size
         if size is None:
-            w, h = await _timed(page.evaluate(_INNER_SIZE), ctx)
+            w, h = await timed(page.evaluate(_INNER_SIZE), ctx.deadline)
         else:
             w, h = size["width"], size["height"]
         limits.check_size(w, h)
-    data: bytes = await _timed(
+    data: bytes = await timed(
         page.screenshot(
             type="png",
             full_page=full_page,
@@ -79,7 +67,7 @@ async def screenshot(
             scale="css",
             timeout=ctx.deadline.budget_ms(),
         ),
-        ctx,
+        ctx.deadline,
     )
     width, height = limits.check_png(data)
     return data, width, height

@@ -11,9 +11,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from browsermesh.engine import navigation
-from browsermesh.engine.bounded import quietly, within
-from browsermesh.engine.failures import browser_error
-from browsermesh.errors import BrowserMeshError
+from browsermesh.engine.bounded import quietly
+from browsermesh.engine.failures import timed
 from browsermesh.model.deadline import Deadline
 
 if TYPE_CHECKING:
@@ -25,12 +24,7 @@ async def reopen(engine: PlaywrightEngine, handle: PwPage, timeout_ms: float) ->
     deadline = Deadline(max(1, int(timeout_ms)))
     crashed = handle.page
     url = handle.last_url or crashed.url
-    try:
-        fresh = await within(handle.context.context.new_page(), deadline)
-    except BrowserMeshError:
-        raise
-    except Exception as exc:
-        raise browser_error(exc) from None
+    fresh = await timed(handle.context.context.new_page(), deadline)
     handle.page = fresh
     handle.crashed = False
     engine.watch(handle, fresh)
@@ -39,5 +33,5 @@ async def reopen(engine: PlaywrightEngine, handle: PwPage, timeout_ms: float) ->
         engine.observe(handle, sink)
     await quietly(crashed.close())
     if url.startswith(("http://", "https://")):
-        return await navigation.goto(fresh, url, deadline.budget_ms())
+        return await navigation.goto(fresh, url, deadline)
     return fresh.url

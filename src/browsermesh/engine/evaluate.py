@@ -29,7 +29,7 @@ import asyncio
 import re
 from typing import TYPE_CHECKING, Any
 
-from browsermesh.engine.failures import raw_cause
+from browsermesh.engine.failures import raw_cause, within
 from browsermesh.errors import BrowserMeshError, ErrorCode
 from browsermesh.model.deadline import OperationContext
 from browsermesh.model.jsonvalue import MAX_JSON_BYTES, bound_page_json
@@ -233,11 +233,14 @@ async def evaluate_in_page(
     `(result, truncated)` under contract §10's 65,536-byte bound."""
     call = page.evaluate(_WRAPPER, [_normalized(expression), arg, MAX_JSON_BYTES])
     try:
-        raw = await asyncio.wait_for(call, timeout=ctx.deadline.budget_ms() / 1000)
-    except TimeoutError:
-        # Evaluation cannot be aborted inside the page; the result is abandoned.
-        raise ctx.deadline.timeout_error() from None
+        # Past the deadline the evaluation (which cannot be aborted inside the page) is
+        # abandoned: OPERATION_TIMEOUT.
+        raw = await within(call, ctx.deadline)
+    except BrowserMeshError:
+        raise
     except Exception as exc:
+        # The script's own exception, whatever its text (a page may throw "timeout"), is
+        # never classified as anything but a failed evaluation.
         raise _failed(exc) from None
     # At most ~64 KB of JSON is left to parse and check; still, the event loop serves every
     # session, so it is done in a worker thread.

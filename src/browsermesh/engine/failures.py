@@ -2,14 +2,17 @@
 
 Only the engine sees Playwright exceptions; the raw text is kept as `cause` (internal only).
 Every engine call that can fail goes through `timed` (a call under the operation's deadline),
-`navigation_error`, `browser_error` or, for element operations, `engine.elements` (which adds
-the match-count classification of §5.3 on top of `classify_reason`). Every OPERATION_TIMEOUT
-built here has the details `{timeoutMs, reason}` (plus `operation` for element operations).
+`within` (the same bound, for callers that classify other failures themselves), `navigation_error`,
+`browser_error` or, for element operations, `engine.elements` (which adds the match-count
+classification of §5.3 on top of `classify_reason`). Every OPERATION_TIMEOUT is built by
+`operation_timeout`, in one shape: `{timeoutMs, reason}` (plus `operation` for element
+operations), the same as the model's `Deadline.timeout_error()`.
 """
 
 from __future__ import annotations
 
 import asyncio
+import inspect
 import re
 from collections.abc import Awaitable
 from typing import TypeVar
@@ -61,27 +64,47 @@ def raw_cause(exc: BaseException) -> str:
 def operation_timeout(
     timeout_ms: float, cause: str | None = None, **details: object
 ) -> BrowserMeshError:
-    """OPERATION_TIMEOUT in its one shape: `{timeoutMs, reason: "timeout", ...details}`."""
+    """OPERATION_TIMEOUT in its one shape: `{timeoutMs, reason: "timeout", ...details}` (a
+    `reason` in `details`, such as an actionability reason, takes the place of "timeout")."""
     return BrowserMeshError(
         ErrorCode.OPERATION_TIMEOUT,
-        details={"reason": "timeout", "timeoutMs": timeout_ms, **details},
+        details={"timeoutMs": timeout_ms, "reason": "timeout", **details},
         cause=cause or f"exceeded {timeout_ms} ms",
     )
+
+
+def _budget_s(awaitable: Awaitable[object], deadline: Deadline) -> float:
+    """The remaining budget in seconds; when none is left, the call is never started (a
+    coroutine is closed, so it is not reported as never awaited) and the deadline's timeout
+    is raised."""
+    try:
+        return deadline.budget_ms() / 1000
+    except BrowserMeshError:
+        if inspect.iscoroutine(awaitable):
+            awaitable.close()
+        raise
+
+
+async def within(awaitable: Awaitable[T], deadline: Deadline) -> T:
+    """Await one engine call within the deadline's remaining budget; past it,
+    `operation_timeout`. Any other failure propagates, for callers whose failures mean
+    something else (a page script's own exception, an element miss, a close that may fail)."""
+    budget_s = _budget_s(awaitable, deadline)
+    try:
+        return await asyncio.wait_for(awaitable, timeout=budget_s)
+    except TimeoutError:
+        raise operation_timeout(deadline.timeout_ms) from None
 
 
 async def timed(awaitable: Awaitable[T], deadline: Deadline) -> T:
     """Await one engine call within `deadline`: past it, or when Playwright reports its own
     timeout, OPERATION_TIMEOUT; any other Playwright failure BROWSER_ERROR (`browser_error`)."""
     try:
-        return await asyncio.wait_for(awaitable, timeout=deadline.budget_ms() / 1000)
-    except TimeoutError:
-        raise operation_timeout(deadline.timeout_ms) from None
+        return await within(awaitable, deadline)
     except BrowserMeshError:
         raise
     except Exception as exc:
-        if classify_reason(exc) == "timeout":
-            raise operation_timeout(deadline.timeout_ms, raw_cause(exc)) from None
-        raise browser_error(exc) from None
+        raise browser_error(exc, timeout_ms=deadline.timeout_ms) from None
 
 
 def navigation_error(exc: BaseException, url: str, timeout_ms: float) -> BrowserMeshError:
@@ -101,7 +124,9 @@ def navigation_error(exc: BaseException, url: str, timeout_ms: float) -> Browser
 def browser_error(
     exc: BaseException, variant: str = "operation", timeout_ms: float | None = None
 ) -> BrowserMeshError:
-    """Any other engine failure (`timeout_ms`: the budget, reported when it was a timeout)."""
+    """Any other engine failure. A timeout is OPERATION_TIMEOUT against the call's budget
+    `timeout_ms`; without a known budget it stays BROWSER_ERROR (an OPERATION_TIMEOUT always
+    says which `timeoutMs` it exceeded)."""
     if variant == "launch":
         return BrowserMeshError(
             ErrorCode.BROWSER_ERROR,
@@ -116,11 +141,6 @@ def browser_error(
             details={"reason": "connection"},
             cause=raw_cause(exc),
         )
-    reason = classify_reason(exc)
-    if reason == "timeout":
-        if timeout_ms is None:
-            return BrowserMeshError(
-                ErrorCode.OPERATION_TIMEOUT, details={"reason": "timeout"}, cause=raw_cause(exc)
-            )
+    if timeout_ms is not None and classify_reason(exc) == "timeout":
         return operation_timeout(timeout_ms, raw_cause(exc))
     return BrowserMeshError(ErrorCode.BROWSER_ERROR, cause=raw_cause(exc))

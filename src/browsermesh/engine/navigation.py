@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 from browsermesh.engine.failures import navigation_error
+from browsermesh.errors import BrowserMeshError
 from browsermesh.model.deadline import Deadline
 
 if TYPE_CHECKING:
@@ -39,24 +40,25 @@ def same_url(a: str, b: str) -> bool:
     )
 
 
-async def goto(page: Page, url: str, timeout_ms: float) -> str:
-    """Navigate to `url` and wait for `load`; returns the page's URL."""
-    deadline = Deadline(max(1, int(timeout_ms)))
+async def goto(page: Page, url: str, deadline: Deadline) -> str:
+    """Navigate to `url` and wait for `load` within `deadline`; returns the page's URL."""
     attempt = 1
     while True:
         try:
             await page.goto(url, wait_until="load", timeout=deadline.budget_ms())
             return page.url
+        except BrowserMeshError:
+            raise  # the budget is gone: OPERATION_TIMEOUT
         except Exception as exc:
             if not _INTERRUPTED.search(str(exc)) or attempt == MAX_ATTEMPTS:
-                raise navigation_error(exc, url, timeout_ms) from None
+                raise navigation_error(exc, url, deadline.timeout_ms) from None
             failure = exc
         # Another navigation committed over ours: let the page settle, then look where it is.
-        # (A later commit may interrupt this wait too: look anyway.)
+        # (A later commit may interrupt this wait too, and it may time out: either way, look.)
         with contextlib.suppress(Exception):
             await page.wait_for_load_state("load", timeout=max(1.0, deadline.remaining_ms()))
         if same_url(page.url, url):
             return page.url
         if deadline.expired():
-            raise navigation_error(failure, url, timeout_ms)
+            raise navigation_error(failure, url, deadline.timeout_ms)
         attempt += 1

@@ -23,10 +23,9 @@ from browsermesh.engine.backends import (
     release,
 )
 from browsermesh.engine.backends import running_as_root as running_as_root
-from browsermesh.engine.bounded import within
 from browsermesh.engine.elements import REF_TTL_S, RefRegistry
 from browsermesh.engine.evaluate import evaluate_in_page
-from browsermesh.engine.failures import browser_error, navigation_error
+from browsermesh.engine.failures import browser_error, navigation_error, timed, within
 from browsermesh.engine.observers import observe_page
 from browsermesh.engine.popups import PopupGuard
 from browsermesh.engine.protocol import ContextOptions, EngineEvents, HistoryStep
@@ -174,9 +173,9 @@ class PlaywrightEngine:
             try:
                 # Stopping the driver ends the browsers it launched (their pipe closes); if it
                 # does not answer, process exit closes that pipe anyway.
-                await within(pw.stop(), Deadline(CLOSE_STEP_MS))
-            except Exception as exc:
-                error = error or browser_error(exc)
+                await timed(pw.stop(), Deadline(CLOSE_STEP_MS))
+            except BrowserMeshError as err:
+                error = error or err
         if error is not None:
             raise error
 
@@ -199,14 +198,12 @@ class PlaywrightEngine:
                 )
             except BrowserMeshError:
                 raise
-            except Exception as exc:
-                raise browser_error(exc) from None
+            except Exception as exc:  # the creation itself failed (it ran within the deadline)
+                raise browser_error(exc, timeout_ms=deadline.timeout_ms) from None
             slot.track(context)
             try:
                 for origin in grant_origins(options.settings):
-                    await within(
-                        context.grant_permissions(["geolocation"], origin=origin), deadline
-                    )
+                    await timed(context.grant_permissions(["geolocation"], origin=origin), deadline)
             except BaseException:
                 slot.forget(context)
                 await self._close_quietly(context)
@@ -216,6 +213,7 @@ class PlaywrightEngine:
         return PwContext(slot.key, context, slot)
 
     async def _close_quietly(self, context: BrowserContext) -> None:
+        # A context nobody will use (abandoned or half made): its close failing changes nothing.
         with contextlib.suppress(Exception):
             await context.close()
 
@@ -232,31 +230,21 @@ class PlaywrightEngine:
             owner = context.context.browser
             if owner is None or owner is not slot.browser or not owner.is_connected():
                 return  # that browser is already gone: nothing left to close
-            raise browser_error(exc) from None
+            raise browser_error(exc, timeout_ms=CLOSE_STEP_MS) from None
         finally:
             slot.forget(context.context)
 
     async def storage_state(self, context: PwContext, timeout_ms: float) -> dict[str, Any]:  # type: ignore[override]
         """The context's cookies and every origin's storage, within `timeout_ms`: reading a
         busy page's localStorage never answers, so the wait is ours, not Playwright's."""
-        try:
-            raw = await within(context.context.storage_state(), Deadline(max(1, int(timeout_ms))))
-            state: dict[str, Any] = dict(raw)
-            return state
-        except BrowserMeshError:
-            raise
-        except Exception as exc:
-            raise browser_error(exc) from None
+        raw = await timed(context.context.storage_state(), Deadline(max(1, int(timeout_ms))))
+        state: dict[str, Any] = dict(raw)
+        return state
 
     # --------------------------------------------------------------------- pages
 
     async def new_page(self, context: PwContext, timeout_ms: float) -> PwPage:  # type: ignore[override]
-        try:
-            page = await asyncio.wait_for(context.context.new_page(), timeout=timeout_ms / 1000)
-        except TimeoutError:
-            raise BrowserMeshError(ErrorCode.OPERATION_TIMEOUT) from None
-        except Exception as exc:
-            raise browser_error(exc) from None
+        page = await timed(context.context.new_page(), Deadline(max(1, int(timeout_ms))))
         return self.adopt_page(context, page)
 
     def adopt_page(self, context: PwContext, page: Page) -> PwPage:
@@ -300,29 +288,33 @@ class PlaywrightEngine:
         the session; the close still counts as done, since the page has already left the registry.
         """
         page.closed = True
+        deadline = Deadline(max(1, int(timeout_ms)))
         try:
-            await asyncio.wait_for(page.page.close(), timeout=max(timeout_ms, 1) / 1000)
-        except TimeoutError:
-            return
+            await within(page.page.close(), deadline)
+        except BrowserMeshError:
+            return  # past the budget: left to its context (above)
         except Exception as exc:
-            raise browser_error(exc) from None
+            raise browser_error(exc, timeout_ms=deadline.timeout_ms) from None
 
     async def navigate(self, page: PwPage, url: str, timeout_ms: float) -> str:  # type: ignore[override]
-        return await navigation.goto(page.page, url, timeout_ms)
+        return await navigation.goto(page.page, url, Deadline(max(1, int(timeout_ms))))
 
     async def history(self, page: PwPage, step: HistoryStep, timeout_ms: float) -> str:  # type: ignore[override]
         if page.crashed and step == "reload":
             return await crash.reopen(self, page, timeout_ms)
         p = page.page
+        deadline = Deadline(max(1, int(timeout_ms)))
         try:
             if step == "back":
-                await p.go_back(wait_until="load", timeout=timeout_ms)
+                await p.go_back(wait_until="load", timeout=deadline.budget_ms())
             elif step == "forward":
-                await p.go_forward(wait_until="load", timeout=timeout_ms)
+                await p.go_forward(wait_until="load", timeout=deadline.budget_ms())
             else:
-                await p.reload(wait_until="load", timeout=timeout_ms)
+                await p.reload(wait_until="load", timeout=deadline.budget_ms())
+        except BrowserMeshError:
+            raise
         except Exception as exc:
-            raise navigation_error(exc, p.url, timeout_ms) from None
+            raise navigation_error(exc, p.url, deadline.timeout_ms) from None
         return p.url
 
     def current_url(self, page: PwPage) -> str:  # type: ignore[override]
@@ -330,12 +322,7 @@ class PlaywrightEngine:
 
     async def title(self, page: PwPage, timeout_ms: float) -> str:  # type: ignore[override]
         deadline = Deadline(max(1, int(timeout_ms)))
-        try:
-            title = await within(page.page.title(), deadline)
-        except BrowserMeshError:
-            raise
-        except Exception as exc:
-            raise browser_error(exc) from None
+        title = await timed(page.page.title(), deadline)
         secrets = await snapshot.page_secrets(page.page, deadline)
         return secrets.text(well_formed(title))
 
@@ -357,14 +344,7 @@ class PlaywrightEngine:
         return secrets.text(text)
 
     async def scroll(self, page: PwPage, dx: int, dy: int, ctx: OperationContext) -> None:  # type: ignore[override]
-        try:
-            await asyncio.wait_for(
-                self._wheel(page.page, dx, dy), timeout=ctx.deadline.budget_ms() / 1000
-            )
-        except TimeoutError:
-            raise ctx.deadline.timeout_error() from None
-        except Exception as exc:
-            raise browser_error(exc) from None
+        await timed(self._wheel(page.page, dx, dy), ctx.deadline)
 
     async def screenshot(  # type: ignore[override]
         self,

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from browsermesh.engine import elements
 from browsermesh.engine.bounded import quietly
 from browsermesh.engine.elements import RefEntry
-from browsermesh.engine.failures import classify_reason, raw_cause
+from browsermesh.engine.failures import timed, within
 from browsermesh.errors import Bound, BrowserMeshError, ErrorCode
 from browsermesh.model.action_table import ElementInfo, build_action_table, table_candidates
 from browsermesh.model.aria import (
@@ -138,19 +138,6 @@ class Capture:
     clipped: bool = False
 
 
-async def _timed(awaitable: Any, ctx: OperationContext) -> Any:
-    try:
-        return await asyncio.wait_for(awaitable, timeout=ctx.deadline.budget_ms() / 1000)
-    except TimeoutError:
-        raise ctx.deadline.timeout_error() from None
-    except BrowserMeshError:
-        raise
-    except Exception as exc:
-        if classify_reason(exc) == "timeout":
-            raise ctx.deadline.timeout_error() from None
-        raise BrowserMeshError(ErrorCode.BROWSER_ERROR, cause=raw_cause(exc)) from None
-
-
 async def _scope(
     page: PwPage, scope: Locator | RefTarget | None, ctx: OperationContext
 ) -> tuple[PwLocator, Any, bool]:
@@ -161,16 +148,16 @@ async def _scope(
     if isinstance(scope, RefTarget):
         entry = page.refs.lookup(scope.token, region=True)
         try:
-            path = await _timed(entry.handle.evaluate(_CSS_PATH), ctx)
-            frame = await _timed(entry.handle.owner_frame(), ctx)
+            path = await timed(entry.handle.evaluate(_CSS_PATH), ctx.deadline)
+            frame = await timed(entry.handle.owner_frame(), ctx.deadline)
         except BrowserMeshError:
             raise BrowserMeshError(ErrorCode.STALE_ELEMENT_REFERENCE) from None
         if frame is None:
             raise BrowserMeshError(ErrorCode.STALE_ELEMENT_REFERENCE)
         loc = frame.locator(path)
-        same = await _timed(
+        same = await timed(
             loc.evaluate("(e, h) => e === h", entry.handle, timeout=ctx.deadline.budget_ms()),
-            ctx,
+            ctx.deadline,
         )
         if not same:
             raise BrowserMeshError(ErrorCode.STALE_ELEMENT_REFERENCE)
@@ -186,13 +173,13 @@ async def _scope(
 
 
 async def _source_budget(scope: PwLocator, ctx: OperationContext) -> None:
-    result = await _timed(
+    result = await timed(
         scope.evaluate(
             _SOURCE_BUDGET,
             {"nodes": MAX_SOURCE_NODES, "chars": MAX_SOURCE_CHARS},
             timeout=ctx.deadline.budget_ms(),
         ),
-        ctx,
+        ctx.deadline,
     )
     if result.get("over"):
         over_nodes = result.get("nodes", 0) > MAX_SOURCE_NODES
@@ -220,16 +207,11 @@ async def page_secrets(
 
     async def one(frame: Any) -> list[str] | None:
         try:
-            values = await asyncio.wait_for(
-                frame.evaluate(_FRAME_PASSWORDS, MAX_SOURCE_CHARS),
-                timeout=deadline.budget_ms() / 1000,
-            )
-        except TimeoutError:
-            raise deadline.timeout_error() from None
+            values = await within(frame.evaluate(_FRAME_PASSWORDS, MAX_SOURCE_CHARS), deadline)
         except BrowserMeshError:
             raise
         except Exception:
-            return []
+            return []  # the frame detached or navigated: its document, and its values, are gone
         return None if values is None else [well_formed(str(v)) for v in values]
 
     secrets = into if into is not None else SecretValues()
@@ -258,7 +240,7 @@ async def _handles(
                 timeout=max(ctx.deadline.remaining_ms(), 1)
             )
         except Exception:
-            return None
+            return None  # gone meanwhile, or out of budget: this node simply gets no ref
 
     handles = list(await asyncio.gather(*(one(n) for n in nodes)))
     fetched.extend(handles)
@@ -301,14 +283,14 @@ async def capture(
     await _source_budget(scope_loc, ctx)
     secrets = await page_secrets(page.page, ctx.deadline)
     with_refs = opts.format == "actions" or opts.include_refs
-    raw = await _timed(
+    raw = await timed(
         scope_loc.aria_snapshot(
             mode="ai" if with_refs else "default",
             depth=None if opts.format == "actions" else opts.max_depth,
             boxes=opts.format == "aria" and opts.include_bounding_boxes,
             timeout=ctx.deadline.budget_ms(),
         ),
-        ctx,
+        ctx.deadline,
     )
     raw = well_formed(raw)
     omissions: dict[str, Any] = {
@@ -422,8 +404,9 @@ async def _tags(handles: list[ElementHandle | None], ctx: OperationContext) -> l
     live = [h for h in handles if h is not None]
     if not live:
         return [None] * len(handles)
-    names = await _timed(
-        live[0].evaluate("(_, els) => els.map(e => e.tagName.toLowerCase())", live), ctx
+    names = await timed(
+        live[0].evaluate("(_, els) => els.map(e => e.tagName.toLowerCase())", live),
+        ctx.deadline,
     )
     it = iter(names)
     return [str(next(it))[:32] if h is not None else None for h in handles]
@@ -448,7 +431,9 @@ async def _action_table(
     live = [h for h in handles if h is not None]
     infos: dict[str, ElementInfo] = {}
     if live:
-        raw_infos = await _timed(live[0].evaluate(f"(_, els) => ({_ELEMENT_INFO})(els)", live), ctx)
+        raw_infos = await timed(
+            live[0].evaluate(f"(_, els) => ({_ELEMENT_INFO})(els)", live), ctx.deadline
+        )
         it = iter(raw_infos)
         for node, handle in zip(candidates, handles, strict=True):
             if handle is None:
@@ -457,7 +442,7 @@ async def _action_table(
             if info is not None and node.pw_ref:
                 infos[node.pw_ref] = info
     by_ref = {n.pw_ref: h for n, h in zip(candidates, handles, strict=True) if h is not None}
-    title = secrets.text(well_formed(await _timed(page.page.title(), ctx)))
+    title = secrets.text(well_formed(await timed(page.page.title(), ctx.deadline)))
     table = build_action_table(
         nodes,
         title=title,

@@ -14,7 +14,13 @@ from typing import TYPE_CHECKING, Any
 
 from browsermesh.engine import elements
 from browsermesh.engine.bounded import quietly
-from browsermesh.engine.failures import raw_cause
+from browsermesh.engine.failures import (
+    browser_error,
+    classify_reason,
+    operation_timeout,
+    raw_cause,
+    within,
+)
 from browsermesh.errors import BrowserMeshError, ErrorCode
 from browsermesh.model.deadline import OperationCancelled, OperationContext
 from browsermesh.model.matchers import (
@@ -43,22 +49,18 @@ _BODY_TEXT = "() => document.body ? document.body.innerText.slice(0, 1000000) : 
 _READY_STATE = "() => document.readyState"
 
 
-async def _call(awaitable: Any, ctx: OperationContext) -> Any:
-    return await asyncio.wait_for(awaitable, timeout=max(ctx.deadline.remaining_ms(), 1) / 1000)
-
-
 async def _locator_state(page: Page, cond: LocatorCondition, ctx: OperationContext) -> bool:
     root: Any = page
     for index, step in enumerate(cond.locator.frames):
         frame_el = elements.build(root, step)
-        count = await _call(frame_el.count(), ctx)
+        count = await within(frame_el.count(), ctx.deadline)
         if count > 1:
             raise elements._ambiguous(cond.locator, "", frameIndex=index)
         if count == 0:
             return cond.state in ("detached", "hidden")
         root = frame_el.content_frame
     loc = elements.build(root, cond.locator.selector)
-    count = await _call(loc.count(), ctx)
+    count = await within(loc.count(), ctx.deadline)
     if count > 1:
         raise elements._ambiguous(cond.locator, "")
     if cond.state == "detached":
@@ -68,9 +70,11 @@ async def _locator_state(page: Page, cond: LocatorCondition, ctx: OperationConte
     if cond.state == "attached":
         return True
     if cond.state in ("visible", "hidden"):
-        visible = await _call(loc.is_visible(), ctx)
+        visible = await within(loc.is_visible(), ctx.deadline)
         return bool(visible) == (cond.state == "visible")
-    enabled = await _call(loc.is_enabled(timeout=max(ctx.deadline.remaining_ms(), 1)), ctx)
+    enabled = await within(
+        loc.is_enabled(timeout=max(ctx.deadline.remaining_ms(), 1)), ctx.deadline
+    )
     return bool(enabled) == (cond.state == "enabled")
 
 
@@ -78,11 +82,11 @@ async def _satisfied(page: Page, cond: Condition, ctx: OperationContext) -> bool
     if isinstance(cond, UrlCondition):
         return cond.matcher.matches(page.url)
     if isinstance(cond, LoadCondition):
-        state = await _call(page.evaluate(_READY_STATE), ctx)
+        state = await within(page.evaluate(_READY_STATE), ctx.deadline)
         return state == "complete" or (cond.state == "domcontentloaded" and state == "interactive")
     if isinstance(cond, LocatorCondition):
         return await _locator_state(page, cond, ctx)
-    body = await _call(page.evaluate(_BODY_TEXT), ctx)
+    body = await within(page.evaluate(_BODY_TEXT), ctx.deadline)
     present = isinstance(body, str) and cond.text in body
     return present == cond.present
 
@@ -95,14 +99,15 @@ async def wait_for(page: Page, cond: Condition, ctx: OperationContext) -> None:
                 return
         except BrowserMeshError:
             raise
-        except TimeoutError:
-            pass
         except Exception as exc:
-            # A navigation may destroy the execution context mid-check: just check again.
-            if "context was destroyed" not in str(exc) and "navigat" not in str(exc).lower():
-                raise BrowserMeshError(ErrorCode.BROWSER_ERROR, cause=raw_cause(exc)) from None
+            # A navigation may destroy the execution context mid-check, and Playwright's own
+            # timeout may answer just before ours: check again (the deadline decides).
+            text = str(exc)
+            destroyed = "context was destroyed" in text or "navigat" in text.lower()
+            if not destroyed and classify_reason(exc) != "timeout":
+                raise browser_error(exc) from None
         if ctx.deadline.remaining_ms() < 1:
-            raise ctx.deadline.timeout_error()
+            raise operation_timeout(ctx.deadline.timeout_ms)
         await ctx.sleep(POLL_MS)
 
 
@@ -125,7 +130,7 @@ class Listeners:
 
     def remove_all(self) -> None:
         for event, fn in self._registered:
-            with contextlib.suppress(Exception):
+            with contextlib.suppress(Exception):  # a closed page has no listeners left
                 self.page.page.remove_listener(event, fn)
             self.page.listener_count -= 1
         self._registered.clear()
@@ -180,7 +185,7 @@ async def _handle(
                 await dialog.dismiss()
         except Exception as exc:
             await quietly(dialog.dismiss())
-            raise BrowserMeshError(ErrorCode.BROWSER_ERROR, cause=raw_cause(exc)) from None
+            raise browser_error(exc) from None
         return WaitOutcome(event)
     if kind == "popup":
         if not isinstance(wait, PopupWait):
@@ -196,11 +201,9 @@ async def _handle(
         except BrowserMeshError:
             raise
         except Exception as exc:
-            raise BrowserMeshError(
-                ErrorCode.OPERATION_TIMEOUT,
-                details={"timeoutMs": ctx.deadline.timeout_ms},
-                cause=raw_cause(exc),
-            ) from None
+            # The navigation committed but did not reach its load state: the wait timed out,
+            # whatever Playwright's reason.
+            raise operation_timeout(ctx.deadline.timeout_ms, raw_cause(exc)) from None
         return WaitOutcome(
             {"kind": "navigation", "url": sanitize_url(page.page.url, max_chars=EVENT_URL_CHARS)}
         )
@@ -234,7 +237,7 @@ async def _next_event(
     """
     remaining = ctx.deadline.remaining_ms()
     if remaining < 1:
-        raise ctx.deadline.timeout_error()
+        raise operation_timeout(ctx.deadline.timeout_ms)
     getter = asyncio.ensure_future(queue.get())
     cancel_wait = asyncio.ensure_future(ctx.cancelled.wait())
     waiting: set[asyncio.Future[Any]] = {getter, cancel_wait}
