@@ -324,9 +324,9 @@ def _parse_frames(frame: object, field: str) -> tuple[Selector, ...]:
     return tuple(steps)
 
 
-def parse_ref(raw: object) -> RefTarget:
+def parse_ref(raw: object, field: str = "ref") -> RefTarget:
     if not isinstance(raw, str) or not REF_PATTERN.match(raw):
-        raise _invalid("ref", "a ref token from browser_snapshot")
+        raise _invalid(field, "a ref token from browser_snapshot")
     return RefTarget(raw[1:] if raw.startswith("@") else raw)
 
 
@@ -341,5 +341,5 @@ def parse_target(args: dict[str, Any]) -> Target:
 def parse_element_target(raw: object, field: str = "target") -> Target:
     """An ElementTarget: a Locator or `{"ref": token}`."""
     if isinstance(raw, dict) and set(raw) == {"ref"}:
-        return parse_ref(raw["ref"])
+        return parse_ref(raw["ref"], f"{field}.ref")
     return parse_locator(raw, field)
