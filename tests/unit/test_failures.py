@@ -223,8 +223,7 @@ def _timeout_constructions(path: Path) -> list[str]:
 
 
 def test_only_failures_builds_operation_timeout_in_the_engine() -> None:
-    # bounded.py only re-exports `within`; elements.py adds the §5.3 element classification.
-    allowed = {"failures.py", "bounded.py", "elements.py"}
+    allowed = {"failures.py"}
     found = [
         hit
         for path in sorted(ENGINE.glob("*.py"))

@@ -3,8 +3,8 @@
 A page whose main thread never yields (`while (true) {}`) never answers anything that runs in it
 (evaluate, `isConnected`, storage state, handle disposal), and Playwright's own `timeout=` does
 not cover every call. A call is bounded by the caller's deadline with `failures.within` or
-`failures.timed` (re-exported here as `within`); `quietly` bounds clean-up that must never raise
-or hang (releasing handles, dismissing a late dialog, closing a popup).
+`failures.timed`; `quietly` bounds clean-up that must never raise or hang (releasing handles,
+dismissing a late dialog, closing a popup).
 """
 
 from __future__ import annotations
@@ -12,8 +12,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import Awaitable
-
-from browsermesh.engine.failures import within as within
 
 CLEANUP_S = 1.0
 """How long one clean-up step (dispose, dismiss, close) may take before it is abandoned."""

@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from browsermesh.engine import actionability, candidates
-from browsermesh.engine.bounded import quietly, within
-from browsermesh.engine.failures import classify_reason, operation_timeout, raw_cause
+from browsermesh.engine.bounded import quietly
+from browsermesh.engine.failures import classify_reason, operation_timeout, raw_cause, within
 from browsermesh.errors import BrowserMeshError, ErrorCode
 from browsermesh.model.clock import Clock
 from browsermesh.model.deadline import Deadline, OperationContext

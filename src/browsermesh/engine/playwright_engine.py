@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from browsermesh.engine import capture, crash, elements, navigation, snapshot, waits
 from browsermesh.engine.abandoned import AbandonedCreations
+from browsermesh.engine.actionability import SETTLE_MS
 from browsermesh.engine.backends import QUIET_FLAGS as QUIET_FLAGS
 from browsermesh.engine.backends import (
     Backend,
@@ -85,9 +86,11 @@ class PlaywrightEngine:
         headless: bool = False,
         no_sandbox: bool = False,
         ref_ttl_s: float = REF_TTL_S,
+        settle_ms: float = SETTLE_MS,
     ) -> None:
         self.events = EngineEvents()
         self.ref_ttl_s = ref_ttl_s
+        self.settle_ms = settle_ms
         if backend is None:
             sandbox = not (no_sandbox or running_as_root())
             backend = LocalBackend(LocalSlot(executable_path, headless, sandbox))
@@ -249,7 +252,9 @@ class PlaywrightEngine:
 
     def adopt_page(self, context: PwContext, page: Page) -> PwPage:
         """Wrap a Playwright page as a managed page and watch for its closing."""
-        handle = PwPage(page, context, RefRegistry(self.clock, self.ref_ttl_s))
+        handle = PwPage(
+            page, context, RefRegistry(self.clock, self.ref_ttl_s, self.next_generation)
+        )
         self.watch(handle, page)
         return handle
 
@@ -338,7 +343,7 @@ class PlaywrightEngine:
 
     async def visible_text(self, page: PwPage, locator: Locator, ctx: OperationContext) -> str:  # type: ignore[override]
         text: str = await elements.on_locator(
-            page.page, locator, ctx, "visible_text", elements.read_text
+            page.page, locator, ctx, "visible_text", elements.read_text, page.refs
         )
         secrets = await snapshot.page_secrets(page.page, ctx.deadline)
         return secrets.text(text)
@@ -426,13 +431,13 @@ class PlaywrightEngine:
 
         # Each endpoint is checked with the same strictness, deadline and classification as
         # any element operation (invalid CSS -> ELEMENT_NOT_FOUND, >1 -> LOCATOR_AMBIGUOUS).
-        await elements.on_locator(page.page, target, ctx, "drag", attached)
+        await elements.on_locator(page.page, target, ctx, "drag", attached, page.refs)
         dst = await elements.resolve(page.page, target, ctx, "drag")
 
         async def call(src: Any, timeout_ms: float) -> None:
             await src.drag_to(dst, timeout=timeout_ms)
 
-        await elements.on_locator(page.page, source, ctx, "drag", call)
+        await elements.on_locator(page.page, source, ctx, "drag", call, page.refs)
 
 
 def context_kwargs(options: ContextOptions) -> dict[str, Any]:

@@ -118,16 +118,6 @@ _CSS_PATH = """e => {
 }"""
 
 
-def base36(value: int) -> str:
-    digits = "0123456789abcdefghijklmnopqrstuvwxyz"
-    out = ""
-    while True:
-        value, rem = divmod(value, 36)
-        out = digits[rem] + out
-        if value == 0:
-            return out
-
-
 @dataclass
 class Capture:
     """One capture's serialization and metadata (before paging)."""
@@ -163,7 +153,7 @@ async def _scope(
             raise BrowserMeshError(ErrorCode.STALE_ELEMENT_REFERENCE)
         return loc, frame, True
     root = await elements.resolve_root(p, scope, ctx, "snapshot")
-    loc = elements.build(root, scope.selector)
+    loc = elements.build_locator(root, scope)
 
     async def probe(el: Any, timeout_ms: float) -> None:
         await el.wait_for(state="attached", timeout=timeout_ms)
@@ -301,7 +291,7 @@ async def capture(
         "sourceLimitReached": False,
     }
     refs: list[dict[str, str]] = []
-    tag = f"s{base36(generation)}"
+    tag = f"s{elements.base36(generation)}"
     entries: dict[str, RefEntry] = {}
     fetched: list[ElementHandle | None] = []
     # With secrets on the page the tree is always parsed, so that they are replaced in names
@@ -393,7 +383,7 @@ async def _aria_refs(
         index += 1
         token = f"{tag}e{index}"
         tokens[id(node)] = token
-        entries[token] = RefEntry(handle, 0.0)
+        entries[token] = RefEntry(handle, 0.0, role=node.role, name=node.name)
         item = {"ref": token, "role": node.role[:64], "tag": tag_name}
         if node.name:
             item["name"] = node.name if len(node.name) <= 120 else node.name[:119] + "…"
@@ -456,7 +446,7 @@ async def _action_table(
     for token, node in table.element_nodes:
         handle = by_ref.get(node.pw_ref)
         if handle is not None:
-            entries[token] = RefEntry(handle, 0.0)
+            entries[token] = RefEntry(handle, 0.0, role=node.role, name=node.name)
     for token, node in table.region_nodes:
         region_handle = await _handles(root, [node], ctx, fetched)
         if region_handle[0] is not None:

@@ -59,7 +59,7 @@ async def _locator_state(page: Page, cond: LocatorCondition, ctx: OperationConte
         if count == 0:
             return cond.state in ("detached", "hidden")
         root = frame_el.content_frame
-    loc = elements.build(root, cond.locator.selector)
+    loc = elements.build_locator(root, cond.locator)
     count = await within(loc.count(), ctx.deadline)
     if count > 1:
         raise elements._ambiguous(cond.locator, "")
