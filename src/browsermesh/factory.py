@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 from browsermesh.config import Config, find_chromium, process_environ
 from browsermesh.log import EventLog
 from browsermesh.runtime.runtime import Runtime
+
+if TYPE_CHECKING:
+    from browsermesh.persistence.states import StateRepository
 
 
 def create_engine(config: Config) -> object:
@@ -48,18 +52,23 @@ def warn_untrusted_storage(config: Config, log: EventLog) -> None:
         log.warn("persistence.untrusted", reason=reason)
 
 
-def create_runtime(config: Config, log: EventLog | None = None) -> Runtime:
-    """A runtime with the real engine and the file-system state repository."""
+def create_states(config: Config) -> StateRepository:
+    """The file-system state repository with the configured limits."""
     from browsermesh.persistence.states import StateRepository
 
-    log = log or EventLog(config.log_level)
-    states = StateRepository(
+    return StateRepository(
         config.data_dir,
         max_states=config.max_saved_states,
         max_state_bytes=config.max_state_bytes,
         max_total_bytes=config.max_state_total_bytes,
         max_state_origins=config.max_state_origins,
     )
+
+
+def create_runtime(config: Config, log: EventLog | None = None) -> Runtime:
+    """A runtime with the real engine and the file-system state repository."""
+    log = log or EventLog(config.log_level)
+    states = create_states(config)
     warn_untrusted_storage(config, log)
     engine = create_engine(config)
     return Runtime(config, engine, log, states=states)  # type: ignore[arg-type]

@@ -23,10 +23,10 @@ from mcp import Client
 
 from browsermesh.config import Config, default_config
 from browsermesh.errors import BrowserMeshError, ErrorCode
+from browsermesh.factory import create_states
 from browsermesh.mcp.compaction import dereference
 from browsermesh.mcp.registry import ToolCall
 from browsermesh.mcp.server import all_tool_specs, create_server
-from browsermesh.persistence.states import StateRepository
 from browsermesh.runtime.runtime import Runtime
 from tests.fakes import FakeEngine
 
@@ -148,14 +148,7 @@ def config_for(tmp_path: Path, overrides: dict[str, Any]) -> Config:
 
 @asynccontextmanager
 async def runtime_for(config: Config) -> AsyncIterator[Runtime]:
-    states = StateRepository(
-        config.data_dir,
-        max_states=config.max_saved_states,
-        max_state_bytes=config.max_state_bytes,
-        max_total_bytes=config.max_state_total_bytes,
-        max_state_origins=config.max_state_origins,
-    )
-    runtime = Runtime(config, FakeEngine(), states=states)
+    runtime = Runtime(config, FakeEngine(), states=create_states(config))
     try:
         yield runtime
     finally:

@@ -18,7 +18,14 @@ from browsermesh.engine.failures import classify_reason, operation_timeout, raw_
 from browsermesh.errors import BrowserMeshError, ErrorCode
 from browsermesh.model.clock import Clock
 from browsermesh.model.deadline import Deadline, OperationContext
-from browsermesh.model.locators import Locator, RefTarget, Selector, Target, exact_name_pattern
+from browsermesh.model.locators import (
+    LABELLED_ROLES,
+    Locator,
+    RefTarget,
+    Selector,
+    Target,
+    exact_name_pattern,
+)
 from browsermesh.model.text import well_formed
 
 if TYPE_CHECKING:
@@ -140,21 +147,9 @@ async def release(entries: list[RefEntry]) -> None:
 Root = Any  # Page or FrameLocator: both offer get_by_role/locator/...
 
 
-# The roles of controls a <label> (or aria-labelledby / aria-label) names: `label` also finds
-# them by accessible name, which is what browser_snapshot prints. Playwright's own label match
-# reads the label's whole text, so `<label>Quantity <select>…</select></label>` ("Quantity 1 2
-# 3") would never equal "Quantity".
-LABELLED_ROLES = (
-    "textbox",
-    "searchbox",
-    "combobox",
-    "listbox",
-    "spinbutton",
-    "checkbox",
-    "radio",
-    "switch",
-    "slider",
-)
+# `label` also finds LABELLED_ROLES controls by accessible name, which is what browser_snapshot
+# prints: Playwright's own label match reads the label's whole text, so `<label>Quantity
+# <select>…</select></label>` ("Quantity 1 2 3") would never equal "Quantity".
 
 
 def _matcher(value: str, exact: bool) -> str | re.Pattern[str]:

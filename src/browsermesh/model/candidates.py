@@ -15,23 +15,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from browsermesh.model.aria import AriaNode
-from browsermesh.model.locators import Selector, normalize_name
+from browsermesh.model.locators import LABELLED_ROLES, Selector, normalize_name
 
 MAX_CANDIDATES = 5
 # The roles a label, a placeholder or a form text names.
-FORM_ROLES = frozenset(
-    {
-        "textbox",
-        "searchbox",
-        "combobox",
-        "listbox",
-        "spinbutton",
-        "checkbox",
-        "radio",
-        "switch",
-        "slider",
-    }
-)
+FORM_ROLES = frozenset(LABELLED_ROLES)
 # Roles whose name tells a person where an element is.
 CONTAINER_ROLES = frozenset(
     {

@@ -34,6 +34,20 @@ ROLES = (
     "table", "tablist", "tabpanel", "term", "textbox", "time", "timer", "toolbar", "tooltip",
     "tree", "treegrid", "treeitem",
 )  # fmt: skip
+# The roles of controls a <label> (or aria-labelledby / aria-label) names, in the order the
+# engine tries them: `label` also finds them by accessible name, and candidates for a label or
+# placeholder are drawn from them.
+LABELLED_ROLES = (
+    "textbox",
+    "searchbox",
+    "combobox",
+    "listbox",
+    "spinbutton",
+    "checkbox",
+    "radio",
+    "switch",
+    "slider",
+)
 # The strategies whose value is matched as a name (exact by default, `exact: false` for a
 # case-insensitive substring).
 NAMED_STRATEGIES = frozenset({"text", "label", "placeholder"})
