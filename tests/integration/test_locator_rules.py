@@ -336,7 +336,7 @@ async def test_element_that_cannot_act_names_the_reason(
 async def test_covered_element_names_what_covers_it(client: ToolClient, pages: FixtureSite) -> None:
     addr = await open_page(client, pages.url("/rules/actions"))
     err = await client.err(
-        "browser_click", {**addr, "locator": role("button", "Buy now"), "timeoutMs": 1500}
+        "browser_click", {**addr, "locator": role("button", "Buy now"), "timeoutMs": 3000}
     )
     assert err["code"] == "OPERATION_TIMEOUT"
     assert err["details"]["reason"] == "covered"
