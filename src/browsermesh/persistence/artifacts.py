@@ -1,0 +1,573 @@
+"""The per-session artifact store: downloads and generated PDFs on disk (issue 14).
+
+Layout: ``<data_dir>/artifacts/<session-dir>/<artifactId>``, where ``<session-dir>`` is the first
+32 hex digits of the SHA-256 of the session id (never the raw id: it is not a safe path
+component). While content is being written it lives in ``<artifactId>.part``; completion
+checks the byte quotas and then atomically renames it into place, so a file without the suffix is
+always complete. Directories are created on demand with mode 0700 and files get mode 0600, both
+set explicitly so the umask does not matter.
+
+Records live in memory only (one dict per session); the disk holds only content. No session
+survives a restart, so start-up calls `ArtifactStore.clear_all`, which removes everything under
+the root, half-written files included.
+
+Quotas (`ArtifactLimits`, all `LIMIT_EXCEEDED`):
+
+- ``artifacts`` (``BROWSERMESH_MAX_ARTIFACTS``): in-progress plus completed artifacts of one
+  session, checked when an artifact begins. Failed and canceled records do not count; they are
+  kept for the listing, but only the newest `max_count` of them per session (older ones are
+  forgotten, so a page that keeps failing downloads cannot grow the memory without bound).
+- ``artifactSessionBytes`` / ``artifactPrincipalBytes`` / ``artifactTotalBytes``: the bytes of
+  completed artifacts of the session / of the principal's sessions / of every session, plus the
+  one completing, checked at completion. A refused artifact is deleted and kept as ``failed``.
+
+Calls come from one asyncio loop, but file writes may run in worker threads
+(`asyncio.to_thread`); the record bookkeeping is guarded by a lock and every method is short and
+synchronous. Unexpected OS errors become ``INTERNAL_ERROR`` whose cause names only the exception
+type and errno, never a path.
+"""
+
+from __future__ import annotations
+
+import base64
+import builtins
+import contextlib
+import errno
+import hashlib
+import os
+import re
+import secrets
+import shutil
+import stat
+import threading
+import unicodedata
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Final, Literal
+
+from browsermesh.errors import Bound, BrowserMeshError, ErrorCode, invalid_argument
+from browsermesh.model.clock import iso_now
+from browsermesh.persistence.states import distrust
+from browsermesh.redact import cut_chars, sanitize_url
+
+ArtifactKind = Literal["download", "pdf"]
+ArtifactState = Literal["in_progress", "completed", "failed", "canceled"]
+
+DIR_MODE: Final = 0o700
+FILE_MODE: Final = 0o600
+PART_SUFFIX: Final = ".part"
+ARTIFACT_ID_PREFIX: Final = "artifact_"
+NAME_MAX_CHARS: Final = 128
+DEFAULT_NAME: Final = "download"
+SOURCE_URL_MAX_CHARS: Final = 2048
+MIME_MAX_CHARS: Final = 128
+READ_DEFAULT_BYTES: Final = 65_536
+READ_MAX_BYTES: Final = 1_048_576
+_EXTENSION_MAX_CHARS: Final = 16  # the dot included; a longer "extension" is not kept on a cut
+
+VAR_MAX_ARTIFACTS: Final = "BROWSERMESH_MAX_ARTIFACTS"
+VAR_MAX_SESSION_BYTES: Final = "BROWSERMESH_MAX_ARTIFACT_SESSION_BYTES"
+VAR_MAX_PRINCIPAL_BYTES: Final = "BROWSERMESH_MAX_ARTIFACT_PRINCIPAL_BYTES"
+VAR_MAX_TOTAL_BYTES: Final = "BROWSERMESH_MAX_ARTIFACT_TOTAL_BYTES"
+
+GET_RULE: Final = "an artifactId of this session (browser_downloads lists them)"
+COMPLETED_RULE: Final = "a completed artifact"
+
+_O_BINARY: Final = getattr(os, "O_BINARY", 0)
+_O_NOFOLLOW: Final = getattr(os, "O_NOFOLLOW", 0)
+_O_CLOEXEC: Final = getattr(os, "O_CLOEXEC", 0)
+_DROPPED_CATEGORIES: Final = frozenset({"Cc", "Cf", "Cs", "Zl", "Zp"})
+_LEADING_JUNK: Final = re.compile(r"^[.\s]+")
+
+
+@dataclass(frozen=True, slots=True)
+class ArtifactLimits:
+    """The configured quotas (see the module docstring)."""
+
+    max_count: int = 100
+    max_session_bytes: int = 104_857_600
+    max_principal_bytes: int = 268_435_456
+    max_total_bytes: int = 1_073_741_824
+
+
+@dataclass(eq=False)
+class Artifact:
+    """One artifact's record. `path` is internal (never reported); `view()` is the public shape."""
+
+    artifact_id: str
+    session_id: str
+    principal: str
+    page_id: str | None
+    kind: ArtifactKind
+    name: str
+    mime_type: str | None
+    source_url: str | None
+    state: ArtifactState
+    size: int
+    created_at: str
+    path: Path = field(repr=False)
+
+    @property
+    def part_path(self) -> Path:
+        """Where the content is written before `ArtifactStore.complete`."""
+        return self.path.with_name(self.path.name + PART_SUFFIX)
+
+    def view(self) -> dict[str, Any]:
+        """The client shape: no path and no principal."""
+        out: dict[str, Any] = {
+            "artifactId": self.artifact_id,
+            "kind": self.kind,
+            "name": self.name,
+        }
+        if self.mime_type is not None:
+            out["mimeType"] = self.mime_type
+        out["size"] = self.size
+        if self.source_url is not None:
+            out["sourceUrl"] = self.source_url
+        out["state"] = self.state
+        if self.page_id is not None:
+            out["pageId"] = self.page_id
+        out["createdAt"] = self.created_at
+        return out
+
+
+# --- names --------------------------------------------------------------------------------------
+
+
+def sanitize_name(raw: object) -> str:
+    """A safe display name from a suggested file name (never used as a path here).
+
+    The final component after both ``/`` and ``\\``; control, format, line/paragraph-separator
+    characters and lone surrogates dropped; leading dots and whitespace and trailing whitespace
+    stripped; at most 128 code points, keeping a short extension when cut; ``download`` when
+    nothing is left.
+    """
+    if not isinstance(raw, str):
+        return DEFAULT_NAME
+    text = raw.replace("\\", "/").rsplit("/", 1)[-1]
+    text = "".join(ch for ch in text if unicodedata.category(ch) not in _DROPPED_CATEGORIES)
+    text = _LEADING_JUNK.sub("", text).rstrip()
+    if len(text) > NAME_MAX_CHARS:
+        stem, dot, ext = text.rpartition(".")
+        extension = dot + ext
+        if stem and dot and len(extension) <= _EXTENSION_MAX_CHARS:
+            text = stem[: NAME_MAX_CHARS - len(extension)].rstrip() + extension
+        else:
+            text = text[:NAME_MAX_CHARS].rstrip()
+    return text or DEFAULT_NAME
+
+
+def _clean_mime(raw: object) -> str | None:
+    if not isinstance(raw, str):
+        return None
+    text = "".join(ch for ch in raw if unicodedata.category(ch) not in _DROPPED_CATEGORIES)
+    text = text.strip()
+    return cut_chars(text, MIME_MAX_CHARS) if text else None
+
+
+def _clean_url(raw: object) -> str | None:
+    if not isinstance(raw, str) or not raw:
+        return None
+    return sanitize_url(raw, max_chars=SOURCE_URL_MAX_CHARS)
+
+
+def session_dir_name(session_id: str) -> str:
+    """The directory of a session below the root: a hash, never the raw id."""
+    return hashlib.sha256(session_id.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+
+
+# --- errors -------------------------------------------------------------------------------------
+
+
+def _os_failure(exc: OSError, what: str) -> BrowserMeshError:
+    """An unexpected OS error, without the path."""
+    name = errno.errorcode.get(exc.errno, str(exc.errno)) if exc.errno is not None else "-"
+    return BrowserMeshError(ErrorCode.INTERNAL_ERROR, cause=f"{what}: {type(exc).__name__} {name}")
+
+
+def _untrusted(reason: str) -> BrowserMeshError:
+    return BrowserMeshError(ErrorCode.INTERNAL_ERROR, cause=f"artifact directory is {reason}")
+
+
+def _limit(name: str, number: int, variable: str) -> BrowserMeshError:
+    return BrowserMeshError(ErrorCode.LIMIT_EXCEEDED, bound=Bound(name, "<=", number, variable))
+
+
+def _unlink_quietly(path: Path) -> None:
+    """Remove a file (or a directory someone put in its place) if present; never raises."""
+    try:
+        os.unlink(path)
+    except IsADirectoryError:
+        shutil.rmtree(path, ignore_errors=True)
+    except OSError:
+        return
+
+
+def _utf8_cut(chunk: bytes) -> int:
+    """The length of the longest prefix of `chunk` that does not end inside a UTF-8 sequence
+    (0 when the whole chunk is one incomplete sequence)."""
+    end = len(chunk)
+    for back in range(1, min(4, end) + 1):
+        byte = chunk[end - back]
+        if byte & 0xC0 == 0x80:  # a continuation byte: keep looking for the lead
+            continue
+        if byte >= 0xF0:
+            need = 4
+        elif byte >= 0xE0:
+            need = 3
+        elif byte >= 0xC0:
+            need = 2
+        else:
+            need = 1
+        return end - back if need > back else end
+    return end  # only continuation bytes: invalid anyway, nothing to protect
+
+
+def _check_int(value: object, name: str, low: int, high: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise invalid_argument(name, f"an integer from {low} to {high}")
+    if value < low:
+        raise invalid_argument(name, f"an integer >= {low}", bound=Bound(name, ">=", low))
+    if value > high:
+        raise invalid_argument(name, f"an integer <= {high}", bound=Bound(name, "<=", high))
+    return value
+
+
+# --- the store ----------------------------------------------------------------------------------
+
+
+class ArtifactStore:
+    """Artifacts of live sessions: in-memory records, content under `root` (see the module)."""
+
+    def __init__(self, root: Path, limits: ArtifactLimits = ArtifactLimits()) -> None:
+        self.root = Path(os.path.abspath(root))
+        self.limits = limits
+        self._lock = threading.RLock()
+        self._sessions: dict[str, dict[str, Artifact]] = {}
+
+    # -- start-up and session end --
+
+    def clear_all(self) -> None:
+        """Forget every record and remove everything under the root (best effort; a symlinked
+        root is removed as a link, never followed)."""
+        with self._lock:
+            self._sessions.clear()
+            try:
+                info = os.lstat(self.root)
+            except OSError:
+                return
+            if stat.S_ISDIR(info.st_mode):
+                shutil.rmtree(self.root, ignore_errors=True)
+            else:
+                with contextlib.suppress(OSError):
+                    os.unlink(self.root)
+
+    def drop_session(self, session_id: str) -> None:
+        """Forget a session's records (in-progress ones become ``canceled``) and delete its
+        directory."""
+        with self._lock:
+            records = self._sessions.pop(session_id, {})
+            for artifact in records.values():
+                if artifact.state == "in_progress":
+                    artifact.state = "canceled"
+                artifact.size = 0
+            self._remove_session_dir(session_id)
+
+    # -- writing --
+
+    def begin(
+        self,
+        session_id: str,
+        principal: str,
+        page_id: str | None,
+        kind: ArtifactKind,
+        suggested_name: object,
+        mime_type: object,
+        source_url: object,
+    ) -> Artifact:
+        """Start an artifact (``in_progress``); the caller writes its content to `part_path`."""
+        with self._lock:
+            records = self._sessions.get(session_id, {})
+            active = sum(1 for a in records.values() if a.state in ("in_progress", "completed"))
+            if active >= self.limits.max_count:
+                raise _limit("artifacts", self.limits.max_count, VAR_MAX_ARTIFACTS)
+            directory = self._ensure_session_dir(session_id)
+            artifact_id = ARTIFACT_ID_PREFIX + secrets.token_hex(8)
+            while artifact_id in records:  # pragma: no cover - 64 random bits
+                artifact_id = ARTIFACT_ID_PREFIX + secrets.token_hex(8)
+            artifact = Artifact(
+                artifact_id=artifact_id,
+                session_id=session_id,
+                principal=principal,
+                page_id=page_id,
+                kind=kind,
+                name=sanitize_name(suggested_name),
+                mime_type=_clean_mime(mime_type),
+                source_url=_clean_url(source_url),
+                state="in_progress",
+                size=0,
+                created_at=iso_now(),
+                path=directory / artifact_id,
+            )
+            self._sessions.setdefault(session_id, records)[artifact_id] = artifact
+            self._prune(records)
+            return artifact
+
+    def complete(self, artifact: Artifact) -> Artifact:
+        """Check the byte quotas and move the ``.part`` file into place (``completed``).
+
+        An artifact that is no longer in progress (canceled, its session dropped) only has its
+        leftover ``.part`` removed and is returned unchanged. A missing or non-regular ``.part``
+        fails the artifact (``BROWSER_ERROR``); a quota breach deletes it, marks it ``failed``
+        and raises ``LIMIT_EXCEEDED``.
+        """
+        with self._lock:
+            if artifact.state != "in_progress" or not self._is_live(artifact):
+                _unlink_quietly(artifact.part_path)
+                if not self._is_live(artifact):
+                    self._remove_session_dir_if_empty(artifact)
+                return artifact
+            try:
+                info = os.lstat(artifact.part_path)
+            except OSError:
+                info = None
+            if info is None or not stat.S_ISREG(info.st_mode):
+                self.fail(artifact)
+                raise BrowserMeshError(
+                    ErrorCode.BROWSER_ERROR, cause="artifact content was not written"
+                )
+            size = info.st_size
+            breach = self._quota_breach(artifact, size)
+            if breach is not None:
+                self.fail(artifact)
+                raise breach
+            try:
+                os.chmod(artifact.part_path, FILE_MODE)  # a regular file of our 0700 directory
+                os.replace(artifact.part_path, artifact.path)
+            except OSError as exc:
+                self.fail(artifact)
+                raise _os_failure(exc, "artifact completion failed") from None
+            artifact.size = size
+            artifact.state = "completed"
+            return artifact
+
+    def fail(self, artifact: Artifact, state: Literal["failed", "canceled"] = "failed") -> None:
+        """Delete the artifact's content (``.part`` and final file) and keep the record with
+        `state` and size 0."""
+        with self._lock:
+            _unlink_quietly(artifact.part_path)
+            _unlink_quietly(artifact.path)
+            artifact.state = state
+            artifact.size = 0
+            if not self._is_live(artifact):
+                self._remove_session_dir_if_empty(artifact)
+
+    def put(
+        self,
+        session_id: str,
+        principal: str,
+        page_id: str | None,
+        kind: ArtifactKind,
+        name: object,
+        mime_type: object,
+        data: bytes,
+        source_url: object = None,
+    ) -> Artifact:
+        """`begin` + write `data` (mode 0600) + `complete`, for content the server made (PDFs)."""
+        artifact = self.begin(session_id, principal, page_id, kind, name, mime_type, source_url)
+        try:
+            _write_new(artifact.part_path, data)
+        except OSError as exc:
+            self.fail(artifact)
+            raise _os_failure(exc, "artifact write failed") from None
+        except BaseException:
+            self.fail(artifact)
+            raise
+        return self.complete(artifact)
+
+    # -- reading --
+
+    def list(self, session_id: str) -> builtins.list[Artifact]:
+        """The session's artifacts, newest first."""
+        with self._lock:
+            return builtins.list(reversed(self._sessions.get(session_id, {}).values()))
+
+    def get(self, session_id: str, artifact_id: object, field: str = "artifactId") -> Artifact:
+        """The artifact `artifact_id` of this session; any other value (unknown, or of another
+        session) is `INVALID_ARGUMENT` naming `field`, never saying whether it exists elsewhere."""
+        with self._lock:
+            found = (
+                self._sessions.get(session_id, {}).get(artifact_id)
+                if isinstance(artifact_id, str)
+                else None
+            )
+        if found is None:
+            raise invalid_argument(field, GET_RULE)
+        return found
+
+    def usage(self, session_id: str) -> tuple[int, int]:
+        """(count, bytes) of the session's completed artifacts."""
+        with self._lock:
+            done = [
+                a for a in self._sessions.get(session_id, {}).values() if a.state == "completed"
+            ]
+            return len(done), sum(a.size for a in done)
+
+    def read(
+        self,
+        artifact: Artifact,
+        mode: Literal["text", "base64"],
+        offset: int = 0,
+        max_bytes: int = READ_DEFAULT_BYTES,
+    ) -> dict[str, Any]:
+        """Bytes ``[offset, offset + max_bytes)`` of a completed artifact, as UTF-8 text (never
+        ending inside a multibyte sequence unless that sequence alone is longer than `max_bytes`;
+        invalid bytes become U+FFFD) or base64."""
+        if artifact.state != "completed" or not self._is_live(artifact):
+            raise invalid_argument("artifactId", COMPLETED_RULE)
+        size = artifact.size
+        _check_int(offset, "offset", 0, size)
+        _check_int(max_bytes, "maxBytes", 1, READ_MAX_BYTES)
+        chunk = _read_range(artifact.path, offset, max_bytes)
+        if mode == "text":
+            if offset + len(chunk) < size:
+                cut = _utf8_cut(chunk)
+                if cut > 0:
+                    chunk = chunk[:cut]
+            content = chunk.decode("utf-8", errors="replace")
+        elif mode == "base64":
+            content = base64.b64encode(chunk).decode("ascii")
+        else:
+            raise invalid_argument("encoding", "text or base64")
+        length = len(chunk)
+        truncated = offset + length < size
+        out: dict[str, Any] = {
+            "artifactId": artifact.artifact_id,
+            "encoding": mode,
+            "content": content,
+            "offset": offset,
+            "length": length,
+            "size": size,
+            "truncated": truncated,
+        }
+        if truncated:
+            out["nextOffset"] = offset + length
+        return out
+
+    # -- internals --
+
+    def _is_live(self, artifact: Artifact) -> bool:
+        return self._sessions.get(artifact.session_id, {}).get(artifact.artifact_id) is artifact
+
+    def _quota_breach(self, artifact: Artifact, size: int) -> BrowserMeshError | None:
+        session = principal = total = size
+        for session_id, records in self._sessions.items():
+            for other in records.values():
+                if other.state != "completed" or other is artifact:
+                    continue
+                total += other.size
+                if other.principal == artifact.principal:
+                    principal += other.size
+                if session_id == artifact.session_id:
+                    session += other.size
+        limits = self.limits
+        if session > limits.max_session_bytes:
+            return _limit("artifactSessionBytes", limits.max_session_bytes, VAR_MAX_SESSION_BYTES)
+        if principal > limits.max_principal_bytes:
+            return _limit(
+                "artifactPrincipalBytes", limits.max_principal_bytes, VAR_MAX_PRINCIPAL_BYTES
+            )
+        if total > limits.max_total_bytes:
+            return _limit("artifactTotalBytes", limits.max_total_bytes, VAR_MAX_TOTAL_BYTES)
+        return None
+
+    def _prune(self, records: dict[str, Artifact]) -> None:
+        """Keep at most `max_count` failed/canceled records per session (the newest)."""
+        ended = [key for key, a in records.items() if a.state in ("failed", "canceled")]
+        for key in ended[: max(0, len(ended) - self.limits.max_count)]:
+            del records[key]
+
+    def _ensure_session_dir(self, session_id: str) -> Path:
+        """Create (0700) and check the root and the session's directory: each must be a real
+        directory of ours, not a symlink; group/other bits on one of ours are removed."""
+        directory = self.root / session_dir_name(session_id)
+        try:
+            if not self.root.parent.is_dir():
+                os.makedirs(self.root.parent, DIR_MODE, exist_ok=True)
+                os.chmod(self.root.parent, DIR_MODE)
+        except OSError as exc:
+            raise _os_failure(exc, "data directory creation failed") from None
+        for path in (self.root, directory):
+            try:
+                os.mkdir(path, DIR_MODE)
+            except FileExistsError:
+                pass
+            except OSError as exc:
+                raise _os_failure(exc, "artifact directory creation failed") from None
+            try:
+                info = os.lstat(path)
+                reason = distrust(info, directory=True)
+                if reason is not None:
+                    raise _untrusted(reason)
+                if stat.S_IMODE(info.st_mode) != DIR_MODE:
+                    os.chmod(path, DIR_MODE)
+            except OSError as exc:
+                raise _os_failure(exc, "artifact directory check failed") from None
+        return directory
+
+    def _remove_session_dir(self, session_id: str) -> None:
+        directory = self.root / session_dir_name(session_id)
+        try:
+            info = os.lstat(directory)
+        except OSError:
+            return
+        if stat.S_ISDIR(info.st_mode):
+            shutil.rmtree(directory, ignore_errors=True)
+        else:
+            with contextlib.suppress(OSError):
+                os.unlink(directory)
+
+    def _remove_session_dir_if_empty(self, artifact: Artifact) -> None:
+        """A dropped session's directory that a late writer re-created."""
+        if artifact.session_id in self._sessions:
+            return
+        with contextlib.suppress(OSError):
+            os.rmdir(artifact.path.parent)
+
+
+def _write_new(path: Path, data: bytes) -> None:
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | _O_NOFOLLOW | _O_BINARY | _O_CLOEXEC
+    fd = os.open(path, flags, FILE_MODE)
+    try:
+        os.chmod(path, FILE_MODE)  # umask-independent
+        view = memoryview(data)
+        while view:
+            written = os.write(fd, view)
+            view = view[written:]
+    finally:
+        os.close(fd)
+
+
+def _read_range(path: Path, offset: int, max_bytes: int) -> bytes:
+    flags = os.O_RDONLY | _O_NOFOLLOW | _O_BINARY | _O_CLOEXEC
+    try:
+        fd = os.open(path, flags)
+    except OSError as exc:
+        raise _os_failure(exc, "artifact open failed") from None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise BrowserMeshError(ErrorCode.INTERNAL_ERROR, cause="artifact is not a file")
+        os.lseek(fd, offset, os.SEEK_SET)
+        chunks: builtins.list[bytes] = []
+        remaining = max_bytes
+        while remaining > 0:
+            chunk = os.read(fd, remaining)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            remaining -= len(chunk)
+        return b"".join(chunks)
+    except OSError as exc:
+        raise _os_failure(exc, "artifact read failed") from None
+    finally:
+        os.close(fd)
