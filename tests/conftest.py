@@ -20,6 +20,7 @@ from browsermesh.log import EventLog
 from browsermesh.mcp.server import create_server
 from browsermesh.runtime.runtime import Runtime
 from tests.fixtures.apps import AdminApp, DatasetteApp, start_datasette, start_django_admin
+from tests.fixtures.files_site import FilesSite
 from tests.fixtures.site import FixtureSite
 
 ERAS = ["auto", "legacy"]
@@ -45,6 +46,13 @@ def anyio_backend() -> str:
 @pytest.fixture(scope="session")
 def site() -> Iterator[FixtureSite]:
     with FixtureSite() as s:
+        yield s
+
+
+@pytest.fixture(scope="session")
+def files_site() -> Iterator[FilesSite]:
+    """The loopback upload/download site (issue 14); tests call `files_site.clear()` first."""
+    with FilesSite() as s:
         yield s
 
 
