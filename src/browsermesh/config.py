@@ -127,6 +127,7 @@ V_ALLOWED_HOSTS: Final = "BROWSERMESH_ALLOWED_HOSTS"
 V_ALLOWED_ORIGINS: Final = "BROWSERMESH_ALLOWED_ORIGINS"
 V_SESSION_IDLE_MS: Final = "BROWSERMESH_SESSION_IDLE_MS"
 V_MAX_SESSIONS_PER_PRINCIPAL: Final = "BROWSERMESH_MAX_SESSIONS_PER_PRINCIPAL"
+V_UPLOAD_ROOT: Final = "BROWSERMESH_UPLOAD_ROOT"
 
 
 @dataclass(frozen=True, slots=True)
@@ -190,6 +191,28 @@ _INT_SPECS: Final[tuple[_IntSpec, ...]] = (
     _IntSpec("BROWSERMESH_SHUTDOWN_GRACE_MS", "shutdown_grace_ms", 5_000, 0, 300_000),
     _IntSpec("BROWSERMESH_REF_TTL_MS", "ref_ttl_ms", 30_000, 1_000, 1_800_000),
     _IntSpec("BROWSERMESH_ACTIONABILITY_SETTLE_MS", "actionability_settle_ms", 1_000, 0, 30_000),
+    _IntSpec("BROWSERMESH_MAX_ARTIFACTS", "max_artifacts", 100, 1, 10_000),
+    _IntSpec(
+        "BROWSERMESH_MAX_ARTIFACT_SESSION_BYTES",
+        "max_artifact_session_bytes",
+        104_857_600,
+        1_024,
+        10_737_418_240,
+    ),
+    _IntSpec(
+        "BROWSERMESH_MAX_ARTIFACT_PRINCIPAL_BYTES",
+        "max_artifact_principal_bytes",
+        268_435_456,
+        1_024,
+        10_737_418_240,
+    ),
+    _IntSpec(
+        "BROWSERMESH_MAX_ARTIFACT_TOTAL_BYTES",
+        "max_artifact_total_bytes",
+        1_073_741_824,
+        1_024,
+        10_737_418_240,
+    ),
 )
 
 _MAX_SESSIONS_PER_PRINCIPAL_SPEC: Final = _IntSpec(
@@ -365,6 +388,15 @@ class Config:
     # How long a single match that is disabled, hidden or read-only may take to change before
     # the action answers with that reason (issue 13), instead of waiting the whole budget.
     actionability_settle_ms: int = 1_000
+    # Artifacts (issue 14: downloads and PDFs, kept under <data_dir>/artifacts while their
+    # session lives): per session, bytes per session / principal / server.
+    max_artifacts: int = 100
+    max_artifact_session_bytes: int = 104_857_600
+    max_artifact_principal_bytes: int = 268_435_456
+    max_artifact_total_bytes: int = 1_073_741_824
+    # The only directory browser_file_upload may read files from (its realpath); None = uploads
+    # take inline content only.
+    upload_root: Path | None = None
     max_sessions_per_principal: int | None = None
     token_file_world_readable: bool = False
 
@@ -539,6 +571,12 @@ _OPTIONS: Final[tuple[_Option, ...]] = (
     ),
     _Option("--data-dir", "<path>", "Private data directory (default ~/.browsermesh)", V_DATA_DIR),
     _Option(
+        "--upload-root",
+        "<dir>",
+        "Directory whose files browser_file_upload may send (default: none)",
+        V_UPLOAD_ROOT,
+    ),
+    _Option(
         "--log-level",
         "<level>",
         "debug, info, warn, error or silent (default info); logs go to stderr",
@@ -649,8 +687,8 @@ def help_text() -> str:
         "--headless/--headed -> BROWSERMESH_HEADLESS); the command line takes precedence over",
         "the environment. --host, --port, --path, --auth-token-file, --allowed-hosts,",
         "--allowed-origins and --session-idle-ms need --transport http. Output budgets",
-        "(observability, screenshots, visible text, saved states) and the element-ref lifetime",
-        "(BROWSERMESH_REF_TTL_MS) and the actionability settle time",
+        "(observability, screenshots, visible text, saved states, artifacts) and the element-ref",
+        "lifetime (BROWSERMESH_REF_TTL_MS) and the actionability settle time",
         "(BROWSERMESH_ACTIONABILITY_SETTLE_MS) are set through BROWSERMESH_* variables only.",
     ]
     return "\n".join(lines) + "\n"
@@ -1025,6 +1063,16 @@ def _build_config(
         reader.problem(V_DATA_DIR, "must be a valid path")
     else:
         values["data_dir"] = _expand_path(raw, environ)
+
+    raw = reader.get(V_UPLOAD_ROOT)
+    if raw is not None:
+        resolved = (
+            os.path.realpath(_expand_path(raw, environ)) if raw.strip() and "\0" not in raw else ""
+        )
+        if resolved and os.path.isdir(resolved):
+            values["upload_root"] = Path(resolved)
+        else:
+            reader.problem(V_UPLOAD_ROOT, "must name an existing directory")
 
     raw = reader.get(V_LOG_LEVEL)
     if raw is not None:

@@ -137,6 +137,11 @@ DEFAULTS: list[tuple[str, Any]] = [
     ("shutdown_grace_ms", 5_000),
     ("ref_ttl_ms", 30_000),
     ("actionability_settle_ms", 1_000),
+    ("max_artifacts", 100),
+    ("max_artifact_session_bytes", 104_857_600),
+    ("max_artifact_principal_bytes", 268_435_456),
+    ("max_artifact_total_bytes", 1_073_741_824),
+    ("upload_root", None),
     ("max_sessions_per_principal", None),
     ("token_file_world_readable", False),
 ]
@@ -208,6 +213,15 @@ INTS: list[tuple[str, str, int, int]] = [
     ("BROWSERMESH_SHUTDOWN_GRACE_MS", "shutdown_grace_ms", 0, 300_000),
     ("BROWSERMESH_REF_TTL_MS", "ref_ttl_ms", 1_000, 1_800_000),
     ("BROWSERMESH_ACTIONABILITY_SETTLE_MS", "actionability_settle_ms", 0, 30_000),
+    ("BROWSERMESH_MAX_ARTIFACTS", "max_artifacts", 1, 10_000),
+    ("BROWSERMESH_MAX_ARTIFACT_SESSION_BYTES", "max_artifact_session_bytes", 1_024, 10_737_418_240),
+    (
+        "BROWSERMESH_MAX_ARTIFACT_PRINCIPAL_BYTES",
+        "max_artifact_principal_bytes",
+        1_024,
+        10_737_418_240,
+    ),
+    ("BROWSERMESH_MAX_ARTIFACT_TOTAL_BYTES", "max_artifact_total_bytes", 1_024, 10_737_418_240),
     ("BROWSERMESH_MAX_SESSIONS_PER_PRINCIPAL", "max_sessions_per_principal", 1, 1_000),
 ]
 
@@ -371,6 +385,25 @@ def test_browser_path_must_be_an_existing_executable(executable: Path, tmp_path:
         assert problems_of(env(BROWSERMESH_BROWSER_PATH=value)) == [
             ("BROWSERMESH_BROWSER_PATH", "must name an existing executable file")
         ]
+
+
+def test_upload_root_must_be_an_existing_directory(tmp_path: Path) -> None:
+    real = tmp_path / "uploads"
+    real.mkdir()
+    link = tmp_path / "link"
+    link.symlink_to(real)
+    assert load(BROWSERMESH_UPLOAD_ROOT=str(real)).upload_root == Path(os.path.realpath(real))
+    assert load(BROWSERMESH_UPLOAD_ROOT=str(link)).upload_root == Path(os.path.realpath(real))
+    (tmp_path / "file").write_text("x")
+    for bad in (str(tmp_path / "missing"), str(tmp_path / "file"), "", " ", "a\0b"):
+        assert problems_of(env(BROWSERMESH_UPLOAD_ROOT=bad)) == [
+            ("BROWSERMESH_UPLOAD_ROOT", "must name an existing directory")
+        ]
+    config = serve_config(["--upload-root", str(real)])
+    assert config.upload_root == Path(os.path.realpath(real))
+    assert problems_of(env(), ["--upload-root", str(tmp_path / "missing")]) == [
+        ("BROWSERMESH_UPLOAD_ROOT", "must name an existing directory (from --upload-root)")
+    ]
 
 
 def test_browser_path_is_ignored_with_a_remote_backend(tmp_path: Path) -> None:
@@ -1029,6 +1062,7 @@ def test_help_text_structure() -> None:
     expected = {
         "--timeout",
         "--data-dir",
+        "--upload-root",
         "--log-level",
         "--max-sessions",
         "--max-pages",

@@ -43,12 +43,15 @@ import threading
 import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Final, Literal
+from typing import TYPE_CHECKING, Any, Final, Literal
 
 from browsermesh.errors import Bound, BrowserMeshError, ErrorCode, invalid_argument
 from browsermesh.model.clock import iso_now
 from browsermesh.persistence.states import distrust
 from browsermesh.redact import cut_chars, sanitize_url
+
+if TYPE_CHECKING:
+    from browsermesh.config import Config
 
 ArtifactKind = Literal["download", "pdf"]
 ArtifactState = Literal["in_progress", "completed", "failed", "canceled"]
@@ -88,6 +91,16 @@ class ArtifactLimits:
     max_session_bytes: int = 104_857_600
     max_principal_bytes: int = 268_435_456
     max_total_bytes: int = 1_073_741_824
+
+    @classmethod
+    def from_config(cls, config: Config) -> ArtifactLimits:
+        """The limits configured by the ``BROWSERMESH_MAX_ARTIFACT*`` variables."""
+        return cls(
+            max_count=config.max_artifacts,
+            max_session_bytes=config.max_artifact_session_bytes,
+            max_principal_bytes=config.max_artifact_principal_bytes,
+            max_total_bytes=config.max_artifact_total_bytes,
+        )
 
 
 @dataclass(eq=False)

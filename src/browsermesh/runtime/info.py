@@ -44,6 +44,7 @@ def runtime_info(runtime: Runtime, transport: str) -> dict[str, Any]:
         "toolProfiles": list(cfg.tools),
         "headless": cfg.headless,
         "persistenceEnabled": cfg.persistence,
+        "uploadRootEnabled": cfg.upload_root is not None,
         "defaultTimeoutMs": cfg.timeout_ms,
         "maxSessions": cfg.max_sessions,
         "maxPagesPerSession": cfg.max_pages,
@@ -63,6 +64,12 @@ def runtime_info(runtime: Runtime, transport: str) -> dict[str, Any]:
                 "maxStateBytes": cfg.max_state_bytes,
                 "maxTotalBytes": cfg.max_state_total_bytes,
                 "maxStateOrigins": cfg.max_state_origins,
+            },
+            "artifacts": {
+                "maxCount": cfg.max_artifacts,
+                "maxSessionBytes": cfg.max_artifact_session_bytes,
+                "maxPrincipalBytes": cfg.max_artifact_principal_bytes,
+                "maxTotalBytes": cfg.max_artifact_total_bytes,
             },
             "observability": {
                 "maxEventsPerRing": cfg.observability_events,
