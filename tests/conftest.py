@@ -86,7 +86,7 @@ def real_config(tmp_path: Path, **overrides: Any) -> Config:
         "max_sessions": 50,
         "max_pages": 10,
         "data_dir": tmp_path / "data",
-        "tools": ("core", "observability", "persistence", "eval"),
+        "tools": ("core", "observability", "persistence", "files", "eval"),
     }
     values.update(overrides)
     return default_config(**values)

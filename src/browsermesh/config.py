@@ -69,13 +69,19 @@ __all__ = [
 # Literals and constants
 # --------------------------------------------------------------------------------------------
 
-Profile: TypeAlias = Literal["core", "observability", "persistence", "eval"]
+Profile: TypeAlias = Literal["core", "observability", "persistence", "files", "eval"]
 LogLevel: TypeAlias = Literal["debug", "info", "warn", "error", "silent"]
 Transport: TypeAlias = Literal["stdio", "http"]
 Backend: TypeAlias = Literal["local", "cdp", "browser-server"]
 
-ALL_PROFILES: Final[tuple[Profile, ...]] = ("core", "observability", "persistence", "eval")
-DEFAULT_PROFILES: Final[tuple[Profile, ...]] = ("core", "observability", "persistence")
+ALL_PROFILES: Final[tuple[Profile, ...]] = (
+    "core",
+    "observability",
+    "persistence",
+    "files",
+    "eval",
+)
+DEFAULT_PROFILES: Final[tuple[Profile, ...]] = ("core", "observability", "persistence", "files")
 LOG_LEVELS: Final[tuple[LogLevel, ...]] = ("debug", "info", "warn", "error", "silent")
 TRANSPORTS: Final[tuple[Transport, ...]] = ("stdio", "http")
 

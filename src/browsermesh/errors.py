@@ -65,14 +65,19 @@ _MESSAGES: dict[ErrorCode, str] = {
     ErrorCode.PERSISTENCE_DISABLED: "Persistence is disabled.",
 }
 
-BrowserErrorVariant = Literal["launch", "connect", "operation", "page_crashed"]
+BrowserErrorVariant = Literal["launch", "connect", "operation", "page_crashed", "headed"]
 _BROWSER_ERROR_MESSAGES: dict[BrowserErrorVariant, str] = {
     "launch": "Chromium could not be started. Run: browsermesh --install-browser",
     "connect": "Could not connect to the configured browser endpoint.",
     "operation": "The browser operation failed.",
     "page_crashed": "The page's renderer crashed.",
+    "headed": "PDF printing needs headless Chromium.",
 }
 _VARIANT_NEXT_STEPS: dict[BrowserErrorVariant, str] = {
+    "headed": (
+        "Restart the server with --headless to print PDFs, or use browser_screenshot with "
+        "capture fullPage."
+    ),
     "page_crashed": (
         "Call browser_reload on this page to reopen its last URL (refs are gone), or close it "
         "with browser_page_close."
@@ -253,6 +258,7 @@ OPERATIONS: frozenset[str] = frozenset(
         "read visible text",
         "scroll into view",
         "select option",
+        "set files",
         "uncheck",
     }
 )

@@ -209,7 +209,7 @@ async def test_chromium_crash_fails_sessions_and_relaunches(
 async def test_runtime_info_never_launches(mcp_client: ToolClient, runtime: Runtime) -> None:
     info = await mcp_client.ok("browser_runtime_info")
     assert info["browserLaunchState"] == "not_started" and info["browserVersion"] is None
-    assert info["toolProfiles"] == ["core", "observability", "persistence", "eval"]
+    assert info["toolProfiles"] == ["core", "observability", "persistence", "files", "eval"]
     await mcp_client.session()
     info = await mcp_client.ok("browser_runtime_info")
     assert info["browserLaunchState"] == "ready" and info["browserVersion"]

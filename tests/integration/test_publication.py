@@ -46,17 +46,17 @@ async def fake_client(request: pytest.FixtureRequest) -> AsyncIterator[ToolClien
 
 def test_profiles_are_total_and_disjoint() -> None:
     specs = all_tool_specs()
-    assert len(specs) == 36 and len({s.name for s in specs}) == 36
+    assert len(specs) == 40 and len({s.name for s in specs}) == 40
     counts = {
         p: sum(1 for s in specs if s.profile == p)
-        for p in ("core", "observability", "persistence", "eval")
+        for p in ("core", "observability", "persistence", "files", "eval")
     }
-    assert counts == {"core": CORE, "observability": 1, "persistence": 3, "eval": 1}
+    assert counts == {"core": CORE, "observability": 1, "persistence": 3, "files": 4, "eval": 1}
 
 
 async def test_profile_selection() -> None:
     default, _ = await tools_of()
-    assert len(default) == 35 and "browser_evaluate" not in {t.name for t in default}
+    assert len(default) == 39 and "browser_evaluate" not in {t.name for t in default}
     core, _ = await tools_of(tools=("core",))
     assert len(core) == CORE
     with_eval, _ = await tools_of(tools=("core", "eval"))
@@ -71,7 +71,7 @@ async def test_discovery_budget() -> None:
 
 
 async def test_every_tool_is_fully_published() -> None:
-    tools, _ = await tools_of(tools=("core", "observability", "persistence", "eval"))
+    tools, _ = await tools_of(tools=("core", "observability", "persistence", "files", "eval"))
     for tool in tools:
         assert tool.title and tool.description
         hints = tool.annotations
@@ -115,9 +115,11 @@ CORPUS: list[dict[str, Any]] = [
 
 
 async def test_ref_and_expanded_publications_agree() -> None:
-    compact, compact_size = await tools_of(tools=("core", "observability", "persistence", "eval"))
+    compact, compact_size = await tools_of(
+        tools=("core", "observability", "persistence", "files", "eval")
+    )
     expanded, expanded_size = await tools_of(
-        tools=("core", "observability", "persistence", "eval"), schema_refs=False
+        tools=("core", "observability", "persistence", "files", "eval"), schema_refs=False
     )
     assert compact_size <= expanded_size
     by_name = {t.name: t for t in expanded}

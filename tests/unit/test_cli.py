@@ -152,7 +152,7 @@ def test_config_error_never_echoes_values(
         "BROWSERMESH_ALLOWED_ORIGINS",
     ]:
         assert f"  {variable}: " in err
-    assert "core, observability, persistence, eval" in err
+    assert "core, observability, persistence, files, eval" in err
 
 
 @pytest.mark.parametrize(

@@ -99,7 +99,7 @@ DEFAULTS: list[tuple[str, Any]] = [
     ("log_level", "info"),
     ("max_sessions", 50),
     ("max_pages", 20),
-    ("tools", ("core", "observability", "persistence")),
+    ("tools", ("core", "observability", "persistence", "files")),
     ("persistence", True),
     ("headless", False),
     ("schema_refs", True),
@@ -324,7 +324,7 @@ def test_invalid_transport(value: str) -> None:
         ("eval,core", ("core", "eval")),
         (" persistence , core ,, core ", ("core", "persistence")),
         ("eval", ("eval",)),
-        ("eval,persistence,observability,core", ALL_PROFILES),
+        ("eval,files,persistence,observability,core", ALL_PROFILES),
     ],
 )
 def test_tools_are_normalized(value: str, expected: tuple[str, ...]) -> None:
@@ -349,7 +349,7 @@ def test_unknown_profile_lists_the_four_profiles(value: str) -> None:
 def test_unknown_profile_on_the_command_line() -> None:
     [(variable, message)] = problems_of(env(), ["--tools", "core,nope"])
     assert variable == "BROWSERMESH_TOOLS"
-    assert "core, observability, persistence, eval" in message
+    assert "core, observability, persistence, files, eval" in message
     assert "--tools" in message
 
 

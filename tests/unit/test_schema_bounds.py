@@ -43,7 +43,7 @@ KEYWORDS = (
     "maxProperties",
 )
 REFUSALS = (ErrorCode.INVALID_ARGUMENT, ErrorCode.LIMIT_EXCEEDED)
-ALL_TOOLS = ("core", "observability", "persistence", "eval")
+ALL_TOOLS = ("core", "observability", "persistence", "files", "eval")
 CSS = {"strategy": "css", "value": "main"}
 
 
@@ -105,6 +105,16 @@ ROWS: dict[tuple[str, str], Row] = {
     ("browser_state_save", "stateId"): Row(lambda n: {"stateId": text(n)}),
     ("browser_state_remove", "stateId"): Row(lambda n: {"stateId": text(n)}),
     ("browser_evaluate", "expression"): Row(lambda n: {"expression": ("1" + " " * (n - 1))[:n]}),
+    ("browser_downloads", "limit"): Row(lambda n: {"limit": n}),
+    ("browser_downloads", "offset"): Row(lambda n: {"offset": n}),
+    # No artifact exists, so the call is refused at the bound for its artifactId: the refusal
+    # beyond the bound must be the bound's own.
+    ("browser_artifact_read", "offset"): Row(
+        lambda n: {"artifactId": "artifact_0", "offset": n}, token=True
+    ),
+    ("browser_artifact_read", "maxBytes"): Row(
+        lambda n: {"artifactId": "artifact_0", "maxBytes": n}, token=True
+    ),
 }
 
 

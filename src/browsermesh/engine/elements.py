@@ -48,6 +48,7 @@ OPERATION_DETAIL = {
     "fill": "fill",
     "press": "press",
     "select_option": "select option",
+    "set_files": "set files",
     "visible_text": "read visible text",
     "drag": "drag",
     "snapshot": "capture snapshot",

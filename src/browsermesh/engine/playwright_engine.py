@@ -12,7 +12,7 @@ import itertools
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from browsermesh.engine import capture, crash, elements, navigation, snapshot, waits
+from browsermesh.engine import capture, crash, elements, files, navigation, snapshot, waits
 from browsermesh.engine.abandoned import AbandonedCreations
 from browsermesh.engine.actionability import SETTLE_MS
 from browsermesh.engine.backends import QUIET_FLAGS as QUIET_FLAGS
@@ -280,9 +280,14 @@ class PlaywrightEngine:
                 handle.crashed = True
                 handle.refs.advance(self.next_generation())
 
+        def on_download(download: Any) -> None:
+            if handle.page is page:
+                self.events.on_download(handle, files.EngineDownload(download))
+
         page.on("close", on_close)
         page.on("framenavigated", on_navigated)
         page.on("crash", on_crash)
+        page.on("download", on_download)
 
     async def close_page(self, page: PwPage, timeout_ms: float) -> None:  # type: ignore[override]
         """Close the page within `timeout_ms`.
@@ -347,6 +352,14 @@ class PlaywrightEngine:
         )
         secrets = await snapshot.page_secrets(page.page, ctx.deadline)
         return secrets.text(text)
+
+    async def set_files(  # type: ignore[override]
+        self, page: PwPage, target: Target, payloads: list[files.FilePayload], ctx: OperationContext
+    ) -> str:
+        return await files.set_files(page.page, page.refs, target, payloads, ctx)
+
+    async def pdf(self, page: PwPage, ctx: OperationContext) -> bytes:  # type: ignore[override]
+        return await files.pdf(page.page, ctx)
 
     async def scroll(self, page: PwPage, dx: int, dy: int, ctx: OperationContext) -> None:  # type: ignore[override]
         await timed(self._wheel(page.page, dx, dy), ctx.deadline)

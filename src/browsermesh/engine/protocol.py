@@ -48,6 +48,8 @@ class EngineEvents:
 
     on_disconnect: Callable[[str], None] = lambda placement: None
     on_page_closed: Callable[[EnginePage], None] = lambda page: None
+    # A page started a download (an `engine.files.EngineDownload`); the runtime saves it.
+    on_download: Callable[[EnginePage, Any], None] = lambda page, download: None
     # Not an event: asked when a page opens a popup nobody expects. Pages the page's session
     # may hold (managed or not); past it the popup is closed at once (engine/popups.py).
     page_limit: Callable[[EnginePage], int] = lambda page: 20
@@ -89,6 +91,14 @@ class Engine(Protocol):
         self, page: EnginePage, locator: Locator, ctx: OperationContext
     ) -> str: ...
     async def scroll(self, page: EnginePage, dx: int, dy: int, ctx: OperationContext) -> None: ...
+    async def set_files(
+        self, page: EnginePage, target: Target, payloads: list[Any], ctx: OperationContext
+    ) -> str:
+        """Set files (`engine.files.FilePayload`s) on a file input or answer the file chooser
+        a click on the target opens; `input` or `chooser`."""
+        ...
+
+    async def pdf(self, page: EnginePage, ctx: OperationContext) -> bytes: ...
     async def drag(
         self, page: EnginePage, source: Locator, target: Locator, ctx: OperationContext
     ) -> None: ...

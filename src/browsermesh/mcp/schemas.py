@@ -139,26 +139,24 @@ FRAME_SHAPE = "{kind:main}|{kind:iframe,chain:[1-5 iframe locators, outer first]
 
 def locator(*, documented: bool = False) -> Schema:
     """A Locator. Required keys, unknown keys, role names, `within` and frame chains are checked
-    by the runtime (INVALID_ARGUMENT). The locator appears in 12 core tools, so every byte here
-    counts 12 times: only the `documented` copy (browser_click's, which the other tools' "Target
-    as for browser_click" points to) types and describes `frame` and `within`; the others list
-    them untyped (the object is open either way)."""
-    frame: Schema = {}
-    within: Schema = {}
-    if documented:
-        frame = {"type": "object", "description": FRAME_SHAPE}
-        within = {"type": "object", "description": "container locator (no frame/within)"}
-    return {
-        "type": "object",
-        "properties": {
-            "strategy": enum("role", "text", "label", "placeholder", "testId", "css"),
-            "value": string(),
-            "name": string(),
-            "exact": BOOL,
-            "frame": frame,
-            "within": within,
-        },
+    by the runtime (INVALID_ARGUMENT). The locator appears in 13 tools, so every byte here
+    counts 13 times: only the `documented` copy (browser_click's, which the other tools' "Target
+    as for browser_click" points to) lists `name`, `exact`, `frame` and `within`; the others
+    publish `strategy` and `value` (the object is open, so the rest is still accepted)."""
+    props: dict[str, Schema] = {
+        "strategy": enum("role", "text", "label", "placeholder", "testId", "css"),
+        "value": string(),
     }
+    if documented:
+        props.update(
+            {
+                "name": string(),
+                "exact": BOOL,
+                "frame": {"type": "object", "description": FRAME_SHAPE},
+                "within": {"type": "object", "description": "container locator (no frame/within)"},
+            }
+        )
+    return {"type": "object", "properties": props}
 
 
 LOCATOR: Schema = locator()

@@ -26,6 +26,7 @@ def all_tool_specs(config: Config | None = None) -> list[ToolSpec]:
     from browsermesh.mcp.tools import (
         capture,
         evaluate,
+        files,
         interaction,
         navigation,
         observe,
@@ -44,6 +45,7 @@ def all_tool_specs(config: Config | None = None) -> list[ToolSpec]:
         *waits.specs(),
         *observe.specs(None if config is None else config.observability_page_size),
         *state.specs(),
+        *files.specs(),
         *evaluate.specs(),
     ]
 

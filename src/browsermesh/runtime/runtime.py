@@ -34,6 +34,13 @@ from browsermesh.model.observe import ObserveLimits, PageObservations
 from browsermesh.model.paging import SnapshotStore, content_format, normalize_snapshot_options
 from browsermesh.model.png import ScreenshotLimits
 from browsermesh.model.text import bound_text
+from browsermesh.persistence.artifacts import (
+    READ_DEFAULT_BYTES,
+    READ_MAX_BYTES,
+    ArtifactLimits,
+    ArtifactStore,
+)
+from browsermesh.runtime.files import SessionFiles
 from browsermesh.runtime.queue import await_job
 from browsermesh.runtime.session import (
     ACTIVE_STATUSES,
@@ -109,6 +116,20 @@ MAX_URL_CHARS = 8192
 _URL_RULE = "an absolute http or https URL with a host"
 
 
+def _int_arg(value: object, field: str, low: int, high: int, default: int) -> int:
+    if value is None:
+        return default
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise invalid_argument(field, "integer")
+    if not low <= value <= high:
+        over = value > high
+        return_bound = Bound(field, "<=", high) if over else Bound(field, ">=", low)
+        raise invalid_argument(
+            field, f"at most {high}" if over else f"at least {low}", bound=return_bound
+        )
+    return value
+
+
 def validate_http_url(url: object) -> str:
     """Navigation accepts absolute http(s) URLs only (loopback allowed), of 1..8192 characters.
 
@@ -172,6 +193,11 @@ class Runtime:
         self._close_tasks: dict[str, asyncio.Task[None]] = {}
         engine.events.on_disconnect = self._on_disconnect
         engine.events.on_page_closed = self._on_page_closed
+        engine.events.on_download = self._on_download
+        # No session survives a restart, so no artifact does either (issue 14).
+        store = ArtifactStore(config.data_dir / "artifacts", ArtifactLimits.from_config(config))
+        store.clear_all()
+        self.files = SessionFiles(store, self.log, config.upload_root)
         engine.events.page_limit = lambda _page: self.config.max_pages
 
     # ------------------------------------------------------------------ helpers
@@ -211,7 +237,9 @@ class Runtime:
         return page
 
     def _make_terminal(self, rec: SessionRecord) -> None:
-        """Move a record that just became terminal to the end and prune old tombstones."""
+        """Move a record that just became terminal to the end and prune old tombstones; its
+        artifacts go with it."""
+        self.files.forget(rec.session_id)
         self._sessions.pop(rec.session_id, None)
         self._sessions[rec.session_id] = rec
         keep = max(1, self.config.max_sessions)
@@ -275,6 +303,13 @@ class Runtime:
                 principal=rec.principal,
                 code=ErrorCode.BROWSER_DISCONNECTED.value,
             )
+
+    def _on_download(self, handle: EnginePage, download: Any) -> None:
+        owner = self._page_owner.get(id(handle))
+        rec = None if owner is None else self._sessions.get(owner[0])
+        if owner is None or rec is None or rec.status != "ready":
+            return  # the page's session is ending: the download dies with its context
+        self.files.on_download(rec.session_id, rec.principal, owner[1], download)
 
     def _on_page_closed(self, handle: EnginePage) -> None:
         owner = self._page_owner.get(id(handle))
@@ -509,6 +544,7 @@ class Runtime:
             code = ErrorCode.BROWSER_DISCONNECTED
         context, rec.context = rec.context, None
         self._drop_pages(rec)
+        await self.files.close(rec.session_id)
         if context is not None and not rec.disconnected:
             try:
                 await self.engine.close_context(context)
@@ -530,7 +566,8 @@ class Runtime:
 
     def get_session(self, principal: str, session_id: object) -> tuple[str, dict[str, Any]]:
         rec = self._lookup(principal, session_id)
-        return new_id("operation"), rec.view()
+        count, size = self.files.store.usage(rec.session_id)
+        return new_id("operation"), {**rec.view(), "artifacts": {"count": count, "bytes": size}}
 
     async def close_session(
         self, principal: str, session_id: object, reason: str = "request"
@@ -1008,6 +1045,93 @@ class Runtime:
             principal, session_id, page_id, "browser_screenshot", timeout_ms, job
         )
 
+    # -------------------------------------------------------------------- files
+
+    async def file_upload(
+        self,
+        principal: str,
+        session_id: object,
+        page_id: object,
+        args: dict[str, Any],
+        timeout_ms: object,
+    ) -> tuple[str, dict[str, Any]]:
+        """Set files on a file input, or answer the chooser a click on the target opens."""
+        target = parse_target(args)
+        rec = self._lookup(principal, session_id)
+        payloads = self.files.payloads(rec.session_id, args.get("files"))
+
+        async def job(
+            rec: SessionRecord, page: PageRecord, ctx: OperationContext
+        ) -> dict[str, Any]:
+            via = await self.engine.set_files(page.handle, target, payloads, ctx)
+            files = [
+                {"name": p.name, "mimeType": p.mime_type, "size": len(p.data)} for p in payloads
+            ]
+            return {"via": via, "files": files}
+
+        return await self.run_page_op(
+            principal, session_id, page_id, "browser_file_upload", timeout_ms, job
+        )
+
+    def downloads(
+        self, principal: str, session_id: object, limit: object, offset: object
+    ) -> tuple[str, dict[str, Any]]:
+        """The session's artifacts, newest first, `limit` (1..100, default 20) from `offset`."""
+        rec = self._lookup(principal, session_id)
+        count = _int_arg(limit, "limit", 1, 100, 20)
+        start = _int_arg(offset, "offset", 0, 1_000_000, 0)
+        artifacts = self.files.store.list(rec.session_id)
+        page = [a.view() for a in artifacts[start : start + count]]
+        out: dict[str, Any] = {"artifacts": page, "total": len(artifacts)}
+        if start + count < len(artifacts):
+            out["nextOffset"] = start + count
+        return new_id("operation"), out
+
+    async def artifact_read(
+        self,
+        principal: str,
+        session_id: object,
+        artifact_id: object,
+        encoding: object,
+        offset: object,
+        max_bytes: object,
+    ) -> tuple[str, dict[str, Any]]:
+        """Bounded content of one artifact of this session: UTF-8 text or base64, from `offset`."""
+        rec = self._lookup(principal, session_id)
+        mode = "text" if encoding is None else encoding
+        if mode not in ("text", "base64"):
+            raise invalid_argument("encoding", "one of: text, base64")
+        start = _int_arg(offset, "offset", 0, 2**53, 0)  # <= size: checked by the store's read
+        size = _int_arg(max_bytes, "maxBytes", 1, READ_MAX_BYTES, READ_DEFAULT_BYTES)
+        artifact = self.files.store.get(rec.session_id, artifact_id)
+        read = await asyncio.to_thread(self.files.store.read, artifact, mode, start, size)
+        return new_id("operation"), read
+
+    async def pdf(
+        self, principal: str, session_id: object, page_id: object, timeout_ms: object
+    ) -> tuple[str, dict[str, Any]]:
+        """The page printed to PDF, kept as an artifact of the session."""
+
+        async def job(
+            rec: SessionRecord, page: PageRecord, ctx: OperationContext
+        ) -> dict[str, Any]:
+            data = await self.engine.pdf(page.handle, ctx)
+            artifact = await asyncio.to_thread(
+                self.files.store.put,
+                rec.session_id,
+                rec.principal,
+                page.page_id,
+                "pdf",
+                "page.pdf",
+                "application/pdf",
+                data,
+            )
+            return {"artifact": artifact.view()}
+
+        return await self.run_page_op(
+            principal, session_id, page_id, "browser_pdf", timeout_ms, job
+        )
+
     # --------------------------------------------------------------- inspection
 
     def info(self) -> dict[str, Any]:
@@ -1061,6 +1185,7 @@ class Runtime:
             *(self._close(rec, "shutdown") for rec in live), return_exceptions=True
         )
         errors = [r for r in results if isinstance(r, BaseException)]
+        await self.files.stop()
         try:
             await self.engine.stop()
         except BrowserMeshError as err:

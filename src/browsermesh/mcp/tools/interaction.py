@@ -21,7 +21,7 @@ _COMPLETED = FLAG_OUTPUT
 _CLICK_HINT = (
     "Give ref (from browser_snapshot) or locator, e.g. {strategy:role,value:button,name:Save}. "
     "Names and text match exactly by default (exact:false: case-insensitive substring); >1 "
-    "match: LOCATOR_AMBIGUOUS, none: ELEMENT_NOT_FOUND. In iframes: locator.frame."
+    "match: LOCATOR_AMBIGUOUS, none: ELEMENT_NOT_FOUND; iframes: locator.frame."
 )
 _TARGET_HINT = "Target as for browser_click."
 

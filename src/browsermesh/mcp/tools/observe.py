@@ -60,7 +60,7 @@ def specs(page_size: int | None = None) -> list[ToolSpec]:
         ToolSpec(
             "browser_observe",
             "Read page observations",
-            "Read captured console (incl. popups nobody expected), pageError, network (incl. "
+            "Read captured console (incl. unexpected popups), pageError, network (incl. "
             "HTTP 5xx) or requestFailed events; continue with sinceEventId=nextCursor; check "
             "gap/droppedCount. includeText only for console/pageError.",
             "observability",

@@ -138,9 +138,9 @@ def specs(context_settings: Schema) -> list[ToolSpec]:
         ToolSpec(
             "browser_session_create",
             "Create isolated browser session",
-            "Create an isolated session (own cookies, storage, pages) and its first page. Use "
-            "one per different user, account, role, auth state or independent parallel "
-            "workflow; later calls name sessionId and pageId.",
+            "Create an isolated session (own cookies, storage, pages) and its first page: one "
+            "per user, role, auth state or parallel workflow; later calls name sessionId and "
+            "pageId.",
             "core",
             False,
             False,

@@ -1,0 +1,122 @@
+"""Files in and out (issue 14): uploads, downloads and PDFs, with content in the protocol."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from browsermesh.mcp.registry import ToolCall, ToolSpec
+from browsermesh.mcp.schemas import (
+    LOCATOR,
+    REF,
+    Schema,
+    array,
+    enum,
+    integer,
+    obj,
+    page_address,
+    session_address,
+    string,
+)
+
+_FILE: Schema = {"description": "{name,contentBase64}|{artifactId}|{path}"}  # fmt: skip
+_OBJECT: Schema = {"type": "object"}
+
+
+async def file_upload(call: ToolCall) -> dict[str, Any]:
+    op_id, data = await call.runtime.file_upload(
+        call.principal, call.session_id(), call.page_id(), call.args, call.timeout()
+    )
+    return call.page_result(op_id, **data)
+
+
+async def downloads(call: ToolCall) -> dict[str, Any]:
+    op_id, data = call.runtime.downloads(
+        call.principal, call.session_id(), call.args.get("limit"), call.args.get("offset")
+    )
+    return {"operationId": op_id, "sessionId": call.args["sessionId"], **data}
+
+
+async def artifact_read(call: ToolCall) -> dict[str, Any]:
+    op_id, data = await call.runtime.artifact_read(
+        call.principal,
+        call.session_id(),
+        call.args.get("artifactId"),
+        call.args.get("encoding"),
+        call.args.get("offset"),
+        call.args.get("maxBytes"),
+    )
+    return {"operationId": op_id, "sessionId": call.args["sessionId"], **data}
+
+
+async def pdf(call: ToolCall) -> dict[str, Any]:
+    op_id, data = await call.runtime.pdf(
+        call.principal, call.session_id(), call.page_id(), call.timeout()
+    )
+    return call.page_result(op_id, **data)
+
+
+def specs() -> list[ToolSpec]:
+    return [
+        ToolSpec(
+            "browser_file_upload",
+            "Upload files",
+            "Set a file input's files (target as for browser_click, or a button that opens a "
+            "chooser); files:[] clears.",
+            "files",
+            False,
+            False,
+            True,
+            False,
+            page_address({"locator": LOCATOR, "ref": REF, "files": array(_FILE)}, ("files",)),
+            _OBJECT,
+            file_upload,
+        ),
+        ToolSpec(
+            "browser_downloads",
+            "List downloads",
+            "This session's downloads and PDFs, newest first.",
+            "files",
+            True,
+            False,
+            True,
+            False,
+            session_address({"limit": integer(1, 100), "offset": integer(0)}),
+            _OBJECT,
+            downloads,
+        ),
+        ToolSpec(
+            "browser_artifact_read",
+            "Read artifact",
+            "A download's or PDF's content (text or base64); more from nextOffset.",
+            "files",
+            True,
+            False,
+            True,
+            False,
+            obj(
+                {
+                    "sessionId": string(),
+                    "artifactId": string(),
+                    "encoding": enum("text", "base64"),
+                    "offset": integer(0),
+                    "maxBytes": integer(1, 1_048_576),
+                },
+                ["sessionId", "artifactId"],
+            ),
+            _OBJECT,
+            artifact_read,
+        ),
+        ToolSpec(
+            "browser_pdf",
+            "Save page as PDF",
+            "Print the page to PDF (headless only).",
+            "files",
+            True,
+            False,
+            False,
+            False,
+            page_address(),
+            _OBJECT,
+            pdf,
+        ),
+    ]

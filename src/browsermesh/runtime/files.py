@@ -1,0 +1,205 @@
+"""Files in and out of sessions (issue 14): uploads from the call, and downloads and PDFs kept as
+session artifacts that the client reads through the protocol (no shared file system needed).
+
+`SessionFiles` owns the task that saves each download (one per download, awaited or cancelled
+when its session ends) and the artifact store; the runtime calls it from its tools and from its
+session lifecycle.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import binascii
+import mimetypes
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from browsermesh.engine.files import FilePayload
+from browsermesh.errors import Bound, BrowserMeshError, ErrorCode, invalid_argument
+from browsermesh.persistence.artifacts import Artifact, ArtifactStore, sanitize_name
+
+if TYPE_CHECKING:
+    from browsermesh.log import EventLog
+
+MAX_UPLOAD_FILES = 20
+MAX_UPLOAD_FILE_BYTES = 10_485_760
+"""Per file (decoded), for content sent in the call."""
+MAX_UPLOAD_CALL_BYTES = 26_214_400
+"""All files of one call together."""
+_B64_CHARS = (MAX_UPLOAD_FILE_BYTES + 2) // 3 * 4
+_SOURCE_KEYS = ("contentBase64", "artifactId", "path")
+
+
+def _mime(name: str, given: object, field: str) -> str:
+    if given is None:
+        return mimetypes.guess_type(name)[0] or "application/octet-stream"
+    if not isinstance(given, str) or not 1 <= len(given) <= 128 or "/" not in given:
+        raise invalid_argument(field, "a MIME type such as text/csv")
+    return given
+
+
+def _inside_root(root: Path, raw: object, field: str) -> Path:
+    """`raw` (relative to the upload root) resolved with realpath; refused unless the result is
+    a regular file inside the root (no `..`, no symlink out, no absolute path elsewhere)."""
+    rule = "a path of a file inside the server's --upload-root"
+    if not isinstance(raw, str) or not 1 <= len(raw) <= 4096 or "\x00" in raw:
+        raise invalid_argument(field, rule)
+    real_root = Path(os.path.realpath(root))
+    candidate = Path(os.path.realpath(real_root / raw))
+    if os.path.commonpath([real_root, candidate]) != str(real_root) or not candidate.is_file():
+        raise invalid_argument(field, rule)
+    return candidate
+
+
+class SessionFiles:
+    """Artifacts and download saving for every session of one runtime."""
+
+    def __init__(self, store: ArtifactStore, log: EventLog, upload_root: Path | None) -> None:
+        self.store = store
+        self.log = log
+        self.upload_root = upload_root
+        self._tasks: dict[str, set[asyncio.Task[None]]] = {}
+
+    # ------------------------------------------------------------------ downloads
+
+    def on_download(self, session_id: str, principal: str, page_id: str, download: Any) -> None:
+        """Start saving a download of `page_id` (an `engine.files.EngineDownload`)."""
+        name = sanitize_name(download.suggested_name)
+        try:
+            artifact = self.store.begin(
+                session_id, principal, page_id, "download", name,
+                mimetypes.guess_type(name)[0], download.url,
+            )  # fmt: skip
+        except BrowserMeshError as err:  # over the count quota: the download is not kept
+            self.log.warn("download.refused", sessionId=session_id, code=err.code.value)
+            task = asyncio.ensure_future(download.cancel())
+        else:
+            task = asyncio.ensure_future(self._save(artifact, download))
+        tasks = self._tasks.setdefault(session_id, set())
+        tasks.add(task)
+        task.add_done_callback(tasks.discard)
+
+    async def _save(self, artifact: Artifact, download: Any) -> None:
+        try:
+            failure = await download.save(artifact.part_path)
+        except asyncio.CancelledError:
+            self.store.fail(artifact, "canceled")
+            raise
+        if failure is not None:
+            self.store.fail(artifact, "canceled" if "cancel" in failure.lower() else "failed")
+            return
+        try:
+            await asyncio.to_thread(self.store.complete, artifact)
+        except BrowserMeshError as err:  # over a byte quota: refused, nothing listed complete
+            self.log.warn("download.refused", sessionId=artifact.session_id, code=err.code.value)
+
+    async def close(self, session_id: str) -> None:
+        """The session ends: stop its downloads, then delete its artifacts."""
+        tasks = list(self._tasks.pop(session_id, ()))
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        self.store.drop_session(session_id)
+
+    def forget(self, session_id: str) -> None:
+        """A session that failed: cancel its downloads now (awaited by `stop`), drop its files."""
+        for task in self._tasks.get(session_id, ()):
+            task.cancel()
+        self.store.drop_session(session_id)
+
+    async def stop(self) -> None:
+        tasks = [t for ts in self._tasks.values() for t in ts]
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        self._tasks.clear()
+
+    # -------------------------------------------------------------------- uploads
+
+    def payloads(self, session_id: str, raw: object) -> list[FilePayload]:
+        """The files of a `browser_file_upload` call, validated before any work starts."""
+        if not isinstance(raw, list):
+            raise invalid_argument("files", "array of files")
+        if len(raw) > MAX_UPLOAD_FILES:
+            raise invalid_argument(
+                "files",
+                f"at most {MAX_UPLOAD_FILES} files",
+                bound=Bound("files", "<=", MAX_UPLOAD_FILES),
+            )
+        out: list[FilePayload] = []
+        total = 0
+        for index, item in enumerate(raw):
+            payload = self._payload(session_id, item, f"files[{index}]")
+            total += len(payload.data)
+            if total > MAX_UPLOAD_CALL_BYTES:
+                raise invalid_argument(
+                    "files",
+                    f"at most {MAX_UPLOAD_CALL_BYTES} bytes in all",
+                    bound=Bound("uploadBytes", "<=", MAX_UPLOAD_CALL_BYTES),
+                )
+            out.append(payload)
+        return out
+
+    def _payload(self, session_id: str, item: object, field: str) -> FilePayload:
+        if not isinstance(item, dict):
+            raise invalid_argument(field, "object")
+        sources = [k for k in _SOURCE_KEYS if k in item]
+        if len(sources) != 1:
+            raise invalid_argument(field, "exactly one of contentBase64, artifactId, path")
+        if set(item) - {*_SOURCE_KEYS, "name", "mimeType"}:
+            raise invalid_argument(field, "only the keys name, mimeType and one source")
+        source = sources[0]
+        if source == "contentBase64":
+            data = self._decode(item["contentBase64"], f"{field}.contentBase64")
+            if "name" not in item:
+                raise invalid_argument(f"{field}.name", "required with contentBase64")
+            name = sanitize_name(item["name"])
+        elif source == "artifactId":
+            artifact = self.store.get(session_id, item["artifactId"], f"{field}.artifactId")
+            data = self._artifact_bytes(artifact, f"{field}.artifactId")
+            name = sanitize_name(item.get("name", artifact.name))
+        else:
+            if self.upload_root is None:
+                raise invalid_argument(
+                    f"{field}.path", "only when the server runs with --upload-root DIR"
+                )
+            path = _inside_root(self.upload_root, item["path"], f"{field}.path")
+            if path.stat().st_size > MAX_UPLOAD_FILE_BYTES:
+                raise self._too_big(field)
+            data = path.read_bytes()
+            name = sanitize_name(item.get("name", path.name))
+        if len(data) > MAX_UPLOAD_FILE_BYTES:
+            raise self._too_big(field)
+        return FilePayload(name, _mime(name, item.get("mimeType"), f"{field}.mimeType"), data)
+
+    @staticmethod
+    def _too_big(field: str) -> BrowserMeshError:
+        return invalid_argument(
+            field,
+            f"at most {MAX_UPLOAD_FILE_BYTES} bytes per file",
+            bound=Bound("fileBytes", "<=", MAX_UPLOAD_FILE_BYTES),
+        )
+
+    def _decode(self, raw: object, field: str) -> bytes:
+        if not isinstance(raw, str):
+            raise invalid_argument(field, "base64 string")
+        if len(raw) > _B64_CHARS:
+            raise invalid_argument(
+                field,
+                f"at most {MAX_UPLOAD_FILE_BYTES} bytes per file",
+                bound=Bound("fileBytes", "<=", MAX_UPLOAD_FILE_BYTES),
+            )
+        try:
+            return base64.b64decode(raw, validate=True)
+        except (binascii.Error, ValueError):
+            raise invalid_argument(field, "base64 (RFC 4648, standard alphabet)") from None
+
+    def _artifact_bytes(self, artifact: Artifact, field: str) -> bytes:
+        if artifact.state != "completed":
+            raise invalid_argument(field, "a completed artifact")
+        try:
+            return artifact.path.read_bytes()
+        except OSError:
+            raise BrowserMeshError(ErrorCode.INTERNAL_ERROR) from None
