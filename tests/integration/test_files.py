@@ -1,0 +1,320 @@
+"""Files in and out through the MCP client on real Chromium (issue 14): uploads verified by the
+fixture server receiving the exact bytes, downloads read back through the protocol, PDFs, quotas,
+isolation and clean-up."""
+
+from __future__ import annotations
+
+import base64
+import os
+import stat
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from mcp import Client
+
+from browsermesh.factory import create_runtime
+from browsermesh.log import EventLog
+from browsermesh.mcp.server import create_server
+from browsermesh.runtime.runtime import Runtime
+from tests.conftest import ToolClient, real_config
+from tests.fixtures.files_site import ATTACHMENT_BYTES, BLOB_CSV, EXPORT_CSV, REPORT_TXT, FilesSite
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture
+async def client(runtime: Runtime) -> AsyncIterator[ToolClient]:
+    async with Client(create_server(runtime)) as c:
+        yield ToolClient(c, {t.name: t for t in (await c.list_tools()).tools})
+
+
+def b64(data: bytes) -> str:
+    return base64.b64encode(data).decode("ascii")
+
+
+def css(value: str) -> dict[str, str]:
+    return {"strategy": "css", "value": value}
+
+
+def role(value: str, name: str) -> dict[str, str]:
+    return {"strategy": "role", "value": value, "name": name}
+
+
+async def open_page(c: ToolClient, url: str) -> dict[str, str]:
+    s, p = await c.session()
+    addr = {"sessionId": s, "pageId": p}
+    await c.ok("browser_navigate", {**addr, "url": url})
+    return addr
+
+
+async def picked(c: ToolClient, addr: dict[str, str]) -> str:
+    return str((await c.ok("browser_visible_text", {**addr, "locator": css("#picked")}))["text"])
+
+
+async def submit(c: ToolClient, addr: dict[str, str]) -> None:
+    await c.ok(
+        "browser_action_and_wait",
+        {
+            **addr,
+            "action": {"kind": "click", "target": role("button", "Send")},
+            "wait": {"kind": "navigation"},
+        },
+    )
+
+
+async def completed(c: ToolClient, session_id: str, count: int) -> list[dict[str, Any]]:
+    """The session's artifacts once `count` of them are completed (downloads finish after the
+    click that started them answered)."""
+    for _ in range(200):
+        listed = await c.ok("browser_downloads", {"sessionId": session_id})
+        done = [a for a in listed["artifacts"] if a["state"] == "completed"]
+        if len(done) >= count:
+            return done
+        await anyio.sleep(0.05)  # downloads complete in the background: poll their state
+    raise AssertionError(f"fewer than {count} completed artifacts: {listed}")
+
+
+async def read_all(c: ToolClient, session_id: str, artifact_id: str, encoding: str) -> bytes:
+    out = b""
+    offset = 0
+    while True:
+        data = await c.ok(
+            "browser_artifact_read",
+            {"sessionId": session_id, "artifactId": artifact_id, "encoding": encoding,
+             "offset": offset, "maxBytes": 1000},
+        )  # fmt: skip
+        chunk = (
+            base64.b64decode(data["content"]) if encoding == "base64" else data["content"].encode()
+        )
+        out += chunk
+        if not data["truncated"]:
+            return out
+        offset = data["nextOffset"]
+
+
+async def test_upload_single_and_multiple_files_reach_the_server_exactly(
+    client: ToolClient, files_site: FilesSite
+) -> None:
+    files_site.clear()
+    addr = await open_page(client, files_site.url("/upload"))
+    note = b"line 1\r\nline 2 \x00\xff"
+    result = await client.ok(
+        "browser_file_upload",
+        {**addr, "locator": {"strategy": "label", "value": "Attachment"},
+         "files": [{"name": "note.txt", "contentBase64": b64(note)}]},
+    )  # fmt: skip
+    assert result["via"] == "input"
+    assert result["files"] == [{"name": "note.txt", "mimeType": "text/plain", "size": len(note)}]
+    photos = [{"name": f"p{i}.png", "contentBase64": b64(bytes([i]) * (i + 1))} for i in range(3)]
+    await client.ok("browser_file_upload", {**addr, "locator": css("#many"), "files": photos})
+    assert "p0.png (1 B), p1.png (2 B), p2.png (3 B)" in await picked(client, addr)
+    await submit(client, addr)
+    received = {(f.field, f.filename): f.data for f in files_site.received_files}
+    assert received[("single", "note.txt")] == note
+    assert [received[("many", f"p{i}.png")] for i in range(3)] == [
+        b"\x00",
+        b"\x01\x01",
+        b"\x02" * 3,
+    ]
+
+
+async def test_single_input_refuses_several_files_and_bad_base64_names_the_field(
+    client: ToolClient, files_site: FilesSite
+) -> None:
+    addr = await open_page(client, files_site.url("/upload"))
+    two = [
+        {"name": "a.txt", "contentBase64": b64(b"a")},
+        {"name": "b.txt", "contentBase64": b64(b"b")},
+    ]
+    err = await client.err("browser_file_upload", {**addr, "locator": css("#single"), "files": two})
+    assert err["code"] == "INVALID_ARGUMENT" and err["details"]["field"] == "files"
+    err = await client.err(
+        "browser_file_upload",
+        {**addr, "locator": css("#single"), "files": [{"name": "a", "contentBase64": "@@not"}]},
+    )
+    assert err["details"]["field"] == "files[0].contentBase64"
+    err = await client.err(
+        "browser_file_upload",
+        {**addr, "locator": css("#single"), "files": [{"path": "/etc/passwd"}]},
+    )
+    assert err["details"]["field"] == "files[0].path"
+    err = await client.err(
+        "browser_file_upload",
+        {**addr, "locator": css("#single"), "files": [{"artifactId": "artifact_0123456789abcdef"}]},
+    )
+    assert err["details"]["field"] == "files[0].artifactId"
+
+
+async def test_styled_button_and_file_chooser_are_answered(
+    client: ToolClient, files_site: FilesSite
+) -> None:
+    files_site.clear()
+    addr = await open_page(client, files_site.url("/styled-upload"))
+    result = await client.ok(
+        "browser_file_upload",
+        {**addr, "locator": role("button", "Choose file"),
+         "files": [{"name": "d.txt", "contentBase64": b64(b"doc!")}]},
+    )  # fmt: skip
+    assert result["via"] == "chooser"
+    assert "d.txt (4 B)" in await picked(client, addr)
+    await submit(client, addr)
+    assert [(f.field, f.data) for f in files_site.received_files] == [("doc", b"doc!")]
+    addr = await open_page(client, files_site.url("/chooser"))
+    result = await client.ok(
+        "browser_file_upload",
+        {**addr, "locator": role("button", "Pick a file"),
+         "files": [{"name": "c.bin", "contentBase64": b64(b"\x01\x02")}]},
+    )  # fmt: skip
+    assert result["via"] == "chooser" and "c.bin (2 B)" in await picked(client, addr)
+
+
+async def test_not_a_file_input_says_so(client: ToolClient, files_site: FilesSite) -> None:
+    addr = await open_page(client, files_site.url("/upload"))
+    err = await client.err(
+        "browser_file_upload",
+        {**addr, "locator": css("#picked"),
+         "files": [{"name": "a.txt", "contentBase64": b64(b"a")}], "timeoutMs": 5000},
+    )  # fmt: skip
+    assert err["details"]["reason"] == "not_file_input"
+    # A label of a file input is the input, as a person points at it.
+    via = await client.ok(
+        "browser_file_upload",
+        {**addr, "locator": {"strategy": "text", "value": "Attachment"},
+         "files": [{"name": "a.txt", "contentBase64": b64(b"a")}]},
+    )  # fmt: skip
+    assert via["via"] == "input"
+    assert "file chooser" in err["nextStep"]
+
+
+async def test_downloads_become_artifacts_read_through_the_protocol(
+    client: ToolClient, files_site: FilesSite
+) -> None:
+    addr = await open_page(client, files_site.url("/exports"))
+    sid = addr["sessionId"]
+    await client.ok("browser_click", {**addr, "locator": role("button", "Export CSV")})
+    await client.ok("browser_click", {**addr, "locator": role("link", "Download report")})
+    await client.ok("browser_click", {**addr, "locator": role("link", "Get attachment")})
+    await client.ok("browser_click", {**addr, "locator": role("button", "Blob download")})
+    done = await completed(client, sid, 4)
+    by_name = {a["name"]: a for a in done}
+    assert set(by_name) >= {"export.csv", "report.txt", "blob.csv"}
+    traversal = [a for a in done if a["name"] not in ("export.csv", "report.txt", "blob.csv")]
+    assert (
+        len(traversal) == 1
+        and "/" not in traversal[0]["name"]
+        and ".." not in traversal[0]["name"][:2]
+    )
+    assert await read_all(client, sid, by_name["export.csv"]["artifactId"], "text") == EXPORT_CSV
+    assert await read_all(client, sid, by_name["report.txt"]["artifactId"], "text") == REPORT_TXT
+    assert await read_all(client, sid, by_name["blob.csv"]["artifactId"], "base64") == BLOB_CSV
+    binary = await read_all(client, sid, traversal[0]["artifactId"], "base64")
+    assert binary == ATTACHMENT_BYTES
+    assert by_name["export.csv"]["pageId"] == addr["pageId"]
+    assert by_name["export.csv"]["sourceUrl"].endswith("/export")
+    session = await client.ok("browser_session_get", {"sessionId": sid})
+    assert session["session"]["artifacts"]["count"] == 4
+    # Round trip: the downloaded CSV is uploaded again from its artifact.
+    files_site.clear()
+    await client.ok("browser_navigate", {**addr, "url": files_site.url("/upload")})
+    await client.ok(
+        "browser_file_upload",
+        {**addr, "locator": css("#single"),
+         "files": [{"artifactId": by_name["export.csv"]["artifactId"]}]},
+    )  # fmt: skip
+    await submit(client, addr)
+    assert [(f.filename, f.data) for f in files_site.received_files] == [("export.csv", EXPORT_CSV)]
+
+
+async def test_artifacts_are_private_files_and_die_with_their_session(
+    tmp_path: Path, files_site: FilesSite
+) -> None:
+    runtime = create_runtime(
+        real_config(tmp_path, max_artifact_session_bytes=1_048_576), EventLog("silent")
+    )
+    try:
+        async with Client(create_server(runtime)) as raw:
+            c = ToolClient(raw, {t.name: t for t in (await raw.list_tools()).tools})
+            addr = await open_page(c, files_site.url("/exports"))
+            other = await open_page(c, files_site.url("/exports"))
+            sid = addr["sessionId"]
+            await c.ok("browser_click", {**addr, "locator": role("link", "Download report")})
+            (report,) = await completed(c, sid, 1)
+            # Another session cannot see or read it.
+            assert (await c.ok("browser_downloads", {"sessionId": other["sessionId"]}))[
+                "artifacts"
+            ] == []
+            err = await c.err(
+                "browser_artifact_read",
+                {"sessionId": other["sessionId"], "artifactId": report["artifactId"]},
+            )
+            assert err["code"] == "INVALID_ARGUMENT" and err["details"]["field"] == "artifactId"
+            root = tmp_path / "data" / "artifacts"
+            files = [p for p in root.rglob("*") if p.is_file()]
+            dirs = [p for p in root.rglob("*") if p.is_dir()]
+            assert files and all(stat.S_IMODE(os.stat(p).st_mode) == 0o600 for p in files)
+            assert dirs and all(stat.S_IMODE(os.stat(p).st_mode) == 0o700 for p in dirs)
+            # A download over the session quota is refused; the session still works.
+            await c.ok(
+                "browser_evaluate", {**addr, "expression": "location.href = '/files/large?mb=2'"}
+            )
+            for _ in range(400):
+                listed = (await c.ok("browser_downloads", {"sessionId": sid}))["artifacts"]
+                if any(a["state"] == "failed" for a in listed):
+                    break
+                await anyio.sleep(0.05)
+            states = sorted(a["state"] for a in listed)
+            assert states == ["completed", "failed"], listed
+            await c.ok("browser_get_url", addr)
+            # PDF of a page.
+            await c.ok("browser_navigate", {**addr, "url": files_site.url("/pdf-page")})
+            printed = await c.ok("browser_pdf", addr)
+            pdf = await read_all(c, sid, printed["artifact"]["artifactId"], "base64")
+            assert pdf.startswith(b"%PDF-")
+            await c.ok("browser_session_close", {"sessionId": sid})
+            assert not [p for p in root.rglob("*") if p.is_file() and sid in str(p)]
+            left = [p for p in root.rglob("*") if p.is_file()]
+            assert left == []  # the other session had none
+    finally:
+        await runtime.shutdown()
+
+
+async def test_remote_client_over_http_uploads_and_reads_a_download(
+    tmp_path: Path, files_site: FilesSite
+) -> None:
+    """No shared file system: bytes go up in the call and come back in results; another
+    principal cannot read the artifact even with its id."""
+    from tests.integration.test_http import TOKENS, connect, http_server
+
+    files_site.clear()
+    async with (
+        http_server(tmp_path, tokens=True) as srv,
+        connect(srv.url, "auto", TOKENS["alice"]) as alice,
+        connect(srv.url, "legacy", TOKENS["bob"]) as bob,
+    ):
+        addr = await open_page(alice, files_site.url("/upload"))
+        await alice.ok(
+            "browser_file_upload",
+            {**addr, "locator": css("#single"),
+             "files": [{"name": "remote.txt", "contentBase64": b64(b"from afar")}]},
+        )  # fmt: skip
+        await submit(alice, addr)
+        assert [(f.filename, f.data) for f in files_site.received_files] == [
+            ("remote.txt", b"from afar")
+        ]
+        await alice.ok("browser_navigate", {**addr, "url": files_site.url("/exports")})
+        await alice.ok("browser_click", {**addr, "locator": role("button", "Export CSV")})
+        (export,) = await completed(alice, addr["sessionId"], 1)
+        assert await read_all(alice, addr["sessionId"], export["artifactId"], "text") == EXPORT_CSV
+        bob_s, _ = await bob.session()
+        err = await bob.err(
+            "browser_artifact_read", {"sessionId": bob_s, "artifactId": export["artifactId"]}
+        )
+        assert err["code"] == "INVALID_ARGUMENT"
+        err = await bob.err(
+            "browser_artifact_read",
+            {"sessionId": addr["sessionId"], "artifactId": export["artifactId"]},
+        )
+        assert err["code"] == "SESSION_NOT_FOUND"
