@@ -318,3 +318,66 @@ async def test_remote_client_over_http_uploads_and_reads_a_download(
             {"sessionId": addr["sessionId"], "artifactId": export["artifactId"]},
         )
         assert err["code"] == "SESSION_NOT_FOUND"
+
+
+async def test_action_and_wait_for_a_download_and_a_file_chooser(
+    client: ToolClient, files_site: FilesSite
+) -> None:
+    addr = await open_page(client, files_site.url("/exports"))
+    result = await client.ok(
+        "browser_action_and_wait",
+        {**addr, "action": {"kind": "click", "target": role("button", "Export CSV")},
+         "wait": {"kind": "download"}},
+    )  # fmt: skip
+    artifact = result["event"]["artifact"]
+    assert result["event"]["kind"] == "download" and artifact["state"] == "completed"
+    assert await read_all(client, addr["sessionId"], artifact["artifactId"], "text") == EXPORT_CSV
+    await client.ok("browser_navigate", {**addr, "url": files_site.url("/chooser")})
+    result = await client.ok(
+        "browser_action_and_wait",
+        {**addr, "action": {"kind": "click", "target": role("button", "Pick a file")},
+         "wait": {"kind": "fileChooser",
+                  "files": [{"name": "c.bin", "contentBase64": b64(b"\x01\x02")}]}},
+    )  # fmt: skip
+    assert result["event"] == {"kind": "fileChooser", "files": 1}
+    assert "c.bin (2 B)" in await picked(client, addr)
+    err = await client.err(
+        "browser_action_and_wait",
+        {**addr, "action": {"kind": "click", "target": role("button", "Pick a file")},
+         "wait": {"kind": "fileChooser", "files": [{"name": "x", "contentBase64": "!"}]}},
+    )  # fmt: skip
+    assert err["details"]["field"] == "wait.files[0].contentBase64"
+
+
+async def test_upload_root_serves_files_inside_it_only(
+    tmp_path: Path, files_site: FilesSite
+) -> None:
+    root = tmp_path / "uploads"
+    (root / "sub").mkdir(parents=True)
+    (root / "sub" / "inside.txt").write_bytes(b"inside")
+    (tmp_path / "outside.txt").write_bytes(b"outside")
+    (root / "link.txt").symlink_to(tmp_path / "outside.txt")
+    runtime = create_runtime(real_config(tmp_path, upload_root=root), EventLog("silent"))
+    try:
+        async with Client(create_server(runtime)) as raw:
+            c = ToolClient(raw, {t.name: t for t in (await raw.list_tools()).tools})
+            files_site.clear()
+            addr = await open_page(c, files_site.url("/upload"))
+            for bad in ("../outside.txt", "link.txt", str(tmp_path / "outside.txt"), "sub"):
+                err = await c.err(
+                    "browser_file_upload",
+                    {**addr, "locator": css("#single"), "files": [{"path": bad}]},
+                )
+                assert err["details"]["field"] == "files[0].path", bad
+            await c.ok(
+                "browser_file_upload",
+                {**addr, "locator": css("#single"), "files": [{"path": "sub/inside.txt"}]},
+            )
+            await submit(c, addr)
+            assert [(f.filename, f.data) for f in files_site.received_files] == [
+                ("inside.txt", b"inside")
+            ]
+            info = await c.ok("browser_runtime_info")
+            assert info["uploadRootEnabled"] is True and str(root) not in str(info)
+    finally:
+        await runtime.shutdown()

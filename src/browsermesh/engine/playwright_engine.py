@@ -392,6 +392,9 @@ class PlaywrightEngine:
             outcome.event = {
                 k: secrets.text(v) if isinstance(v, str) else v for k, v in outcome.event.items()
             }
+        if outcome.download is not None:
+            # The runtime finds the artifact this download became (see runtime.files).
+            outcome.event["_download"] = outcome.download
         if outcome.popup is None:
             return outcome.event, None
         return outcome.event, self.adopt_page(page.context, outcome.popup)

@@ -21,12 +21,14 @@ from browsermesh.engine.failures import (
     raw_cause,
     within,
 )
-from browsermesh.errors import BrowserMeshError, ErrorCode
+from browsermesh.errors import BrowserMeshError, ErrorCode, invalid_argument
 from browsermesh.model.deadline import OperationCancelled, OperationContext
 from browsermesh.model.matchers import (
     ActionSpec,
     Condition,
     DialogWait,
+    DownloadWait,
+    FileChooserWait,
     LoadCondition,
     LocatorCondition,
     NavigationWait,
@@ -149,6 +151,7 @@ class WaitOutcome:
 
     event: dict[str, Any]
     popup: Any = None
+    download: Any = None
 
 
 async def _handle(
@@ -192,6 +195,23 @@ async def _handle(
             await quietly(payload.close())
             raise _unexpected(expected, "popup")
         return WaitOutcome({"kind": "popup"}, popup=payload)
+    if kind == "download" and isinstance(wait, DownloadWait):
+        # The page's own download handler has made it an artifact; the runtime awaits it.
+        return WaitOutcome({"kind": "download"}, download=payload)
+    if kind == "filechooser" and isinstance(wait, FileChooserWait):
+        if len(wait.files) > 1 and not payload.is_multiple():
+            raise invalid_argument(
+                "wait.files", "one file: the chooser takes one (its input has no multiple)"
+            )
+        try:
+            await payload.set_files(
+                [f.playwright() for f in wait.files], timeout=ctx.deadline.budget_ms()
+            )
+        except BrowserMeshError:
+            raise
+        except Exception as exc:
+            raise browser_error(exc, timeout_ms=ctx.deadline.timeout_ms) from None
+        return WaitOutcome({"kind": "fileChooser", "files": len(wait.files)})
     if kind == "navigation" and isinstance(wait, NavigationWait):
         url = str(payload)
         if wait.matcher is not None and not wait.matcher.matches(url):
@@ -288,6 +308,10 @@ async def action_and_wait(
         )
     if isinstance(wait, ResponseWait):
         listeners.on("response", lambda r: queue.put_nowait(("response", r)))
+    if isinstance(wait, DownloadWait):
+        listeners.on("download", lambda d: queue.put_nowait(("download", d)))
+    if isinstance(wait, FileChooserWait):
+        listeners.on("filechooser", lambda c: queue.put_nowait(("filechooser", c)))
 
     op = "click" if action.kind == "click" else "press"
     act = asyncio.ensure_future(

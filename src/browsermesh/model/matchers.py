@@ -228,8 +228,21 @@ class DialogWait:
     prompt_text: str | None
 
 
-WaitSpec = NavigationWait | ResponseWait | PopupWait | DialogWait
-_WAIT_KINDS = ("navigation", "response", "popup", "dialog")
+@dataclass(frozen=True, slots=True)
+class DownloadWait:
+    """Wait for the download the action starts; the result names its artifact (issue 14)."""
+
+
+@dataclass(frozen=True, slots=True)
+class FileChooserWait:
+    """Answer the file chooser the action opens with `files` (raw here; the runtime turns them
+    into payloads before the job runs)."""
+
+    files: tuple[Any, ...]
+
+
+WaitSpec = NavigationWait | ResponseWait | PopupWait | DialogWait | DownloadWait | FileChooserWait
+_WAIT_KINDS = ("navigation", "response", "popup", "dialog", "download", "fileChooser")
 _DIALOG_TYPES = ("alert", "beforeunload", "confirm", "prompt")
 _DIALOG_ACTIONS = ("accept", "dismiss")
 _METHOD = re.compile(r"^[A-Z]{1,16}$")
@@ -259,6 +272,14 @@ def parse_wait(raw: object) -> WaitSpec:
     if kind == "popup":
         _keys(wait, "wait", ())
         return PopupWait()
+    if kind == "download":
+        _keys(wait, "wait", ())
+        return DownloadWait()
+    if kind == "fileChooser":
+        _keys(wait, "wait", ("files",))
+        if not isinstance(wait["files"], list):
+            raise invalid_argument("wait.files", "array of files")
+        return FileChooserWait(tuple(wait["files"]))
     _keys(wait, "wait", ("dialogType", "action"), ("promptText",))
     dialog_type = _enum(wait, "dialogType", "wait", _DIALOG_TYPES)
     action = _enum(wait, "action", "wait", _DIALOG_ACTIONS)

@@ -61,6 +61,9 @@ class SessionFiles:
         self.log = log
         self.upload_root = upload_root
         self._tasks: dict[str, set[asyncio.Task[None]]] = {}
+        # Playwright download object (by id) -> its artifact and saving task, for the
+        # `download` wait kind; entries leave with their session (at most the count quota).
+        self._saving: dict[int, tuple[Artifact, asyncio.Task[None]]] = {}
 
     # ------------------------------------------------------------------ downloads
 
@@ -77,6 +80,7 @@ class SessionFiles:
             task = asyncio.ensure_future(download.cancel())
         else:
             task = asyncio.ensure_future(self._save(artifact, download))
+            self._saving[id(download.download)] = (artifact, task)
         tasks = self._tasks.setdefault(session_id, set())
         tasks.add(task)
         task.add_done_callback(tasks.discard)
@@ -95,9 +99,21 @@ class SessionFiles:
         except BrowserMeshError as err:  # over a byte quota: refused, nothing listed complete
             self.log.warn("download.refused", sessionId=artifact.session_id, code=err.code.value)
 
+    async def finished(self, raw_download: Any, timeout_s: float) -> Artifact:
+        """The artifact a download became, once it is saved (or refused) within `timeout_s`."""
+        entry = self._saving.get(id(raw_download))
+        if entry is None:  # refused before it began (over the count quota)
+            raise BrowserMeshError(
+                ErrorCode.LIMIT_EXCEEDED, cause="download refused by the artifact count quota"
+            )
+        artifact, task = entry
+        await asyncio.wait_for(asyncio.shield(task), timeout=max(timeout_s, 0.001))
+        return artifact
+
     async def close(self, session_id: str) -> None:
         """The session ends: stop its downloads, then delete its artifacts."""
         tasks = list(self._tasks.pop(session_id, ()))
+        self._forget_saving(session_id)
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
@@ -107,7 +123,12 @@ class SessionFiles:
         """A session that failed: cancel its downloads now (awaited by `stop`), drop its files."""
         for task in self._tasks.get(session_id, ()):
             task.cancel()
+        self._forget_saving(session_id)
         self.store.drop_session(session_id)
+
+    def _forget_saving(self, session_id: str) -> None:
+        for key in [k for k, (a, _) in self._saving.items() if a.session_id == session_id]:
+            del self._saving[key]
 
     async def stop(self) -> None:
         tasks = [t for ts in self._tasks.values() for t in ts]
@@ -118,24 +139,25 @@ class SessionFiles:
 
     # -------------------------------------------------------------------- uploads
 
-    def payloads(self, session_id: str, raw: object) -> list[FilePayload]:
-        """The files of a `browser_file_upload` call, validated before any work starts."""
+    def payloads(self, session_id: str, raw: object, field: str = "files") -> list[FilePayload]:
+        """The files of a `browser_file_upload` call (or a `fileChooser` wait at `field`),
+        validated before any work starts."""
         if not isinstance(raw, list):
-            raise invalid_argument("files", "array of files")
+            raise invalid_argument(field, "array of files")
         if len(raw) > MAX_UPLOAD_FILES:
             raise invalid_argument(
-                "files",
+                field,
                 f"at most {MAX_UPLOAD_FILES} files",
                 bound=Bound("files", "<=", MAX_UPLOAD_FILES),
             )
         out: list[FilePayload] = []
         total = 0
         for index, item in enumerate(raw):
-            payload = self._payload(session_id, item, f"files[{index}]")
+            payload = self._payload(session_id, item, f"{field}[{index}]")
             total += len(payload.data)
             if total > MAX_UPLOAD_CALL_BYTES:
                 raise invalid_argument(
-                    "files",
+                    field,
                     f"at most {MAX_UPLOAD_CALL_BYTES} bytes in all",
                     bound=Bound("uploadBytes", "<=", MAX_UPLOAD_CALL_BYTES),
                 )

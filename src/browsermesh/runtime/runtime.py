@@ -29,7 +29,7 @@ from browsermesh.model.locators import (
     parse_locator,
     parse_target,
 )
-from browsermesh.model.matchers import parse_action, parse_condition, parse_wait
+from browsermesh.model.matchers import FileChooserWait, parse_action, parse_condition, parse_wait
 from browsermesh.model.observe import ObserveLimits, PageObservations
 from browsermesh.model.paging import SnapshotStore, content_format, normalize_snapshot_options
 from browsermesh.model.png import ScreenshotLimits
@@ -896,12 +896,25 @@ class Runtime:
         """Register the waiter, act, await the event; a popup becomes a managed page."""
         act = parse_action(action)
         spec = parse_wait(wait)
+        if isinstance(spec, FileChooserWait):  # files resolved (and refused) before any work
+            owner = self._lookup(principal, session_id)
+            files = self.files.payloads(owner.session_id, list(spec.files), "wait.files")
+            spec = FileChooserWait(tuple(files))
 
         async def job(
             rec: SessionRecord, page: PageRecord, ctx: OperationContext
         ) -> dict[str, Any]:
             try:
                 event, popup = await self.engine.action_and_wait(page.handle, act, spec, ctx)
+                raw_download = event.pop("_download", None)
+                if raw_download is not None:
+                    try:
+                        artifact = await self.files.finished(
+                            raw_download, ctx.deadline.remaining_ms() / 1000
+                        )
+                    except TimeoutError:
+                        raise ctx.deadline.timeout_error() from None
+                    return {"kind": "download", "artifact": artifact.view()}
                 if popup is None:
                     return event
                 if len(rec.pages) >= self.config.max_pages:

@@ -74,7 +74,7 @@ def specs() -> list[ToolSpec]:
         ToolSpec(
             "browser_downloads",
             "List downloads",
-            "This session's downloads and PDFs, newest first.",
+            "Downloads and PDFs, newest first.",
             "files",
             True,
             False,
@@ -87,7 +87,7 @@ def specs() -> list[ToolSpec]:
         ToolSpec(
             "browser_artifact_read",
             "Read artifact",
-            "A download's or PDF's content (text or base64); more from nextOffset.",
+            "Artifact content, text or base64; more from nextOffset.",
             "files",
             True,
             False,
@@ -109,7 +109,7 @@ def specs() -> list[ToolSpec]:
         ToolSpec(
             "browser_pdf",
             "Save page as PDF",
-            "Print the page to PDF (headless only).",
+            "Print the page to PDF (headless).",
             "files",
             True,
             False,

@@ -32,7 +32,8 @@ _WAIT: Schema = {
     "type": "object",
     "description": "{kind:navigation,matcher?,loadState?:load|domcontentloaded}|{kind:response,"
     "matcher,method?,status?}|{kind:popup}|{kind:dialog,dialogType:alert|confirm|prompt|"
-    "beforeunload,action:accept|dismiss,promptText?}; " + _MATCHER,
+    "beforeunload,action:accept|dismiss,promptText?}|{kind:download}|{kind:fileChooser,files}; "
+    + _MATCHER,
 }
 
 
@@ -70,7 +71,7 @@ def specs() -> list[ToolSpec]:
         ToolSpec(
             "browser_wait",
             "Wait for browser condition",
-            "Wait until condition holds; for your own click's effect use browser_action_and_wait.",
+            "Wait until condition holds (your own click's effect: browser_action_and_wait).",
             "core",
             True,
             False,
@@ -83,8 +84,8 @@ def specs() -> list[ToolSpec]:
         ToolSpec(
             "browser_action_and_wait",
             "Perform browser action and wait",
-            "Act, then wait for its navigation, response, popup (gets its own pageId) or dialog "
-            "(handled atomically); unexpected dialogs/popups fail the call.",
+            "Act, then wait for its navigation, response, popup (own pageId), dialog (handled "
+            "atomically), download or file chooser.",
             "core",
             False,
             True,
