@@ -213,6 +213,9 @@ async def test_downloads_become_artifacts_read_through_the_protocol(
     binary = await read_all(client, sid, traversal[0]["artifactId"], "base64")
     assert binary == ATTACHMENT_BYTES
     assert by_name["export.csv"]["pageId"] == addr["pageId"]
+    network = await client.ok("browser_observe", {**addr, "source": "network"})
+    exports = [e for e in network["events"] if e.get("url", "").endswith("/export")]
+    assert exports and exports[-1].get("status") == 200, network["events"]
     assert by_name["export.csv"]["sourceUrl"].endswith("/export")
     session = await client.ok("browser_session_get", {"sessionId": sid})
     assert session["session"]["artifacts"]["count"] == 4
@@ -379,5 +382,19 @@ async def test_upload_root_serves_files_inside_it_only(
             ]
             info = await c.ok("browser_runtime_info")
             assert info["uploadRootEnabled"] is True and str(root) not in str(info)
+    finally:
+        await runtime.shutdown()
+
+
+async def test_start_up_removes_what_a_killed_server_left(tmp_path: Path) -> None:
+    """No session survives a restart: half-written and complete files of an earlier process
+    are gone before the first call, and nothing is listed."""
+    leftover = tmp_path / "data" / "artifacts" / ("0" * 32)
+    leftover.mkdir(parents=True)
+    (leftover / "artifact_0123456789abcdef.part").write_bytes(b"half")
+    (leftover / "artifact_fedcba9876543210").write_bytes(b"whole")
+    runtime = create_runtime(real_config(tmp_path), EventLog("silent"))
+    try:
+        assert not [p for p in (tmp_path / "data" / "artifacts").rglob("*") if p.is_file()]
     finally:
         await runtime.shutdown()
