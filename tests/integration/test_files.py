@@ -111,6 +111,16 @@ async def test_upload_single_and_multiple_files_reach_the_server_exactly(
     photos = [{"name": f"p{i}.png", "contentBase64": b64(bytes([i]) * (i + 1))} for i in range(3)]
     await client.ok("browser_file_upload", {**addr, "locator": css("#many"), "files": photos})
     assert "p0.png (1 B), p1.png (2 B), p2.png (3 B)" in await picked(client, addr)
+    # files: [] clears a selection.
+    await client.ok(
+        "browser_file_upload",
+        {**addr, "locator": css("#many"), "files": [{"name": "x.png", "contentBase64": b64(b"x")}]},
+    )
+    cleared = await client.ok("browser_file_upload", {**addr, "locator": css("#many"), "files": []})
+    assert cleared["files"] == []
+    count = await client.ok("browser_evaluate", {**addr, "expression": "many.files.length"})
+    assert count["result"] == 0
+    await client.ok("browser_file_upload", {**addr, "locator": css("#many"), "files": photos})
     await submit(client, addr)
     received = {(f.field, f.filename): f.data for f in files_site.received_files}
     assert received[("single", "note.txt")] == note

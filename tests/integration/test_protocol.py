@@ -56,7 +56,7 @@ async def test_tools_are_published_with_titles_hints_and_schemas(mcp_client: Too
             assert schema["$schema"] == "https://json-schema.org/draft/2020-12/schema"
         assert tool.description
     create = mcp_client.tools["browser_session_create"].description
-    assert "different user, account, role" in create and "independent parallel workflow" in create
+    assert "one per user, role, auth state or parallel workflow" in create
     assert not [n for n in mcp_client.tools if "agent" in n or "message" in n or "assign" in n]
 
 
