@@ -208,11 +208,7 @@ class SessionFiles:
         if not isinstance(raw, str):
             raise invalid_argument(field, "base64 string")
         if len(raw) > _B64_CHARS:
-            raise invalid_argument(
-                field,
-                f"at most {MAX_UPLOAD_FILE_BYTES} bytes per file",
-                bound=Bound("fileBytes", "<=", MAX_UPLOAD_FILE_BYTES),
-            )
+            raise self._too_big(field)
         try:
             return base64.b64decode(raw, validate=True)
         except (binascii.Error, ValueError):
