@@ -68,6 +68,12 @@ ROWS = """<!doctype html><title>Rows</title>
 <td><button onclick="document.title='deleted B'">Delete</button></td></tr>
 </table>"""
 
+COVER_SECRET = f"""<!doctype html><title>Cover</title>
+<input type=password id=pw value="{CANARY}" aria-label=Password>
+<div style="position:relative"><button>Pay</button>
+<div id=cover role=dialog style="position:absolute;inset:0;background:#eee"></div></div>
+<script>cover.textContent = 'Your password: ' + pw.value;</script>"""
+
 ROLE_PAGE = "<!doctype html><title>Roles</title>" + "".join(
     f'<div role="{role}" aria-label="{role} item">{role}</div>' for role in ROLES
 )
@@ -81,6 +87,7 @@ def pages(site: FixtureSite) -> FixtureSite:
             "/rules/actions": ACTIONS,
             "/rules/rows": ROWS,
             "/rules/roles": ROLE_PAGE,
+            "/rules/cover-secret": COVER_SECRET,
         }
     )
     return site
@@ -342,6 +349,18 @@ async def test_covered_element_names_what_covers_it(client: ToolClient, pages: F
     assert err["details"]["reason"] == "covered"
     assert err["details"]["coveredBy"]["role"] == "dialog"
     assert err["details"]["coveredBy"]["name"] == "Cookie banner"
+
+
+async def test_covering_text_never_carries_a_password(
+    client: ToolClient, pages: FixtureSite
+) -> None:
+    addr = await open_page(client, pages.url("/rules/cover-secret"))
+    err = await client.err(
+        "browser_click", {**addr, "locator": role("button", "Pay"), "timeoutMs": 3000}
+    )
+    assert err["details"]["reason"] == "covered"
+    assert CANARY not in json.dumps(err)
+    assert err["details"]["coveredBy"]["name"].startswith("Your password: ")
 
 
 async def test_disabled_ref_answers_with_its_reason(client: ToolClient, pages: FixtureSite) -> None:

@@ -353,7 +353,7 @@ async def on_locator(
         await _single(build(root, locator.within), locator, ctx, op, within=True)
     loc = build_locator(root, locator)
     reserve = _reserve(ctx.deadline.budget_ms())
-    reading = await actionability.read(loc, reserve)
+    reading = await actionability.read(loc, reserve) if actionability.checks(op) else None
     if reading is not None and reading.count > 1:
         error = _ambiguous(locator, op, reading.count)
         raise await _with_candidates(error, page, root, locator, registry, ctx)
@@ -444,7 +444,8 @@ async def on_ref(
         registry.entries.pop(ref.token, None)
         raise BrowserMeshError(ErrorCode.STALE_ELEMENT_REFERENCE)
     reserve = _reserve(ctx.deadline.budget_ms())
-    reading = await actionability.read(entry.handle, reserve)
+    checked = actionability.checks(op)
+    reading = await actionability.read(entry.handle, reserve) if checked else None
     if reading is not None and reading.blocker(op) is not None:
         reading = await actionability.settle(
             entry.handle, op, reading, ctx, registry.settle_ms, reserve
@@ -483,9 +484,29 @@ async def on_target(
     op: str,
     call: ElementCall,
 ) -> Any:
-    if isinstance(target, RefTarget):
-        return await on_ref(registry, target, ctx, op, call)
-    return await on_locator(page, target, ctx, op, call, registry)
+    try:
+        if isinstance(target, RefTarget):
+            return await on_ref(registry, target, ctx, op, call)
+        return await on_locator(page, target, ctx, op, call, registry)
+    except BrowserMeshError as error:
+        await _redact_cover(page, error)
+        raise
+
+
+async def _redact_cover(page: Page, error: BrowserMeshError) -> None:
+    """A covering element's name is page text: it may quote a password field (issue 12), so it
+    passes the page's password values like every capture (dropped when they cannot be read)."""
+    cover = error.details.get("coveredBy")
+    if not isinstance(cover, dict) or not cover.get("name"):
+        return
+    from browsermesh.engine.snapshot import page_secrets
+
+    try:
+        secrets = await page_secrets(page, Deadline(PROBE_RESERVE_MS))
+    except BrowserMeshError:
+        cover["name"] = ""
+        return
+    cover["name"] = secrets.text(str(cover["name"]))
 
 
 async def _bounded(awaitable: Awaitable[Any], timeout_ms: float) -> Any:
