@@ -141,6 +141,21 @@ class ToolClient:
         return data["session"]["sessionId"], data["initialPage"]["pageId"]
 
 
+@pytest.fixture
+async def client(runtime: Runtime) -> AsyncIterator[ToolClient]:
+    """One client in the default era (the two-era `mcp_client` doubles a test's cost)."""
+    async with Client(create_server(runtime)) as c:
+        yield ToolClient(c, {t.name: t for t in (await c.list_tools()).tools})
+
+
+async def open_page(c: ToolClient, url: str) -> dict[str, str]:
+    """A new session's first page, navigated to `url`: its address."""
+    s, p = await c.session()
+    addr = {"sessionId": s, "pageId": p}
+    await c.ok("browser_navigate", {**addr, "url": url})
+    return addr
+
+
 @pytest.fixture(params=ERAS)
 async def mcp_client(request: pytest.FixtureRequest, runtime: Runtime) -> AsyncIterator[ToolClient]:
     server = create_server(runtime)

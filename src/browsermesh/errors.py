@@ -336,9 +336,12 @@ class BrowserMeshError(Exception):
     def next_step(self) -> str:
         """The code's next step, made specific by what details carry (a field and rule, an
         actionability reason, candidates, a fresh ref)."""
+        return self.next_step_with(clean_details(self.code, self.details))
+
+    def next_step_with(self, details: dict[str, Any]) -> str:
+        """`next_step` given the already cleaned details (`clean_details` never raises)."""
         if self.code is ErrorCode.BROWSER_ERROR and self.variant in _VARIANT_NEXT_STEPS:
             return _VARIANT_NEXT_STEPS[self.variant]
-        details = clean_details(self.code, self.details)  # never raises, whatever details is
         if self.code is ErrorCode.INVALID_ARGUMENT and "field" in details:
             return _FIELD_NEXT_STEP
         reason = details.get("reason")
@@ -516,12 +519,12 @@ def clean_details(code: ErrorCode, raw: Any) -> dict[str, Any]:
 
 def error_payload(error: BrowserMeshError) -> dict[str, Any]:
     """The `{ok: false, error: {...}}` object sent as the single text block of a failure."""
+    details = clean_details(error.code, error.details)
     body: dict[str, Any] = {
         "code": error.code.value,
         "message": error.message,
-        "nextStep": error.next_step,
+        "nextStep": error.next_step_with(details),
     }
-    details = clean_details(error.code, error.details)
     if details:
         body["details"] = details
     if error.operation_id:

@@ -3,24 +3,15 @@
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncIterator
 
 import anyio
 import pytest
-from mcp import Client
 
-from browsermesh.mcp.server import create_server
 from browsermesh.runtime.runtime import Runtime
 from tests.conftest import ToolClient
 from tests.fixtures.site import FixtureSite
 
 pytestmark = pytest.mark.anyio
-
-
-@pytest.fixture
-async def client(runtime: Runtime) -> AsyncIterator[ToolClient]:
-    async with Client(create_server(runtime)) as c:
-        yield ToolClient(c, {t.name: t for t in (await c.list_tools()).tools})
 
 
 async def crash(runtime: Runtime, session_id: str, page_id: str) -> None:

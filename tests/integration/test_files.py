@@ -7,7 +7,6 @@ from __future__ import annotations
 import base64
 import os
 import stat
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -18,17 +17,10 @@ from mcp import Client
 from browsermesh.factory import create_runtime
 from browsermesh.log import EventLog
 from browsermesh.mcp.server import create_server
-from browsermesh.runtime.runtime import Runtime
-from tests.conftest import ToolClient, real_config
+from tests.conftest import ToolClient, open_page, real_config
 from tests.fixtures.files_site import ATTACHMENT_BYTES, BLOB_CSV, EXPORT_CSV, REPORT_TXT, FilesSite
 
 pytestmark = pytest.mark.anyio
-
-
-@pytest.fixture
-async def client(runtime: Runtime) -> AsyncIterator[ToolClient]:
-    async with Client(create_server(runtime)) as c:
-        yield ToolClient(c, {t.name: t for t in (await c.list_tools()).tools})
 
 
 def b64(data: bytes) -> str:
@@ -41,13 +33,6 @@ def css(value: str) -> dict[str, str]:
 
 def role(value: str, name: str) -> dict[str, str]:
     return {"strategy": "role", "value": value, "name": name}
-
-
-async def open_page(c: ToolClient, url: str) -> dict[str, str]:
-    s, p = await c.session()
-    addr = {"sessionId": s, "pageId": p}
-    await c.ok("browser_navigate", {**addr, "url": url})
-    return addr
 
 
 async def picked(c: ToolClient, addr: dict[str, str]) -> str:

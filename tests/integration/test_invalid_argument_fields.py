@@ -10,14 +10,10 @@ points at them, and the caller's value never comes back.
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
-from mcp import Client
 
-from browsermesh.mcp.server import create_server
-from browsermesh.runtime.runtime import Runtime
 from tests.conftest import ToolClient
 
 pytestmark = pytest.mark.anyio
@@ -122,12 +118,6 @@ MISTAKES: list[tuple[str, dict[str, Any], str, str, str | None]] = [
         None,
     ),
 ]
-
-
-@pytest.fixture
-async def client(runtime: Runtime) -> AsyncIterator[ToolClient]:
-    async with Client(create_server(runtime)) as c:
-        yield ToolClient(c, {t.name: t for t in (await c.list_tools()).tools})
 
 
 def assert_names_field(

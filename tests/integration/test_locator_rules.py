@@ -9,7 +9,6 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -20,8 +19,7 @@ from browsermesh.factory import create_runtime
 from browsermesh.log import EventLog
 from browsermesh.mcp.server import create_server
 from browsermesh.model.locators import ROLES
-from browsermesh.runtime.runtime import Runtime
-from tests.conftest import ToolClient, real_config
+from tests.conftest import ToolClient, open_page, real_config
 from tests.fixtures.site import FixtureSite
 
 pytestmark = pytest.mark.anyio
@@ -91,19 +89,6 @@ def pages(site: FixtureSite) -> FixtureSite:
         }
     )
     return site
-
-
-@pytest.fixture
-async def client(runtime: Runtime) -> AsyncIterator[ToolClient]:
-    async with Client(create_server(runtime)) as c:
-        yield ToolClient(c, {t.name: t for t in (await c.list_tools()).tools})
-
-
-async def open_page(c: ToolClient, url: str) -> dict[str, str]:
-    s, p = await c.session()
-    addr = {"sessionId": s, "pageId": p}
-    await c.ok("browser_navigate", {**addr, "url": url})
-    return addr
 
 
 async def output(c: ToolClient, addr: dict[str, str]) -> str:

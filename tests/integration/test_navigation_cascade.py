@@ -7,23 +7,12 @@ as interrupted although the page did reach its URL. A result must match where th
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-
 import pytest
-from mcp import Client
 
-from browsermesh.mcp.server import create_server
-from browsermesh.runtime.runtime import Runtime
 from tests.conftest import ToolClient, closed_port
 from tests.fixtures.site import FixtureSite
 
 pytestmark = pytest.mark.anyio
-
-
-@pytest.fixture
-async def client(runtime: Runtime) -> AsyncIterator[ToolClient]:
-    async with Client(create_server(runtime)) as c:
-        yield ToolClient(c, {t.name: t for t in (await c.list_tools()).tools})
 
 
 @pytest.mark.parametrize("bad", ["unsafe", "refused"])

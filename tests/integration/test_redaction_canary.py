@@ -8,15 +8,11 @@ copy the value into page text with script (a "show password" label) and type one
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
-from mcp import Client
 
-from browsermesh.mcp.server import create_server
-from browsermesh.runtime.runtime import Runtime
-from tests.conftest import ToolClient
+from tests.conftest import ToolClient, open_page
 from tests.fixtures.site import FixtureSite
 
 pytestmark = pytest.mark.anyio
@@ -47,24 +43,11 @@ def pages(site: FixtureSite) -> FixtureSite:
     return site
 
 
-@pytest.fixture
-async def client(runtime: Runtime) -> AsyncIterator[ToolClient]:
-    async with Client(create_server(runtime)) as c:
-        yield ToolClient(c, {t.name: t for t in (await c.list_tools()).tools})
-
-
 def assert_clean(data: Any, *secrets: str) -> None:
     blob = json.dumps(data, ensure_ascii=False)
     for secret in secrets:
         assert secret not in blob
         assert json.dumps(secret)[1:-1] not in blob  # not even JSON-escaped
-
-
-async def open_page(c: ToolClient, url: str) -> dict[str, str]:
-    s, p = await c.session()
-    addr = {"sessionId": s, "pageId": p}
-    await c.ok("browser_navigate", {**addr, "url": url})
-    return addr
 
 
 @pytest.mark.parametrize(

@@ -29,6 +29,14 @@ _NEEDS_VISIBLE = frozenset(
 )
 _NEEDS_ENABLED = frozenset({"click", "double_click", "check", "uncheck", "fill", "select_option"})
 _TAKES_TEXT = frozenset({"fill"})
+_CHECKED = _NEEDS_VISIBLE | _NEEDS_ENABLED | _TAKES_TEXT
+
+
+def checks(op: str) -> bool:
+    """Whether `op` has actionability checks to read before it (reads, screenshots, focus,
+    press and file setting have none: their call runs without the extra round trip)."""
+    return op in _CHECKED
+
 
 # One read of up to two matches: enough to know "none", "one" or "several" and the one's state.
 _STATE = """(els, withHit) => {

@@ -7,12 +7,12 @@ it saves into the session's artifact store.
 
 from __future__ import annotations
 
-import asyncio
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from browsermesh.engine import elements
+from browsermesh.engine.bounded import quietly
 from browsermesh.engine.failures import operation_timeout, raw_cause, timed
 from browsermesh.errors import Bound, BrowserMeshError, ErrorCode, invalid_argument
 from browsermesh.model.deadline import OperationContext
@@ -122,10 +122,9 @@ class EngineDownload:
         return None
 
     async def cancel(self) -> None:
-        try:
-            await asyncio.wait_for(self.download.cancel(), timeout=1)
-        except Exception:  # already finished or its context is gone: nothing left to cancel
-            return
+        """Best effort: a download already finished, or whose context is gone, has nothing
+        left to cancel."""
+        await quietly(self.download.cancel())
 
 
 MAX_PDF_PAGES = 200

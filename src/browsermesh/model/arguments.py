@@ -66,6 +66,18 @@ def bounded_string(value: object, field: str, max_chars: int, *, min_chars: int 
     return value
 
 
+def bounded_int(value: object, field: str, low: int, high: int) -> int:
+    """`value` if it is an integer (not a bool) of `low..high`, else `INVALID_ARGUMENT` naming
+    `field` with the bound it broke."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise invalid_argument(field, "integer")
+    if value < low:
+        raise invalid_argument(field, f"at least {low}", bound=Bound(field, ">=", low))
+    if value > high:
+        raise invalid_argument(field, f"at most {high}", bound=Bound(field, "<=", high))
+    return value
+
+
 _ACTION_ARGUMENTS: Final[dict[str, tuple[str, int, int]]] = {
     "fill": ("value", 0, MAX_FILL_CHARS),
     "press": ("key", 1, MAX_KEY_CHARS),

@@ -154,16 +154,17 @@ def rank(
         named = node.role not in _UNNAMED and bool(node.name)
         return named and (roles is None or node.role in roles)
 
-    walked = [(node, container) for node, container in _walk(tree, None) if eligible(node)]
+    every = list(_walk(tree, None))
+    walked = [(node, container) for node, container in every if eligible(node)]
     texts: Counter[str] = Counter(
-        normalize_name(n.value or "") for n, _ in _walk(tree, None) if not n.name and n.value
+        normalize_name(n.value or "") for n, _ in every if not n.name and n.value
     )
     pairs: Counter[tuple[str, str]] = Counter(
-        (n.role, normalize_name(n.name or "")) for n, _ in _walk(tree, None)
+        (n.role, normalize_name(n.name or "")) for n, _ in every
     )
     in_container: Counter[tuple[str, str, str, str]] = Counter(
         (c.role, normalize_name(c.name or ""), n.role, normalize_name(n.name or ""))
-        for n, c in _walk(tree, None)
+        for n, c in every
         if c is not None
     )
     scored: list[tuple[float, int, AriaNode, AriaNode | None]] = []

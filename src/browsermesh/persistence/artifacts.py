@@ -46,6 +46,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, Literal
 
 from browsermesh.errors import Bound, BrowserMeshError, ErrorCode, invalid_argument
+from browsermesh.model.arguments import bounded_int
 from browsermesh.model.clock import iso_now
 from browsermesh.persistence.states import distrust
 from browsermesh.redact import cut_chars, sanitize_url
@@ -234,16 +235,6 @@ def _utf8_cut(chunk: bytes) -> int:
             need = 1
         return end - back if need > back else end
     return end  # only continuation bytes: invalid anyway, nothing to protect
-
-
-def _check_int(value: object, name: str, low: int, high: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise invalid_argument(name, f"an integer from {low} to {high}")
-    if value < low:
-        raise invalid_argument(name, f"an integer >= {low}", bound=Bound(name, ">=", low))
-    if value > high:
-        raise invalid_argument(name, f"an integer <= {high}", bound=Bound(name, "<=", high))
-    return value
 
 
 # --- the store ----------------------------------------------------------------------------------
@@ -439,8 +430,8 @@ class ArtifactStore:
         if artifact.state != "completed" or not self._is_live(artifact):
             raise invalid_argument("artifactId", COMPLETED_RULE)
         size = artifact.size
-        _check_int(offset, "offset", 0, size)
-        _check_int(max_bytes, "maxBytes", 1, READ_MAX_BYTES)
+        bounded_int(offset, "offset", 0, size)
+        bounded_int(max_bytes, "maxBytes", 1, READ_MAX_BYTES)
         chunk = _read_range(artifact.path, offset, max_bytes)
         if mode == "text":
             if offset + len(chunk) < size:

@@ -17,7 +17,7 @@ from browsermesh.config import Config
 from browsermesh.engine.protocol import ContextOptions, Engine, EnginePage, HistoryStep
 from browsermesh.errors import Bound, BrowserMeshError, ErrorCode, internal_error, invalid_argument
 from browsermesh.log import EventLog
-from browsermesh.model.arguments import action_argument, bounded_string
+from browsermesh.model.arguments import action_argument, bounded_int, bounded_string
 from browsermesh.model.clock import Clock, iso_from_epoch
 from browsermesh.model.deadline import Deadline, OperationCancelled, OperationContext
 from browsermesh.model.jsonvalue import MAX_JSON_BYTES
@@ -114,20 +114,6 @@ def _parse_capture(capture: object) -> tuple[str, Locator | None]:
 
 MAX_URL_CHARS = 8192
 _URL_RULE = "an absolute http or https URL with a host"
-
-
-def _int_arg(value: object, field: str, low: int, high: int, default: int) -> int:
-    if value is None:
-        return default
-    if not isinstance(value, int) or isinstance(value, bool):
-        raise invalid_argument(field, "integer")
-    if not low <= value <= high:
-        over = value > high
-        return_bound = Bound(field, "<=", high) if over else Bound(field, ">=", low)
-        raise invalid_argument(
-            field, f"at most {high}" if over else f"at least {low}", bound=return_bound
-        )
-    return value
 
 
 def validate_http_url(url: object) -> str:
@@ -1091,8 +1077,8 @@ class Runtime:
     ) -> tuple[str, dict[str, Any]]:
         """The session's artifacts, newest first, `limit` (1..100, default 20) from `offset`."""
         rec = self._lookup(principal, session_id)
-        count = _int_arg(limit, "limit", 1, 100, 20)
-        start = _int_arg(offset, "offset", 0, 1_000_000, 0)
+        count = 20 if limit is None else bounded_int(limit, "limit", 1, 100)
+        start = 0 if offset is None else bounded_int(offset, "offset", 0, 1_000_000)
         artifacts = self.files.store.list(rec.session_id)
         page = [a.view() for a in artifacts[start : start + count]]
         out: dict[str, Any] = {"artifacts": page, "total": len(artifacts)}
@@ -1114,8 +1100,13 @@ class Runtime:
         mode = "text" if encoding is None else encoding
         if mode not in ("text", "base64"):
             raise invalid_argument("encoding", "one of: text, base64")
-        start = _int_arg(offset, "offset", 0, 2**53, 0)  # <= size: checked by the store's read
-        size = _int_arg(max_bytes, "maxBytes", 1, READ_MAX_BYTES, READ_DEFAULT_BYTES)
+        # offset <= the artifact's size is checked by the store's read
+        start = 0 if offset is None else bounded_int(offset, "offset", 0, 2**53)
+        size = (
+            READ_DEFAULT_BYTES
+            if max_bytes is None
+            else bounded_int(max_bytes, "maxBytes", 1, READ_MAX_BYTES)
+        )
         artifact = self.files.store.get(rec.session_id, artifact_id)
         read = await asyncio.to_thread(self.files.store.read, artifact, mode, start, size)
         return new_id("operation"), read
