@@ -18,6 +18,7 @@ from browsermesh.engine.failures import classify_reason, operation_timeout, raw_
 from browsermesh.errors import BrowserMeshError, ErrorCode
 from browsermesh.model.clock import Clock
 from browsermesh.model.deadline import Deadline, OperationContext
+from browsermesh.model.ids import base36
 from browsermesh.model.locators import (
     LABELLED_ROLES,
     Locator,
@@ -54,17 +55,6 @@ OPERATION_DETAIL = {
     "snapshot": "capture snapshot",
     "screenshot": "capture screenshot",
 }
-
-
-def base36(value: int) -> str:
-    """`value` in base 36 (ref tokens: `s{generation}e{index}`)."""
-    digits = "0123456789abcdefghijklmnopqrstuvwxyz"
-    out = ""
-    while True:
-        value, rem = divmod(value, 36)
-        out = digits[rem] + out
-        if value == 0:
-            return out
 
 
 @dataclass(eq=False)

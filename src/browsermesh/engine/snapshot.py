@@ -27,6 +27,7 @@ from browsermesh.model.aria import (
     strip_iframe_children,
 )
 from browsermesh.model.deadline import Deadline, OperationContext
+from browsermesh.model.ids import base36
 from browsermesh.model.locators import Locator, RefTarget
 from browsermesh.model.paging import SnapshotOptions, clip_retained
 from browsermesh.model.text import well_formed
@@ -291,7 +292,7 @@ async def capture(
         "sourceLimitReached": False,
     }
     refs: list[dict[str, str]] = []
-    tag = f"s{elements.base36(generation)}"
+    tag = f"s{base36(generation)}"
     entries: dict[str, RefEntry] = {}
     fetched: list[ElementHandle | None] = []
     # With secrets on the page the tree is always parsed, so that they are replaced in names

@@ -1,0 +1,42 @@
+"""Short opaque identifiers (issue 15, byte hygiene).
+
+Every result names its operation, session and page, and clients copy session and page ids into
+every call, so their length is paid on every call twice. An id here is a one-letter kind, a
+base-36 counter (unique for the server's life) and three random characters (so an id kept from
+an earlier server process is very unlikely to name a new object of this one): ``s1x7q``,
+``p2k0m``, ``o5abc``. Callers treat ids as opaque; the server never parses one, it only looks it
+up.
+"""
+
+from __future__ import annotations
+
+import itertools
+import secrets
+import string
+
+__all__ = ["base36", "short_id"]
+
+_DIGITS = string.digits + string.ascii_lowercase
+_COUNTER = itertools.count(1)
+_RANDOM_CHARS = 3
+
+
+def base36(value: int) -> str:
+    """`value` (>= 0) in lowercase base 36 without leading zeros."""
+    if value < 0:
+        raise ValueError("base36 takes a non-negative integer")
+    out = ""
+    while True:
+        value, digit = divmod(value, 36)
+        out = _DIGITS[digit] + out
+        if value == 0:
+            return out
+
+
+def short_id(kind: str) -> str:
+    """A new id of `kind` (one lowercase letter): kind + counter + 3 random characters.
+
+    The counter is process-wide, so no two ids of one server are ever equal, whatever their kind.
+    """
+    suffix = "".join(secrets.choice(_DIGITS) for _ in range(_RANDOM_CHARS))
+    return f"{kind}{base36(next(_COUNTER))}{suffix}"
