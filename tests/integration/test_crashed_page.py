@@ -7,6 +7,7 @@ import contextlib
 import anyio
 import pytest
 
+from browsermesh.model.action_table import table_refs
 from browsermesh.runtime.runtime import Runtime
 from tests.conftest import ToolClient
 from tests.fixtures.site import FixtureSite
@@ -40,8 +41,10 @@ async def test_crashed_page_is_marked_answered_and_recovered_by_reload(
     assert error["code"] == "BROWSER_ERROR"
     assert error["details"]["reason"] == "page_crashed"
     assert "browser_reload" in error["nextStep"]
-    if snap["refs"]:
-        ref_error = await client.err("browser_click", {**addr, "ref": snap["refs"][0]["ref"]})
+    if table_refs(snap["snapshot"]):
+        ref_error = await client.err(
+            "browser_click", {**addr, "ref": table_refs(snap["snapshot"])[0]["ref"]}
+        )
         assert ref_error["details"]["reason"] == "page_crashed"
 
     reloaded = await client.ok("browser_reload", addr)

@@ -18,6 +18,7 @@ from mcp import Client
 from browsermesh.factory import create_runtime
 from browsermesh.log import EventLog
 from browsermesh.mcp.server import create_server
+from browsermesh.model.action_table import table_refs
 from browsermesh.model.locators import ROLES
 from tests.conftest import ToolClient, open_page, real_config
 from tests.fixtures.site import FixtureSite
@@ -351,7 +352,7 @@ async def test_covering_text_never_carries_a_password(
 async def test_disabled_ref_answers_with_its_reason(client: ToolClient, pages: FixtureSite) -> None:
     addr = await open_page(client, pages.url("/rules/actions"))
     snap = await client.ok("browser_snapshot", {**addr, "format": "actions"})
-    ref = next(r["ref"] for r in snap["refs"] if r.get("name") == "Submit order")
+    ref = next(r["ref"] for r in table_refs(snap["snapshot"]) if r.get("name") == "Submit order")
     err = await client.err("browser_click", {**addr, "ref": ref, "timeoutMs": 20_000})
     assert err["code"] == "OPERATION_TIMEOUT" and err["details"]["reason"] == "disabled"
 
@@ -414,8 +415,12 @@ async def test_expired_ref_gets_a_fresh_ref_and_a_replaced_one_does_not(
             addr = await open_page(c, pages.url("/rules/actions"))
             snap = await c.ok("browser_snapshot", {**addr, "format": "actions"})
             captured_by = time.monotonic()
-            save = next(r["ref"] for r in snap["refs"] if r.get("name") == "Save")
-            other = next(r["ref"] for r in snap["refs"] if r.get("name") == "Save and continue")
+            save = next(r["ref"] for r in table_refs(snap["snapshot"]) if r.get("name") == "Save")
+            other = next(
+                r["ref"]
+                for r in table_refs(snap["snapshot"])
+                if r.get("name") == "Save and continue"
+            )
             # The passing of time is the condition under test: wait out the 1 s TTL.
             await asyncio.sleep(max(0.0, 1.1 - (time.monotonic() - captured_by)))
             err = await c.err("browser_click", {**addr, "ref": save})

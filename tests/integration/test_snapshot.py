@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from browsermesh.model.action_table import table_refs
 from browsermesh.runtime.runtime import Runtime
 from tests.conftest import ToolClient
 from tests.fixtures.site import FixtureSite
@@ -21,8 +22,13 @@ async def open_page(c: ToolClient, site: FixtureSite, path: str) -> dict[str, An
     return addr
 
 
+def refs_of(data: dict[str, Any]) -> list[dict[str, str]]:
+    """The refs of a snapshot result: its `refs` array (aria), or the table's lines (actions)."""
+    return data["refs"] if "refs" in data else table_refs(data["snapshot"])
+
+
 def ref_named(data: dict[str, Any], name: str) -> str:
-    return next(r["ref"] for r in data["refs"] if r.get("name") == name)
+    return next(r["ref"] for r in refs_of(data) if r.get("name") == name)
 
 
 async def test_action_table_and_click_by_ref(mcp_client: ToolClient, site: FixtureSite) -> None:
@@ -40,7 +46,7 @@ async def test_action_table_and_click_by_ref(mcp_client: ToolClient, site: Fixtu
     assert 'checkbox "Gift wrap" · checked — check, uncheck' in text
     assert 'button "Cancel" · disabled — none' in text
     # every ref is inline on its line, with the same role and name as in `refs`
-    for ref in data["refs"]:
+    for ref in refs_of(data):
         line = next(line for line in text.splitlines() if line.startswith(f"[{ref['ref']}] "))
         assert f"] {ref['role']} " in line and f'"{ref.get("name", "")}"' in line
     place = ref_named(data, "Place order")
@@ -54,8 +60,9 @@ async def test_action_table_and_click_by_ref(mcp_client: ToolClient, site: Fixtu
     await c.ok("browser_select_option", {**addr, "ref": ref_named(data, "Quantity"), "value": "3"})
     again = await c.ok("browser_snapshot", {**addr, "format": "actions", "maxRefs": 2})
     lines = again["snapshot"].splitlines()
-    assert len(again["refs"]) == 2 and lines[-1].startswith("more: ")
+    assert len(refs_of(again)) == 2 and lines[-1].startswith("more: ")
     assert again["omissions"]["maxRefsNodes"] == int(lines[-1].split()[1])
+    assert again["truncation"]["listedRefs"] == 2 and again["pagination"]["nextCursor"]
     assert 'value "Cup"' in again["snapshot"]
 
 
@@ -152,7 +159,7 @@ async def test_pagination_reads_everything_exactly(
     cursor = first["pagination"]["nextCursor"]
     while cursor:
         nxt = await c.ok("browser_snapshot", {**addr, "cursor": cursor})
-        assert nxt["refs"] == []
+        assert "refs" not in nxt
         pieces.append(nxt["snapshot"])
         cursor = nxt["pagination"]["nextCursor"]
     assert "".join(pieces) == whole
@@ -238,10 +245,21 @@ async def test_regions_collapse_and_region_scope(mcp_client: ToolClient, site: F
     region_ref = region[1 : region.index("]")]
     inside = await c.ok(
         "browser_snapshot",
-        {**addr, "format": "actions", "scope": {"ref": region_ref}, "maxRefs": 5},
+        {**addr, "format": "actions", "scope": {"ref": region_ref}, "maxRefs": 100},
     )
-    assert len(inside["refs"]) == 5 and inside["snapshot"].splitlines()[-1] == "more: 475"
-    element_ref = data["refs"][0]["ref"]
+    last = inside["snapshot"].splitlines()[-1]
+    assert len(refs_of(inside)) == 100 and last == "more: 380 — pass nextCursor"
+    t = inside["truncation"]
+    assert (t["truncated"], t["listedRefs"], t["omittedRefs"]) == (True, 100, 380)
+    # Every link of the region is reachable through the cursor, each once, with live refs.
+    seen, cursor = refs_of(inside), inside["pagination"]["nextCursor"]
+    while cursor:
+        nxt = await c.ok("browser_snapshot", {**addr, "cursor": cursor})
+        seen += refs_of(nxt)
+        cursor = nxt.get("pagination", {}).get("nextCursor")
+    assert len(seen) == 480 and len({r["ref"] for r in seen}) == 480
+    await c.ok("browser_scroll_into_view", {**addr, "ref": seen[-1]["ref"]})
+    element_ref = refs_of(data)[0]["ref"]
     assert (await c.err("browser_snapshot", {**addr, "scope": {"ref": element_ref}}))[
         "code"
     ] == "STALE_ELEMENT_REFERENCE"

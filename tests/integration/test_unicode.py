@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from browsermesh.model.action_table import table_refs
 from tests.conftest import ToolClient
 from tests.fixtures.site import FixtureSite
 
@@ -55,7 +56,7 @@ async def test_lone_surrogates_are_replaced_everywhere(
     console = await c.ok("browser_observe", {**addr, "source": "console", "includeText": True})
     assert f"lone {REPLACEMENT} console" in well_formed(console)
     # The name as shown cannot be typed back (U+FFFD is not the page's character): use the ref.
-    (button,) = [r for r in table["refs"] if r["role"] == "button"]
+    (button,) = [r for r in table_refs(table["snapshot"]) if r["role"] == "button"]
     assert button["name"] == f"Press {REPLACEMENT}"
     clicked = await c.ok("browser_click", {**addr, "ref": button["ref"]})
     assert clicked["completed"] is True

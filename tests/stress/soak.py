@@ -37,6 +37,7 @@ from browsermesh.config import default_config
 from browsermesh.factory import create_runtime
 from browsermesh.log import EventLog
 from browsermesh.mcp.server import create_server
+from browsermesh.model.action_table import table_refs
 from browsermesh.runtime.runtime import Runtime
 from tests.fixtures.site import FixtureSite
 from tests.stress.procs import (
@@ -135,7 +136,9 @@ async def _cycle(c: _Caller, site: FixtureSite, n: int) -> None:
         await c.ok("browser_navigate", {**addr, "url": site.url(f"/?value=soak{n}")})
         snap = await c.ok("browser_snapshot", {**addr, "format": "actions"})
         refs = [
-            r["ref"] for r in snap["refs"] if r["role"] == "button" and r.get("name") == "Submit"
+            r["ref"]
+            for r in table_refs(snap["snapshot"])
+            if r["role"] == "button" and r.get("name") == "Submit"
         ]
         if len(refs) != 1:
             raise AssertionError(f"expected one Submit ref, got {snap['refs']}")

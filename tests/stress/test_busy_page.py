@@ -23,6 +23,7 @@ from mcp import Client
 from browsermesh.factory import create_runtime
 from browsermesh.log import EventLog
 from browsermesh.mcp.server import create_server
+from browsermesh.model.action_table import table_refs
 from browsermesh.runtime.runtime import Runtime
 from tests.conftest import (
     ToolClient,
@@ -60,7 +61,7 @@ async def _busy_page(c: ToolClient, site: FixtureSite) -> tuple[dict[str, str], 
     }
     await c.ok("browser_navigate", {**addr, "url": site.url("/interactions"), "timeoutMs": 15_000})
     snap = await c.ok("browser_snapshot", {**addr, "format": "actions", "timeoutMs": 15_000})
-    ref = next(r["ref"] for r in snap["refs"] if r["role"] == "button")
+    ref = next(r["ref"] for r in table_refs(snap["snapshot"]) if r["role"] == "button")
     error = await c.err("browser_evaluate", {**addr, "expression": BUSY, "timeoutMs": 1_000})
     assert error["code"] == "OPERATION_TIMEOUT"
     return addr, ref

@@ -91,6 +91,7 @@ DEMO_INFO = {
 
 DEMO_TABLE = """\
 page: "Demo shop" http://127.0.0.1:43121/
+h1 "Demo shop"
 [s7e1] link "Home" — click
 [s7e2] textbox "Item" · value "Blue teapot" — fill, press
 [s7e3] textbox "Password" · value [REDACTED] — fill, press
@@ -100,21 +101,27 @@ page: "Demo shop" http://127.0.0.1:43121/
 [s7e5] checkbox "Gift wrap" · unchecked — check, uncheck
 [s7e6] button "Place order" — click
 [s7e7] button "Cancel" · disabled — none
-more: 4"""
+more: 4 — pass nextCursor"""
+
+
+def first_page(result: TableResult) -> str:
+    """The text of the table's first page (what the first response shows)."""
+    return result.text[: result.stops[0] - 1] if result.stops else result.text
 
 
 def test_contract_demo_shop_example() -> None:
     result = build(DEMO_SHOP, DEMO_INFO, max_refs=7, title="Demo shop")
-    assert result.text == DEMO_TABLE
-    assert result.max_refs_nodes == 4 and result.collapsed_nodes == 0
+    assert first_page(result) == DEMO_TABLE
+    assert result.page_refs == [7, 4] and result.text[result.stops[0] :].startswith("[s7e8] ")
+    assert result.max_refs_nodes == 0 and result.collapsed_nodes == 0
     assert result.refs[:4] == [
         {"ref": "s7e1", "role": "link", "name": "Home", "tag": "a"},
         {"ref": "s7e2", "role": "textbox", "name": "Item", "tag": "input"},
         {"ref": "s7e3", "role": "textbox", "name": "Password", "tag": "input"},
         {"ref": "s7e4", "role": "combobox", "name": "Quantity", "tag": "select"},
     ]
-    assert len(result.refs) == 7
-    assert [(t, n.pw_ref) for t, n in result.element_nodes][-1] == ("s7e7", "e18")
+    assert len(result.refs) == 11
+    assert [(t, n.pw_ref) for t, n in result.element_nodes][6] == ("s7e7", "e18")
     assert result.region_nodes == []
     assert "hunter2" not in result.text
 
@@ -127,9 +134,22 @@ def test_contract_worked_example_max_refs_two() -> None:
         'page: "Five" http://127.0.0.1:43121/',
         '[sae1] button "B1" — click',
         '[sae2] button "B2" — click',
-        "more: 3",
+        "more: 3 — pass nextCursor",
+        '[sae3] button "B3" — click',
+        '[sae4] button "B4" — click',
+        "more: 1 — pass nextCursor",
+        '[sae5] button "B5" — click',
     ]
-    assert result.max_refs_nodes == 3 and len(result.refs) == 2
+    assert result.page_refs == [2, 2, 1] and len(result.refs) == 5
+    pages = [
+        result.text[a : b - 1]
+        for a, b in zip([0, *result.stops], [*result.stops, 10**6], strict=True)
+    ]
+    assert [p.splitlines()[0] for p in pages] == [
+        'page: "Five" http://127.0.0.1:43121/',
+        '[sae3] button "B3" — click',
+        '[sae5] button "B5" — click',
+    ]
 
 
 def action_table_info() -> dict[str, ElementInfo]:
@@ -156,6 +176,7 @@ def test_real_action_table_page_caps_options_at_25() -> None:
     )
     expected = [
         'page: "Action table" http://127.0.0.1:43121/action-table',
+        'h1 "Action table"',
         '[s1e1] link "Home" — click',
         '[s1e2] textbox "Item" · value "Blue teapot" — fill, press',
         '[s1e3] textbox "Password" · value [REDACTED] — fill, press',
@@ -177,6 +198,7 @@ def test_native_select_options_fall_back_to_tree_children() -> None:
     info = action_table_info()
     info["e11"] = ElementInfo(tag="select", native_select=True, selected_label="1")
     lines = build(sample("action-table.ai.yaml"), info).text.splitlines()
+    assert lines[1] == 'h1 "Action table"'
     start = lines.index('[s7e4] combobox "Quantity" · selected "1" — select_option')
     assert lines[start + 1] == '    option "1" · selected'
     assert lines[start + 25] == '    option "25"'
@@ -231,17 +253,23 @@ def test_real_docs_page_collapses_the_table_of_contents() -> None:
     assert result.text.splitlines() == [
         'page: "Data Types - The Rust Programming Language" '
         "http://127.0.0.1:43121/book/ch03-02-data-types.html",
+        'h1 "Data Types"',
+        'h2 "Section 1"',
+        'h2 "Section 2"',
+        'h2 "Section 3"',
         '[s9r1] navigation "Table of contents" · 480 links — snapshot',
         '[s9e1] button "Toggle Table of Contents" — click',
         '[s9e2] button "Change theme" · collapsed — click',
         '[s9e3] button "Toggle Searchbar" — click',
         '[s9e4] link "Previous chapter" — click',
-        "more: 2",
+        "more: 2 — pass nextCursor",
+        '[s9e5] link "Next chapter" — click',
+        '[s9e6] searchbox "Search this book" — fill, press',
     ]
-    assert result.collapsed_nodes == 480 and result.max_refs_nodes == 2
+    assert result.collapsed_nodes == 480 and result.page_refs == [4, 2]
     (token, region), *_ = result.region_nodes
     assert token == "s9r1" and region.role == "navigation" and region.pw_ref is not None
-    assert len(result.refs) == 4
+    assert len(result.refs) == 6
 
 
 def test_real_docs_page_inside_region_scope_is_not_collapsed() -> None:
@@ -251,9 +279,26 @@ def test_real_docs_page_inside_region_scope_is_not_collapsed() -> None:
     result = build([navigation], info, gen="b", max_refs=100, scope_in_region=True)
     lines = result.text.splitlines()
     assert lines[1] == '[sbe1] link "1. Chapter 1" — click'
-    assert len(result.refs) == 100 and result.max_refs_nodes == 380
+    assert len(result.refs) == 480 and result.page_refs == [100, 100, 100, 100, 80]
     assert result.region_nodes == [] and result.collapsed_nodes == 0
-    assert lines[-1] == "more: 380"
+    assert (
+        lines[101] == "more: 380 — pass nextCursor"
+        and lines[-1] == '[sbe480] link "480. Chapter 480" — click'
+    )
+    # Beyond the capture ceiling elements are counted, never listed.
+    capped = build_action_table(
+        [navigation],
+        title="T",
+        url=BASE,
+        info=info,
+        element_token=lambda i: f"e{i}",
+        region_token=lambda i: f"r{i}",
+        max_refs=100,
+        scope_in_region=True,
+        ceiling=250,
+    )
+    assert capped.max_refs_nodes == 230 and len(capped.refs) == 250
+    assert capped.text.splitlines()[-1] == "more: 230 not listed — scope the snapshot"
 
 
 def links(n: int, prefix: str = "l", role: str = "link") -> str:
@@ -289,21 +334,23 @@ def test_region_threshold_kinds_and_names() -> None:
     nodes = parse_aria(text)
     result = build(nodes, all_info(nodes), max_refs=100)
     region_lines = [line for line in result.text.splitlines() if "— snapshot" in line]
+    # Chrome outside main collapses from 4 elements on (the 15 navigation links too); tree,
+    # lists and tables outside main from 16; the list inside main never.
     assert region_lines == [
-        '[s7r1] complementary "" · 16 buttons — snapshot',
-        '[s7r2] contentinfo "Mixed" · 16 controls — snapshot',
-        '[s7r3] list "" · 20 links — snapshot',
-        '[s7r4] tree "" · 16 controls — snapshot',
-        '[s7r5] table "Grid" · 18 controls — snapshot',
+        '[s7r1] navigation "Fifteen" · 15 links — snapshot',
+        '[s7r2] complementary "" · 16 buttons — snapshot',
+        '[s7r3] contentinfo "Mixed" · 16 controls — snapshot',
+        '[s7r4] list "" · 20 links — snapshot',
+        '[s7r5] tree "" · 16 controls — snapshot',
+        '[s7r6] table "Grid" · 18 controls — snapshot',
     ]
-    assert result.collapsed_nodes == 16 + 16 + 20 + 16 + 18
-    # 15 navigation links and the 17 list links inside main stay element lines
-    assert len(result.refs) == 15 + 17
-    assert [t for t, _ in result.region_nodes] == [f"s7r{i}" for i in range(1, 6)]
-    # the region line sits in place, between element lines
+    assert result.collapsed_nodes == 15 + 16 + 16 + 20 + 16 + 18
+    assert len(result.refs) == 17
+    assert [t for t, _ in result.region_nodes] == [f"s7r{i}" for i in range(1, 7)]
+    # main comes first, then the rest in document order
     lines = result.text.splitlines()
-    assert lines[15] == '[s7e15] link "a14" — click'
-    assert lines[16] == '[s7r1] complementary "" · 16 buttons — snapshot'
+    assert lines[1] == '[s7e1] link "f0" — click' and lines[17] == '[s7e17] link "f16" — click'
+    assert lines[18] == '[s7r1] navigation "Fifteen" · 15 links — snapshot'
 
 
 def test_outermost_region_wins_and_regions_do_not_use_max_refs() -> None:
@@ -321,9 +368,10 @@ def test_outermost_region_wins_and_regions_do_not_use_max_refs() -> None:
     assert result.text.splitlines()[1:] == [
         '[s7e1] button "first" — click',
         '[s7r1] navigation "Outer" · 30 links — snapshot',
-        "more: 1",
+        "more: 1 — pass nextCursor",
+        '[s7e2] button "second" — click',
     ]
-    assert result.collapsed_nodes == 30 and result.max_refs_nodes == 1
+    assert result.collapsed_nodes == 30 and result.page_refs == [1, 1]
     assert [n.pw_ref for n in table_candidates(nodes, scope_in_region=False)] == ["b1", "b2"]
     assert len(table_candidates(nodes, scope_in_region=True)) == 32
 

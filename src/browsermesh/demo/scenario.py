@@ -22,6 +22,7 @@ from mcp import Client, MCPError, StdioServerParameters
 
 from browsermesh.config import process_environ
 from browsermesh.demo.shop import DemoShop
+from browsermesh.model.action_table import table_refs
 
 __all__ = [
     "DEMO_TIMEOUT_SECONDS",
@@ -236,9 +237,9 @@ class _Scenario:
             buyer,
             "browser_snapshot",
             {**buyer.page(), "format": "actions"},
-            lambda data: _describe_refs(data["refs"]),
+            lambda data: _describe_refs(table_refs(data["snapshot"])),
         )
-        refs: list[dict[str, Any]] = table["refs"]
+        refs: list[dict[str, Any]] = list(table_refs(table["snapshot"]))
         item = pick_ref(refs, ("textbox",), "Item")
         quantity = pick_ref(refs, ("combobox", "listbox"), "Quantity")
         place_order = pick_ref(refs, ("button",), "Place order")

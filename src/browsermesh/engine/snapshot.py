@@ -108,6 +108,23 @@ _ELEMENT_INFO = """els => els.map(e => {
   };
 })"""
 
+# Outcome messages the ARIA tree does not mark: `aria-live` regions without a live role and the
+# flash-message markup of common frameworks (Django `messagelist`, Bootstrap `alert`, Rails
+# `flash`, `errornote`...). Visible ones only, first few, each bounded.
+_NOTICES = """() => {
+  const sel = '[aria-live]:not([aria-live="off"]):not([role]), .messagelist > li, ' +
+    '.messages > li, .alert:not([role]), .flash, .notice, .notification, .toast, .errornote, ' +
+    '.errorlist > li';
+  const out = [];
+  for (const el of document.querySelectorAll(sel)) {
+    if (out.length >= 6) break;
+    if (!el.getClientRects().length) continue;
+    const text = (el.innerText || '').trim().slice(0, 300);
+    if (text && !out.includes(text)) out.push(text);
+  }
+  return out;
+}"""
+
 _CSS_PATH = """e => {
   const parts = [];
   for (let n = e; n && n.nodeType === 1 && n !== document.documentElement; n = n.parentElement) {
@@ -121,12 +138,20 @@ _CSS_PATH = """e => {
 
 @dataclass
 class Capture:
-    """One capture's serialization and metadata (before paging)."""
+    """One capture's serialization and metadata (before paging).
+
+    ``stops`` are the offsets where the 2nd, 3rd... page of an action table starts and
+    ``page_refs`` the element lines per page; ``lines`` the table's element lines without
+    refs (for diffs).
+    """
 
     content: str
     refs: list[dict[str, str]] = field(default_factory=list)
     omissions: dict[str, Any] = field(default_factory=dict)
     clipped: bool = False
+    stops: list[int] = field(default_factory=list)
+    page_refs: list[int] = field(default_factory=list)
+    lines: list[str] = field(default_factory=list)
 
 
 async def _scope(
@@ -292,6 +317,7 @@ async def capture(
         "sourceLimitReached": False,
     }
     refs: list[dict[str, str]] = []
+    table = _Table()
     tag = f"s{base36(generation)}"
     entries: dict[str, RefEntry] = {}
     fetched: list[ElementHandle | None] = []
@@ -314,13 +340,14 @@ async def capture(
                 opts,
                 root,
                 tag,
-                in_region,
+                (in_region, scope is not None),
                 ctx,
                 entries,
                 refs,
                 omissions,
                 fetched,
                 secrets,
+                table,
             )
         else:
             if opts.interactive_only:
@@ -349,7 +376,17 @@ async def capture(
         kept = {id(e.handle) for e in entries.values()}
         await elements.release(old)
         await _dispose_unused(fetched, kept)
-    return Capture(content, refs, omissions, clipped)
+    lines = [secrets.text(line) for line in table.lines]
+    return Capture(content, refs, omissions, clipped, table.stops, table.page_refs, lines)
+
+
+@dataclass
+class _Table:
+    """What an action-table capture adds to `Capture`: page stops, refs per page, lines."""
+
+    stops: list[int] = field(default_factory=list)
+    page_refs: list[int] = field(default_factory=list)
+    lines: list[str] = field(default_factory=list)
 
 
 async def _dispose_unused(fetched: list[ElementHandle | None], kept: set[int]) -> None:
@@ -409,15 +446,17 @@ async def _action_table(
     opts: SnapshotOptions,
     root: Any,
     tag: str,
-    in_region: bool,
+    scoping: tuple[bool, bool],
     ctx: OperationContext,
     entries: dict[str, RefEntry],
     refs: list[dict[str, str]],
     omissions: dict[str, Any],
     fetched: list[ElementHandle | None],
     secrets: SecretValues,
+    out: _Table,
 ) -> str:
-    candidates = table_candidates(nodes, scope_in_region=in_region)
+    in_region, scoped = scoping
+    candidates = table_candidates(nodes, scope_in_region=in_region, keep_roots=scoped)
     handles = await _handles(root, candidates, ctx, fetched)
     live = [h for h in handles if h is not None]
     infos: dict[str, ElementInfo] = {}
@@ -434,6 +473,10 @@ async def _action_table(
                 infos[node.pw_ref] = info
     by_ref = {n.pw_ref: h for n, h in zip(candidates, handles, strict=True) if h is not None}
     title = secrets.text(well_formed(await timed(page.page.title(), ctx.deadline)))
+    notices: list[str] = []
+    if not scoped:
+        raw_notices = await timed(page.page.evaluate(_NOTICES), ctx.deadline)
+        notices = [secrets.text(well_formed(str(n))) for n in raw_notices]
     table = build_action_table(
         nodes,
         title=title,
@@ -443,7 +486,10 @@ async def _action_table(
         region_token=lambda i: f"{tag}r{i}",
         max_refs=opts.max_refs,
         scope_in_region=in_region,
+        keep_roots=scoped,
+        notices=notices,
     )
+    out.stops, out.page_refs, out.lines = table.stops, table.page_refs, table.lines
     for token, node in table.element_nodes:
         handle = by_ref.get(node.pw_ref)
         if handle is not None:

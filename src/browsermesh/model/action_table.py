@@ -19,8 +19,10 @@ a node without one cannot get an element handle), excluding ``option`` nodes of 
 
 from __future__ import annotations
 
+import json
+import re
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -28,13 +30,17 @@ from browsermesh.model.aria import INTERACTIVE_ROLES, AriaNode, json_literal
 from browsermesh.redact import cut_chars
 
 __all__ = [
+    "CHROME_MIN_ELEMENTS",
+    "MAX_KEY_LINES",
     "MAX_OPTION_LINES",
+    "MAX_TABLE_REFS",
     "REGION_MIN_ELEMENTS",
     "ElementInfo",
     "TableResult",
     "build_action_table",
     "qualifying_nodes",
     "table_candidates",
+    "table_refs",
 ]
 
 NAME_MAX_CHARS = 120
@@ -46,8 +52,22 @@ TAG_MAX_CHARS = 32
 MAX_OPTION_LINES = 25
 REGION_MIN_ELEMENTS = 16
 """A region is collapsed when it holds more than 15 interactive elements."""
+CHROME_MIN_ELEMENTS = 4
+"""Site chrome outside ``main`` (banner, navigation, contentinfo, complementary) is collapsed
+from this many interactive elements on (issue 15): it repeats on every page of a site."""
+MAX_TABLE_REFS = 500
+"""At most this many element refs per capture; the response pages them ``maxRefs`` at a time."""
+MAX_KEY_LINES = 8
+MAX_H2_LINES = 3
+KEY_TEXT_MAX_CHARS = 120
+SUMMARY_MAX_CHARS = 60
 
 _REGION_ROLES = frozenset({"navigation", "complementary", "contentinfo", "tree"})
+_CHROME_ROLES = frozenset({"banner", "navigation", "contentinfo", "complementary"})
+_LIVE_ROLES = frozenset({"alert", "status", "log"})
+_TEXT_ROLES = frozenset({"text", "paragraph", "generic", "strong", "emphasis", "caption"})
+# "4 results", "0 of 50 selected", "1 result (3 total)": a number, then a few words.
+_SUMMARY_RE = re.compile(r"\(?\d[\d,.]*\)?\s+(?:of\s+\d[\d,.]*\s+)?[^\W\d_][^\n]*")
 _OUTSIDE_MAIN_REGION_ROLES = frozenset({"list", "table"})
 _SELECT_CONTAINER_ROLES = frozenset({"combobox", "listbox"})
 _VALUE_ROLES = frozenset({"textbox", "searchbox", "spinbutton"})
@@ -95,21 +115,31 @@ class ElementInfo:
 class TableResult:
     """A rendered action table and what the engine must register.
 
+    The table is cut into pages of ``maxRefs`` element lines; the first page also holds the
+    header and the key text. Every page but the last ends with ``more: N — pass nextCursor``.
+
     Attributes:
-        text: The table (no trailing newline).
-        refs: ``{ref, role, name?, tag}`` per element line (§5.5).
+        text: The whole table, every page (no trailing newline).
+        stops: Offsets (code points) in ``text`` where the 2nd, 3rd... page starts.
+        page_refs: Element lines per page.
+        refs: ``{ref, role, name?, tag}`` per element line (§5.5), every page.
         element_nodes: ``(token, node)`` per element line, in order.
         region_nodes: ``(regionToken, node)`` per collapsed region, in order.
-        max_refs_nodes: Qualifying elements left out by ``maxRefs`` (``more: N``).
+        max_refs_nodes: Qualifying elements beyond `MAX_TABLE_REFS` (never listed).
         collapsed_nodes: Qualifying elements inside collapsed regions.
+        lines: The element lines without their ref token (``role "name" · state — ops``), for
+            diffs between captures.
     """
 
     text: str
+    stops: list[int] = field(default_factory=list)
+    page_refs: list[int] = field(default_factory=list)
     refs: list[dict[str, str]] = field(default_factory=list)
     element_nodes: list[tuple[str, AriaNode]] = field(default_factory=list)
     region_nodes: list[tuple[str, AriaNode]] = field(default_factory=list)
     max_refs_nodes: int = 0
     collapsed_nodes: int = 0
+    lines: list[str] = field(default_factory=list)
 
 
 def _walk(nodes: Iterable[AriaNode]) -> Iterator[AriaNode]:
@@ -158,36 +188,100 @@ def _region_kind(roles: Counter[str], total: int) -> str:
     return "controls"
 
 
-def _collapsible(node: AriaNode, in_main: bool) -> bool:
-    return node.role in _REGION_ROLES or (node.role in _OUTSIDE_MAIN_REGION_ROLES and not in_main)
+def _threshold(node: AriaNode, in_main: bool) -> int | None:
+    """How many interactive elements collapse `node`; None when it never collapses."""
+    if node.role in _CHROME_ROLES and not in_main:
+        return CHROME_MIN_ELEMENTS
+    if node.role in _REGION_ROLES or (node.role in _OUTSIDE_MAIN_REGION_ROLES and not in_main):
+        return REGION_MIN_ELEMENTS
+    return None
 
 
 def _collapsed_regions(
-    nodes: Iterable[AriaNode], scope_in_region: bool
+    nodes: Iterable[AriaNode], scope_in_region: bool, keep_roots: bool = False
 ) -> dict[int, list[AriaNode]]:
-    """id(region) -> its candidate elements, for the outermost regions that collapse."""
+    """id(region) -> its candidate elements, for the outermost regions that collapse.
+
+    With `keep_roots` (a scoped snapshot) the scope's own top nodes never collapse: the client
+    asked for them.
+    """
     regions: dict[int, list[AriaNode]] = {}
     if scope_in_region:
         return regions
-    stack: list[tuple[AriaNode, bool]] = [(n, False) for n in reversed(list(nodes))]
+    stack: list[tuple[AriaNode, bool, bool]] = [
+        (n, False, keep_roots) for n in reversed(list(nodes))
+    ]
     while stack:
-        node, in_main = stack.pop()
+        node, in_main, is_kept = stack.pop()
         if node.role == "iframe":
             continue
-        if _collapsible(node, in_main):
+        threshold = None if is_kept else _threshold(node, in_main)
+        if threshold is not None:
             inside = qualifying_nodes(node.children)
-            if len(inside) >= REGION_MIN_ELEMENTS:
+            if len(inside) >= threshold:
                 regions[id(node)] = inside
                 continue
         child_main = in_main or node.role == "main"
-        stack.extend((c, child_main) for c in reversed(node.children))
+        stack.extend((c, child_main, False) for c in reversed(node.children))
     return regions
 
 
-def table_candidates(nodes: Iterable[AriaNode], *, scope_in_region: bool) -> list[AriaNode]:
+def _main_first(nodes: list[AriaNode]) -> list[AriaNode]:
+    """The scope's top nodes with the first ``main`` landmark lifted out in front.
+
+    The returned list is a new forest: the ``main`` node first, then the original top nodes
+    with ``main`` removed from its parent (shallow copies of its ancestors only).
+    """
+    path: list[AriaNode] = []
+
+    def find(siblings: list[AriaNode]) -> bool:
+        for node in siblings:
+            if node.role == "iframe":
+                continue
+            path.append(node)
+            if node.role == "main" or find(node.children):
+                return True
+            path.pop()
+        return False
+
+    if not find(nodes) or len(path) == 0:
+        return nodes
+    main = path[-1]
+    if len(path) == 1:
+        return [main, *(n for n in nodes if n is not main)]
+    # Rebuild the ancestors of main without it (copies, so the parsed tree stays intact).
+    child: AriaNode | None = None
+    for depth in range(len(path) - 2, -1, -1):
+        ancestor, below = path[depth], path[depth + 1]
+        if child is None:
+            kept = [c for c in ancestor.children if c is not main]
+        else:
+            kept = [child if c is below else c for c in ancestor.children]
+        child = _copy_with(ancestor, kept)
+    assert child is not None
+    top, copy = path[0], child
+    return [main, *(copy if n is top else n for n in nodes)]
+
+
+def _copy_with(node: AriaNode, children: list[AriaNode]) -> AriaNode:
+    return AriaNode(
+        role=node.role,
+        name=node.name,
+        key=node.key,
+        pw_ref=node.pw_ref,
+        value=node.value,
+        props=node.props,
+        children=children,
+        attrs=node.attrs,
+    )
+
+
+def table_candidates(
+    nodes: Iterable[AriaNode], *, scope_in_region: bool, keep_roots: bool = False
+) -> list[AriaNode]:
     """The nodes whose `ElementInfo` `build_action_table` needs (outside collapsed regions)."""
     node_list = list(nodes)
-    regions = _collapsed_regions(node_list, scope_in_region)
+    regions = _collapsed_regions(node_list, scope_in_region, keep_roots)
     out: list[AriaNode] = []
     stack = list(reversed(node_list))
     while stack:
@@ -256,6 +350,84 @@ def _state(role: str, info: ElementInfo) -> list[str]:
     return tokens
 
 
+def _flat_text(node: AriaNode, limit: int = KEY_TEXT_MAX_CHARS * 2) -> str:
+    """The node's name, value and descendant texts, space-joined and whitespace-collapsed."""
+    parts: list[str] = []
+    size = 0
+    for each in _walk([node]):
+        for piece in (each.name if each is node or each.role in _TEXT_ROLES else None, each.value):
+            if piece:
+                parts.append(piece)
+                size += len(piece) + 1
+        if size > limit:
+            break
+    return " ".join(" ".join(parts).split())
+
+
+def _rows(table: AriaNode) -> int:
+    """Data rows of a table: rows holding a cell (header rows hold only column headers)."""
+    return sum(
+        1
+        for node in _walk(table.children)
+        if node.role == "row" and any(c.role in ("cell", "gridcell") for c in node.children)
+    )
+
+
+def _key_lines(
+    ordered: list[AriaNode], skip: Mapping[int, object], notices: Sequence[str]
+) -> list[str]:
+    """Bounded key text: alerts and notices, h1/h2 headings, result summaries, table sizes."""
+    live: list[str] = []
+    headings: list[str] = []
+    summaries: list[str] = []
+    stack = list(reversed(ordered))
+    while stack:
+        node = stack.pop()
+        if id(node) in skip or node.role == "iframe":
+            continue
+        if node.role in _LIVE_ROLES:
+            text = _flat_text(node)
+            if text:
+                live.append(f"{node.role} {_string(text, KEY_TEXT_MAX_CHARS)}")
+            continue
+        if node.role == "heading" and ("level=1" in node.attrs or "level=2" in node.attrs):
+            level = "h1" if "level=1" in node.attrs else "h2"
+            text = node.name or _flat_text(node)
+            if text:
+                headings.append(f"{level} {_string(text, KEY_TEXT_MAX_CHARS)}")
+        elif node.role in ("table", "grid"):
+            rows = _rows(node)
+            if rows:
+                name = f" {_string(node.name, KEY_TEXT_MAX_CHARS)}" if node.name else ""
+                summaries.append(f"{node.role}{name} · {rows} row{'s' if rows != 1 else ''}")
+        elif node.role in _TEXT_ROLES and node.value:
+            text = " ".join(node.value.split())
+            if len(text) <= SUMMARY_MAX_CHARS and _SUMMARY_RE.fullmatch(text):
+                summaries.append(f"text {_string(text, SUMMARY_MAX_CHARS)}")
+        stack.extend(reversed(node.children))
+    seen = {line.split(" ", 1)[1] for line in live}
+    notes = [
+        f"notice {quoted}"
+        for quoted in (
+            _string(" ".join(n.split()), KEY_TEXT_MAX_CHARS) for n in notices if n.strip()
+        )
+        if quoted not in seen
+    ]
+    h1 = [line for line in headings if line.startswith("h1 ")]
+    h2 = [line for line in headings if line.startswith("h2 ")][:MAX_H2_LINES]
+    out: list[str] = []
+    for line in [*live, *dict.fromkeys(notes), *h1, *summaries, *h2]:
+        if line not in out:
+            out.append(line)
+    return out[:MAX_KEY_LINES]
+
+
+@dataclass
+class _Entry:
+    lines: list[str]
+    element: bool
+
+
 def build_action_table(
     nodes: Iterable[AriaNode],
     *,
@@ -266,8 +438,11 @@ def build_action_table(
     region_token: Callable[[int], str],
     max_refs: int,
     scope_in_region: bool,
+    keep_roots: bool = False,
+    notices: Sequence[str] = (),
+    ceiling: int = MAX_TABLE_REFS,
 ) -> TableResult:
-    """Render the §6.5 action table.
+    """Render the action table (§6.5 as changed by issue 15).
 
     Args:
         nodes: The parsed AI-mode tree of the scope (iframe contents are ignored).
@@ -279,13 +454,21 @@ def build_action_table(
             never a line of its own.
         element_token: ``i -> token`` for the i-th element line (1-based).
         region_token: ``i -> token`` for the i-th collapsed region (1-based).
-        max_refs: At most this many element lines; the rest are counted in ``more: N``.
+        max_refs: Element lines per page; later pages continue through the cursor.
         scope_in_region: The snapshot scope lies inside a collapsible region: collapse nothing.
+        keep_roots: The snapshot is scoped: its top nodes never collapse.
+        notices: Message texts the engine read from the DOM (flash messages, live regions).
+        ceiling: At most this many element lines in all; the rest are counted.
+
+    Order: the first ``main`` landmark first, then everything else in document order. Key text
+    lines (alerts, notices, h1/h2, "N results", table sizes) follow the header.
     """
-    node_list = list(nodes)
-    regions = _collapsed_regions(node_list, scope_in_region)
-    lines = [f"page: {_string(title, TITLE_MAX_CHARS)} {cut_chars(url, URL_MAX_CHARS)}"]
+    node_list = _main_first(list(nodes))
+    regions = _collapsed_regions(node_list, scope_in_region, keep_roots)
+    head = [f"page: {_string(title, TITLE_MAX_CHARS)} {cut_chars(url, URL_MAX_CHARS)}"]
+    head.extend(_key_lines(node_list, regions, notices))
     result = TableResult(text="")
+    entries: list[_Entry] = []
     native_boxes: set[int] = set()
     stack: list[tuple[AriaNode, bool]] = [(n, False) for n in reversed(node_list)]
     while stack:
@@ -297,7 +480,9 @@ def build_action_table(
             result.collapsed_nodes += len(inside)
             kind = _region_kind(Counter(n.role for n in inside), len(inside))
             name = _string(node.name or "", NAME_MAX_CHARS)
-            lines.append(f"[{token}] {node.role} {name} · {len(inside)} {kind} — snapshot")
+            entries.append(
+                _Entry([f"[{token}] {node.role} {name} · {len(inside)} {kind} — snapshot"], False)
+            )
             continue
         details = info.get(node.pw_ref) if node.pw_ref is not None else None
         if (
@@ -315,34 +500,91 @@ def build_action_table(
             continue
         if node.role == "option" and (in_native_box or details.tag == "option"):
             continue
-        if len(result.element_nodes) >= max_refs:
+        if len(result.element_nodes) >= ceiling:
             result.max_refs_nodes += 1
             continue
         token = element_token(len(result.element_nodes) + 1)
-        result.element_nodes.append((token, node))
-        name = node.name or ""
-        entry = {"ref": token, "role": node.role[:ROLE_MAX_CHARS]}
-        if name:
-            entry["name"] = cut_chars(name, NAME_MAX_CHARS)
-        entry["tag"] = details.tag.lower()[:TAG_MAX_CHARS]
-        result.refs.append(entry)
-        state = _state(node.role, details)
-        line = f"[{token}] {node.role} {_string(name, NAME_MAX_CHARS)}"
-        if state:
-            line += " · " + ", ".join(state)
-        lines.append(line + " — " + _operations(node.role, details))
-        if node.role == "combobox" and details.native_select:
-            options = _options(node, details)
-            for label, selected, disabled in options[:MAX_OPTION_LINES]:
-                option_line = "    option " + _string(label, NAME_MAX_CHARS)
-                if selected:
-                    option_line += " · selected"
-                if disabled:
-                    option_line += " · disabled"
-                lines.append(option_line)
-            if len(options) > MAX_OPTION_LINES:
-                lines.append(f"    more options: {len(options) - MAX_OPTION_LINES}")
-    if result.max_refs_nodes:
-        lines.append(f"more: {result.max_refs_nodes}")
-    result.text = "\n".join(lines)
+        entries.append(_Entry(_element_lines(token, node, details, result), True))
+    _paginate(result, head, entries, max_refs)
     return result
+
+
+def _paginate(result: TableResult, head: list[str], entries: list[_Entry], max_refs: int) -> None:
+    """Cut the entries into pages of `max_refs` element lines; set text, stops, page_refs."""
+    pages: list[list[str]] = [list(head)]
+    counts = [0]
+    for entry in entries:
+        if entry.element:
+            if counts[-1] >= max_refs:
+                pages.append([])
+                counts.append(0)
+            counts[-1] += 1
+        pages[-1].extend(entry.lines)
+    remaining = sum(counts)
+    texts: list[str] = []
+    for number, (lines, count) in enumerate(zip(pages, counts, strict=True)):
+        remaining -= count
+        if number < len(pages) - 1:
+            lines.append(f"more: {remaining} — pass nextCursor")
+        elif result.max_refs_nodes:
+            lines.append(f"more: {result.max_refs_nodes} not listed — scope the snapshot")
+        texts.append("\n".join(lines))
+    offset = 0
+    for text in texts[:-1]:
+        offset += len(text) + 1
+        result.stops.append(offset)
+    result.text = "\n".join(texts)
+    result.page_refs = counts
+
+
+def _element_lines(
+    token: str, node: AriaNode, details: ElementInfo, result: TableResult
+) -> list[str]:
+    """The line (and option sub-lines) of one element; registers it in `result`."""
+    result.element_nodes.append((token, node))
+    name = node.name or ""
+    entry = {"ref": token, "role": node.role[:ROLE_MAX_CHARS]}
+    if name:
+        entry["name"] = cut_chars(name, NAME_MAX_CHARS)
+    entry["tag"] = details.tag.lower()[:TAG_MAX_CHARS]
+    result.refs.append(entry)
+    state = _state(node.role, details)
+    body = f"{node.role} {_string(name, NAME_MAX_CHARS)}"
+    if state:
+        body += " · " + ", ".join(state)
+    body += " — " + _operations(node.role, details)
+    result.lines.append(body)
+    lines = [f"[{token}] {body}"]
+    if node.role == "combobox" and details.native_select:
+        options = _options(node, details)
+        for label, selected, disabled in options[:MAX_OPTION_LINES]:
+            option_line = "    option " + _string(label, NAME_MAX_CHARS)
+            if selected:
+                option_line += " · selected"
+            if disabled:
+                option_line += " · disabled"
+            lines.append(option_line)
+        if len(options) > MAX_OPTION_LINES:
+            lines.append(f"    more options: {len(options) - MAX_OPTION_LINES}")
+    return lines
+
+
+_LINE_RE = re.compile(
+    r'\[(?P<ref>s[a-z0-9]+e[0-9]+)\] (?P<role>[a-z]+) (?P<name>"(?:[^"\\]|\\.)*")'
+)
+
+
+def table_refs(text: str) -> list[dict[str, str]]:
+    """``{ref, role, name?}`` of every element line of an action table text, in order (what a
+    client reads off the lines; the demo and tests use it)."""
+    out: list[dict[str, str]] = []
+    for line in text.splitlines():
+        match = _LINE_RE.match(line)
+        if match is None:
+            continue
+        entry = {"ref": match["ref"], "role": match["role"]}
+        name = json.loads(match["name"])
+        if name:
+            entry["name"] = name
+        out.append(entry)
+    return out

@@ -11,7 +11,7 @@ import re
 import time
 import uuid
 from collections import OrderedDict
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -235,10 +235,18 @@ class Page:
 
 
 def page_content(
-    content: str, offset: int, max_chars: int, max_bytes: int, *, clipped: bool
+    content: str,
+    offset: int,
+    max_chars: int,
+    max_bytes: int,
+    *,
+    clipped: bool,
+    stops: Sequence[int] = (),
 ) -> Page:
     """Take code points from ``offset`` until ``max_chars`` are taken or the next one would
-    push the UTF-8 size over ``max_bytes`` (§6.6).
+    push the UTF-8 size over ``max_bytes`` (§6.6), ending early at the first of ``stops``
+    after ``offset`` (where an action table's next page of refs begins; the newline before a
+    stop is consumed but not returned).
 
     Raises `INVALID_ARGUMENT` when not even one code point fits (internal ``maxBytes``,
     ``requiredBytes``, ``offsetChars``) and `STALE_SNAPSHOT_CURSOR` for an offset at or past the
@@ -251,8 +259,15 @@ def page_content(
             ErrorCode.STALE_SNAPSHOT_CURSOR,
             internal={"reason": "offset out of range", "offsetChars": offset},
         )
-    text = fit_prefix(content[offset : offset + max_chars], max_chars, max_bytes)
+    limit = offset + max_chars
+    stop = next((s for s in stops if s > offset), len(content) + 1)
+    stopped = stop <= min(limit, len(content))
+    if stopped:
+        limit = stop - 1  # the page's text ends before the newline that precedes the stop
+    text = fit_prefix(content[offset:limit], max_chars, max_bytes)
     end = offset + len(text)
+    if stopped and end == limit:
+        end = stop  # the whole page fitted: the newline is consumed
     more = end < len(content)
     if not text and more:
         required = utf8_len(content[offset])
@@ -264,8 +279,11 @@ def page_content(
         error.internal.update(maxBytes=max_bytes, requiredBytes=required, offsetChars=offset)
         raise error
     returned_bytes = utf8_len(text)
+    cut = offset + len(text)  # first code point not returned
     by_chars = more and len(text) == max_chars
-    by_bytes = more and returned_bytes + utf8_len(content[end]) > max_bytes
+    by_bytes = more and cut < len(content) and returned_bytes + utf8_len(content[cut]) > max_bytes
+    if stopped and end == stop:
+        by_chars = by_bytes = False  # the page ended at its last ref, not at a bound
     truncation = {
         "truncated": more or clipped,
         "byMaxChars": by_chars,
@@ -318,6 +336,7 @@ class RetainedSnapshot:
         clipped: The serialization was clipped (§6.4 step 8).
         expires_at: Monotonic expiry time (capture + 30 s).
         expires_at_iso: The same instant as an ISO-8601 UTC wall-clock string.
+        stops: Where the pages of an action table start (see `page_content`).
     """
 
     snapshot_id: str
@@ -327,6 +346,7 @@ class RetainedSnapshot:
     clipped: bool
     expires_at: float
     expires_at_iso: str
+    stops: tuple[int, ...] = ()
 
 
 def _new_snapshot_id() -> str:
@@ -368,6 +388,7 @@ class SnapshotStore:
         bounds: Mapping[str, Any],
         format: SnapshotFormat,
         clipped: bool,
+        stops: Sequence[int] = (),
     ) -> str:
         """Retain ``content``; returns its new snapshot id (evicting the oldest beyond 4)."""
         self.prune()
@@ -380,6 +401,7 @@ class SnapshotStore:
             clipped=clipped,
             expires_at=self._now() + self._ttl,
             expires_at_iso=iso_from_epoch(self._wall_now() + self._ttl),
+            stops=tuple(stops),
         )
         while len(self._entries) > self._max_entries:
             self._entries.popitem(last=False)
@@ -404,6 +426,7 @@ class SnapshotStore:
         bounds: Mapping[str, Any],
         format: SnapshotFormat,
         clipped: bool,
+        stops: Sequence[int] = (),
     ) -> tuple[Page, dict[str, Any]]:
         """Page a fresh capture from offset 0; retain it only when more follows.
 
@@ -411,7 +434,12 @@ class SnapshotStore:
         """
         self.prune()
         page = page_content(
-            content, 0, int(bounds["maxChars"]), int(bounds["maxBytes"]), clipped=clipped
+            content,
+            0,
+            int(bounds["maxChars"]),
+            int(bounds["maxBytes"]),
+            clipped=clipped,
+            stops=stops,
         )
         if page.next_offset is None:
             return page, {
@@ -420,7 +448,7 @@ class SnapshotStore:
                 "offsetChars": 0,
                 "expiresAt": None,
             }
-        snapshot_id = self.put(content, bounds, format, clipped)
+        snapshot_id = self.put(content, bounds, format, clipped, stops)
         entry = self._entries[snapshot_id]
         return page, {
             "snapshotId": snapshot_id,
@@ -445,6 +473,7 @@ class SnapshotStore:
             int(entry.bounds["maxChars"]),
             int(entry.bounds["maxBytes"]),
             clipped=entry.clipped,
+            stops=entry.stops,
         )
         next_cursor = None if page.next_offset is None else f"{snapshot_id}.{page.next_offset}"
         return (
@@ -457,3 +486,53 @@ class SnapshotStore:
                 "expiresAt": entry.expires_at_iso,
             },
         )
+
+
+def snapshot_result(
+    piece: Page,
+    pagination: dict[str, Any],
+    fmt: SnapshotFormat,
+    bounds: Mapping[str, Any],
+    refs: list[dict[str, str]] | None,
+    *,
+    given: bool,
+    stops: Sequence[int] = (),
+) -> dict[str, Any]:
+    """The ``browser_snapshot`` result without the ids (issue 15 byte hygiene).
+
+    Parts that carry nothing are left out: ``refs`` for action tables (each line carries its
+    ref, role and name) and on continuations, ``omissions`` entries that are zero,
+    ``pagination`` and ``truncation`` for a complete first page, ``appliedBounds`` unless the
+    call gave an option besides ``format``. An action table's page reports ``listedRefs`` and
+    ``omittedRefs`` (refs on later pages and beyond the capture ceiling) in ``truncation``.
+
+    ``bounds`` holds the public applied bounds plus ``_omissions`` and ``_pageRefs``.
+    """
+    omissions = dict(bounds.get("_omissions", {}))
+    page_refs = [int(n) for n in bounds.get("_pageRefs", [])]
+    public = {k: v for k, v in bounds.items() if not k.startswith("_")}
+    offset = int(pagination["offsetChars"])
+    out: dict[str, Any] = {
+        "snapshot": piece.text,
+        "contentFormat": content_format(fmt, piece.partial),
+        "partial": piece.partial,
+    }
+    truncation = dict(piece.truncation)
+    if fmt == "aria" and refs is not None and public.get("includeRefs"):
+        out["refs"] = refs
+    if fmt == "actions" and page_refs:
+        index = sum(1 for stop in stops if stop <= offset)
+        later = sum(page_refs[index + 1 :]) + int(omissions.get("maxRefsNodes", 0))
+        omissions["maxRefsNodes"] = later
+        truncation["listedRefs"] = page_refs[index] if index < len(page_refs) else 0
+        truncation["omittedRefs"] = later
+    kept = {k: v for k, v in omissions.items() if v}
+    if kept:
+        out["omissions"] = kept
+    if given:
+        out["appliedBounds"] = public
+    if pagination["nextCursor"] is not None or offset:
+        out["pagination"] = pagination
+    if truncation["truncated"] or offset:
+        out["truncation"] = truncation
+    return out

@@ -31,7 +31,12 @@ from browsermesh.model.locators import (
 )
 from browsermesh.model.matchers import FileChooserWait, parse_action, parse_condition, parse_wait
 from browsermesh.model.observe import ObserveLimits, PageObservations
-from browsermesh.model.paging import SnapshotStore, content_format, normalize_snapshot_options
+from browsermesh.model.paging import (
+    SNAPSHOT_OPTION_KEYS,
+    SnapshotStore,
+    normalize_snapshot_options,
+    snapshot_result,
+)
 from browsermesh.model.png import ScreenshotLimits
 from browsermesh.model.text import bound_text
 from browsermesh.persistence.artifacts import (
@@ -989,27 +994,30 @@ class Runtime:
         ) -> dict[str, Any]:
             if isinstance(parsed, str):
                 entry, piece, pagination = page.snapshots.read(parsed)
-                bounds, fmt, refs = dict(entry.bounds), entry.format, []
-                omissions = dict(entry.bounds.get("_omissions", {}))
-            else:
-                cap = await self.engine.snapshot(page.handle, parsed, scope, ctx)
-                fmt = parsed.format
-                bounds = parsed.applied_bounds(scope_wire)
-                piece, pagination = page.snapshots.first_page(
-                    cap.content, {**bounds, "_omissions": cap.omissions}, fmt, cap.clipped
+                return snapshot_result(
+                    piece,
+                    pagination,
+                    entry.format,
+                    entry.bounds,
+                    None,
+                    given=False,
+                    stops=entry.stops,
                 )
-                refs, omissions = cap.refs, cap.omissions
-            bounds.pop("_omissions", None)
-            return {
-                "snapshot": piece.text,
-                "contentFormat": content_format(fmt, piece.partial),
-                "partial": piece.partial,
-                "refs": refs,
-                "appliedBounds": bounds,
-                "omissions": omissions,
-                "pagination": pagination,
-                "truncation": piece.truncation,
+            cap = await self.engine.snapshot(page.handle, parsed, scope, ctx)
+            bounds = {
+                **parsed.applied_bounds(scope_wire),
+                "_omissions": cap.omissions,
+                "_pageRefs": cap.page_refs,
             }
+            piece, pagination = page.snapshots.first_page(
+                cap.content, bounds, parsed.format, cap.clipped, cap.stops
+            )
+            if parsed.format == "actions":
+                page.last_table = cap.lines
+            given = any(key in args for key in SNAPSHOT_OPTION_KEYS if key != "format")
+            return snapshot_result(
+                piece, pagination, parsed.format, bounds, cap.refs, given=given, stops=cap.stops
+            )
 
         timeout = args.get("timeoutMs")
         return await self.run_page_op(

@@ -32,6 +32,9 @@ class PageRecord:
     observations: PageObservations | None = None
     # Retained snapshot contents for cursor pagination (§6.6); cleared on navigation etc.
     snapshots: SnapshotStore = field(default_factory=SnapshotStore)
+    # The element lines (without refs) of the page's latest action table: the base of
+    # `snapshot: "diff"` on interactions (issue 15).
+    last_table: list[str] | None = None
 
 
 @dataclass(eq=False)

@@ -34,17 +34,18 @@ def specs() -> list[ToolSpec]:
         ToolSpec(
             "browser_snapshot",
             "Get accessibility snapshot",
-            'Read the page. format:"actions": one line per control with its ref and operations; '
-            "aria (default): ARIA YAML, includeRefs puts [ref=...] inline. Refs last 30 seconds "
-            "by default and die on navigation or a newer snapshot. Password values are redacted. "
-            "Continue long output with the cursor alone.",
+            'Read the page. format:"actions": key text (headings, alerts, counts), then one line '
+            "per control with its ref and operations, main content first, site chrome as one "
+            "line each (scope:{ref} lists it); more controls: pass nextCursor alone. aria "
+            "(default): ARIA YAML, includeRefs puts [ref=...] inline. Refs last 30 s by default "
+            "and die on navigation or a newer snapshot. Passwords are redacted.",
             "core",
             True,
             False,
             True,
             True,
             page_address(options),
-            page_output({"snapshot": string(), "refs": {"type": "array"}}),
+            page_output({"snapshot": string()}),
             snapshot,
         )
     ]
