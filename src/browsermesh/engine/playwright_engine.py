@@ -24,6 +24,7 @@ from browsermesh.engine.backends import (
     release,
 )
 from browsermesh.engine.backends import running_as_root as running_as_root
+from browsermesh.engine.changes import SETTLING_OPS, ChangeWatch
 from browsermesh.engine.elements import REF_TTL_S, RefRegistry
 from browsermesh.engine.evaluate import evaluate_in_page
 from browsermesh.engine.failures import browser_error, navigation_error, timed, within
@@ -340,11 +341,19 @@ class PlaywrightEngine:
 
     async def act(  # type: ignore[override]
         self, page: PwPage, target: Target, op: str, arg: str | None, ctx: OperationContext
-    ) -> None:
-        """One element action (click, fill, check, ...) on a locator or a ref."""
-        await elements.on_target(
-            page.page, page.refs, target, ctx, op, elements.element_call(op, arg)
-        )
+    ) -> dict[str, Any]:
+        """One element action (click, fill, check, ...) on a locator or a ref; returns what it
+        changed (engine.changes)."""
+        watch = ChangeWatch(page)
+        await watch.start(ctx)
+        try:
+            await elements.on_target(
+                page.page, page.refs, target, ctx, op, elements.element_call(op, arg)
+            )
+        except BaseException:
+            await watch.close()
+            raise
+        return await watch.finish(ctx, settle=op in SETTLING_OPS)
 
     async def visible_text(self, page: PwPage, locator: Locator, ctx: OperationContext) -> str:  # type: ignore[override]
         text: str = await elements.on_locator(
@@ -382,9 +391,16 @@ class PlaywrightEngine:
     ) -> tuple[dict[str, Any], PwPage | None]:
         """Act, await the expected event; a popup comes back as a new managed page."""
         guard: PopupGuard | None = page.extras.get("popups")
-        # The page's next popup is the waiter's to register or close, never the guard's.
-        with guard.expecting() if guard is not None else contextlib.nullcontext():
-            outcome = await waits.action_and_wait(page, action, wait, ctx)
+        watch = ChangeWatch(page, handle_dialogs=False)  # the waiter handles dialogs
+        await watch.start(ctx)
+        try:
+            # The page's next popup is the waiter's to register or close, never the guard's.
+            with guard.expecting() if guard is not None else contextlib.nullcontext():
+                outcome = await waits.action_and_wait(page, action, wait, ctx)
+        except BaseException:
+            await watch.close()
+            raise
+        outcome.event["_changes"] = await watch.finish(ctx, settle=False)
         if outcome.event.get("kind") == "dialog":
             # A dialog's text is page text: it may quote a password field. Read once the dialog
             # is handled (an open dialog blocks every evaluation in the page).

@@ -111,10 +111,11 @@ _ELEMENT_INFO = """els => els.map(e => {
 # Outcome messages the ARIA tree does not mark: `aria-live` regions without a live role and the
 # flash-message markup of common frameworks (Django `messagelist`, Bootstrap `alert`, Rails
 # `flash`, `errornote`...). Visible ones only, first few, each bounded.
-_NOTICES = """() => {
-  const sel = '[aria-live]:not([aria-live="off"]):not([role]), .messagelist > li, ' +
-    '.messages > li, .alert:not([role]), .flash, .notice, .notification, .toast, .errornote, ' +
-    '.errorlist > li';
+NOTICES_SELECTOR = (
+    '[aria-live]:not([aria-live="off"]):not([role]), .messagelist > li, .messages > li, '
+    ".alert:not([role]), .flash, .notice, .notification, .toast, .errornote, .errorlist > li"
+)
+_NOTICES = """sel => {
   const out = [];
   for (const el of document.querySelectorAll(sel)) {
     if (out.length >= 6) break;
@@ -152,6 +153,7 @@ class Capture:
     stops: list[int] = field(default_factory=list)
     page_refs: list[int] = field(default_factory=list)
     lines: list[str] = field(default_factory=list)
+    keys: list[str] = field(default_factory=list)
 
 
 async def _scope(
@@ -377,7 +379,8 @@ async def capture(
         await elements.release(old)
         await _dispose_unused(fetched, kept)
     lines = [secrets.text(line) for line in table.lines]
-    return Capture(content, refs, omissions, clipped, table.stops, table.page_refs, lines)
+    keys = [secrets.text(line) for line in table.keys]
+    return Capture(content, refs, omissions, clipped, table.stops, table.page_refs, lines, keys)
 
 
 @dataclass
@@ -387,6 +390,7 @@ class _Table:
     stops: list[int] = field(default_factory=list)
     page_refs: list[int] = field(default_factory=list)
     lines: list[str] = field(default_factory=list)
+    keys: list[str] = field(default_factory=list)
 
 
 async def _dispose_unused(fetched: list[ElementHandle | None], kept: set[int]) -> None:
@@ -475,7 +479,7 @@ async def _action_table(
     title = secrets.text(well_formed(await timed(page.page.title(), ctx.deadline)))
     notices: list[str] = []
     if not scoped:
-        raw_notices = await timed(page.page.evaluate(_NOTICES), ctx.deadline)
+        raw_notices = await timed(page.page.evaluate(_NOTICES, NOTICES_SELECTOR), ctx.deadline)
         notices = [secrets.text(well_formed(str(n))) for n in raw_notices]
     table = build_action_table(
         nodes,
@@ -490,6 +494,7 @@ async def _action_table(
         notices=notices,
     )
     out.stops, out.page_refs, out.lines = table.stops, table.page_refs, table.lines
+    out.keys = table.keys
     for token, node in table.element_nodes:
         handle = by_ref.get(node.pw_ref)
         if handle is not None:

@@ -118,6 +118,14 @@ def page_output(properties: dict[str, Schema]) -> Schema:
 # spent those bytes on input descriptions).
 FLAG_OUTPUT: Schema = {"type": "object"}
 
+# `snapshot` on interactions (issue 15): the action table after the action, or its diff.
+FOLLOW: Schema = {"enum": ["diff", "actions"]}
+FOLLOW_HINT = (
+    "Results carry changes (url, title, navigated, dialogs, popups, downloads, new alert/status "
+    'text, controls added/removed); snapshot:"diff" adds the table lines added/removed with '
+    'fresh refs, "actions" the new table: no extra browser_snapshot needed.'
+)
+
 
 def with_dialect(schema: Schema) -> Schema:
     """The published root: the 2020-12 dialect first, then the schema."""

@@ -129,6 +129,7 @@ class TableResult:
         collapsed_nodes: Qualifying elements inside collapsed regions.
         lines: The element lines without their ref token (``role "name" · state — ops``), for
             diffs between captures.
+        keys: The key-text lines (after the ``page:`` header).
     """
 
     text: str
@@ -140,6 +141,7 @@ class TableResult:
     max_refs_nodes: int = 0
     collapsed_nodes: int = 0
     lines: list[str] = field(default_factory=list)
+    keys: list[str] = field(default_factory=list)
 
 
 def _walk(nodes: Iterable[AriaNode]) -> Iterator[AriaNode]:
@@ -466,8 +468,8 @@ def build_action_table(
     node_list = _main_first(list(nodes))
     regions = _collapsed_regions(node_list, scope_in_region, keep_roots)
     head = [f"page: {_string(title, TITLE_MAX_CHARS)} {cut_chars(url, URL_MAX_CHARS)}"]
-    head.extend(_key_lines(node_list, regions, notices))
-    result = TableResult(text="")
+    result = TableResult(text="", keys=_key_lines(node_list, regions, notices))
+    head.extend(result.keys)
     entries: list[_Entry] = []
     native_boxes: set[int] = set()
     stack: list[tuple[AriaNode, bool]] = [(n, False) for n in reversed(node_list)]

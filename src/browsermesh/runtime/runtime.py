@@ -29,7 +29,14 @@ from browsermesh.model.locators import (
     parse_locator,
     parse_target,
 )
-from browsermesh.model.matchers import FileChooserWait, parse_action, parse_condition, parse_wait
+from browsermesh.model.matchers import (
+    ActionSpec,
+    FileChooserWait,
+    WaitSpec,
+    parse_action,
+    parse_condition,
+    parse_wait,
+)
 from browsermesh.model.observe import ObserveLimits, PageObservations
 from browsermesh.model.paging import (
     SNAPSHOT_OPTION_KEYS,
@@ -38,6 +45,7 @@ from browsermesh.model.paging import (
     snapshot_result,
 )
 from browsermesh.model.png import ScreenshotLimits
+from browsermesh.model.table_diff import FollowMode, TableLines, parse_follow, table_diff
 from browsermesh.model.text import bound_text
 from browsermesh.persistence.artifacts import (
     READ_DEFAULT_BYTES,
@@ -770,18 +778,54 @@ class Runtime:
         args: dict[str, Any],
         arg: str | None,
         timeout_ms: object,
-    ) -> str:
-        """One of the 10 element actions on exactly one of `locator` / `ref`."""
+    ) -> tuple[str, dict[str, Any]]:
+        """One of the 10 element actions on exactly one of `locator` / `ref`; returns the
+        operation id and ``{changes, diff|snapshot?}`` (issue 15)."""
         target = parse_target(args)
         arg = action_argument(op, arg)
+        follow = parse_follow(args.get("snapshot"))
 
-        async def job(rec: SessionRecord, page: PageRecord, ctx: OperationContext) -> None:
-            await self.engine.act(page.handle, target, op, arg, ctx)
+        async def job(
+            rec: SessionRecord, page: PageRecord, ctx: OperationContext
+        ) -> dict[str, Any]:
+            changes = await self.engine.act(page.handle, target, op, arg, ctx)
+            return {"changes": changes, **await self._follow(page, follow, changes, ctx)}
 
-        op_id, _ = await self.run_page_op(
+        return await self.run_page_op(
             principal, session_id, page_id, f"browser_{op}", timeout_ms, job
         )
-        return op_id
+
+    async def _follow(
+        self,
+        page: PageRecord,
+        mode: FollowMode | None,
+        changes: dict[str, Any],
+        ctx: OperationContext,
+    ) -> dict[str, Any]:
+        """The action table after an interaction: whole (``actions``, paged like
+        browser_snapshot) or as lines added and removed since the page's last table (``diff``).
+        Either way the page's refs become the new table's."""
+        if mode is None or changes.get("pageClosed"):
+            return {}
+        opts = normalize_snapshot_options({"format": "actions"})
+        assert not isinstance(opts, str)
+        cap = await self.engine.snapshot(page.handle, opts, None, ctx)
+        previous, page.last_table = page.last_table, TableLines(tuple(cap.keys), tuple(cap.lines))
+        if mode == "diff":
+            refs = [r["ref"] for r in cap.refs]
+            return {"diff": table_diff(previous, page.last_table, refs)}
+        bounds = {
+            **opts.applied_bounds(None),
+            "_omissions": cap.omissions,
+            "_pageRefs": cap.page_refs,
+        }
+        piece, pagination = page.snapshots.first_page(
+            cap.content, bounds, "actions", cap.clipped, cap.stops
+        )
+        out = {"snapshot": piece.text}
+        if pagination["nextCursor"] is not None:
+            out["nextCursor"] = pagination["nextCursor"]
+        return out
 
     async def scroll(
         self,
@@ -883,10 +927,13 @@ class Runtime:
         action: object,
         wait: object,
         timeout_ms: object,
+        follow_snapshot: object = None,
     ) -> tuple[str, dict[str, Any]]:
-        """Register the waiter, act, await the event; a popup becomes a managed page."""
+        """Register the waiter, act, await the event; a popup becomes a managed page. The result
+        also carries ``changes`` and, with ``follow_snapshot``, the table or its diff."""
         act = parse_action(action)
         spec = parse_wait(wait)
+        follow = parse_follow(follow_snapshot)
         if isinstance(spec, FileChooserWait):  # files resolved (and refused) before any work
             owner = self._lookup(principal, session_id)
             files = self.files.payloads(owner.session_id, list(spec.files), "wait.files")
@@ -896,38 +943,57 @@ class Runtime:
             rec: SessionRecord, page: PageRecord, ctx: OperationContext
         ) -> dict[str, Any]:
             try:
-                event, popup = await self.engine.action_and_wait(page.handle, act, spec, ctx)
-                raw_download = event.pop("_download", None)
-                if raw_download is not None:
-                    try:
-                        artifact = await self.files.finished(
-                            raw_download, ctx.deadline.remaining_ms() / 1000
-                        )
-                    except TimeoutError:
-                        raise ctx.deadline.timeout_error() from None
-                    return {"kind": "download", "artifact": artifact.view()}
-                if popup is None:
-                    return event
-                if len(rec.pages) >= self.config.max_pages:
-                    # Cleanup of a page nobody may keep: a short grace past the deadline.
-                    await self.engine.close_page(
-                        popup, max(ctx.deadline.remaining_ms(), POPUP_CLOSE_GRACE_MS)
-                    )
-                    raise BrowserMeshError(
-                        ErrorCode.LIMIT_EXCEEDED,
-                        bound=Bound("pages", "<=", self.config.max_pages, "BROWSERMESH_MAX_PAGES"),
-                    )
-                new_page = self._register_page(rec, popup)
-                return {
-                    "kind": "popup",
-                    "page": rec.page_view(new_page, self.engine.current_url(popup)),
-                }
+                result = await self._act_and_wait(rec, page, act, spec, ctx)
             finally:
                 self._clear_snapshots(page)
+            changes = result.pop("_changes", {})
+            follow_up = await self._follow(page, follow, changes, ctx)
+            return {"event": result, "changes": changes, **follow_up}
 
         return await self.run_page_op(
             principal, session_id, page_id, "browser_action_and_wait", timeout_ms, job
         )
+
+    async def _act_and_wait(
+        self,
+        rec: SessionRecord,
+        page: PageRecord,
+        act: ActionSpec,
+        spec: WaitSpec,
+        ctx: OperationContext,
+    ) -> dict[str, Any]:
+        """The engine's action-and-wait; a download becomes its artifact, a popup a page."""
+        event, popup = await self.engine.action_and_wait(page.handle, act, spec, ctx)
+        raw_download = event.pop("_download", None)
+        if raw_download is not None:
+            try:
+                artifact = await self.files.finished(
+                    raw_download, ctx.deadline.remaining_ms() / 1000
+                )
+            except TimeoutError:
+                raise ctx.deadline.timeout_error() from None
+            return {
+                "kind": "download",
+                "artifact": artifact.view(),
+                "_changes": event.get("_changes", {}),
+            }
+        if popup is None:
+            return event
+        if len(rec.pages) >= self.config.max_pages:
+            # Cleanup of a page nobody may keep: a short grace past the deadline.
+            await self.engine.close_page(
+                popup, max(ctx.deadline.remaining_ms(), POPUP_CLOSE_GRACE_MS)
+            )
+            raise BrowserMeshError(
+                ErrorCode.LIMIT_EXCEEDED,
+                bound=Bound("pages", "<=", self.config.max_pages, "BROWSERMESH_MAX_PAGES"),
+            )
+        new_page = self._register_page(rec, popup)
+        return {
+            "kind": "popup",
+            "page": rec.page_view(new_page, self.engine.current_url(popup)),
+            "_changes": event.get("_changes", {}),
+        }
 
     async def observe(
         self, principal: str, session_id: object, page_id: object, args: dict[str, Any]
@@ -1012,8 +1078,8 @@ class Runtime:
             piece, pagination = page.snapshots.first_page(
                 cap.content, bounds, parsed.format, cap.clipped, cap.stops
             )
-            if parsed.format == "actions":
-                page.last_table = cap.lines
+            if parsed.format == "actions" and scope is None:
+                page.last_table = TableLines(tuple(cap.keys), tuple(cap.lines))
             given = any(key in args for key in SNAPSHOT_OPTION_KEYS if key != "format")
             return snapshot_result(
                 piece, pagination, parsed.format, bounds, cap.refs, given=given, stops=cap.stops

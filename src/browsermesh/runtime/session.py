@@ -11,6 +11,7 @@ from browsermesh.engine.protocol import EngineContext, EnginePage
 from browsermesh.errors import ErrorCode
 from browsermesh.model.observe import PageObservations
 from browsermesh.model.paging import SnapshotStore
+from browsermesh.model.table_diff import TableLines
 from browsermesh.runtime.queue import SessionQueue
 
 SessionStatus = Literal["creating", "ready", "closing", "closed", "failed"]
@@ -34,7 +35,7 @@ class PageRecord:
     snapshots: SnapshotStore = field(default_factory=SnapshotStore)
     # The element lines (without refs) of the page's latest action table: the base of
     # `snapshot: "diff"` on interactions (issue 15).
-    last_table: list[str] | None = None
+    last_table: TableLines | None = None
 
 
 @dataclass(eq=False)

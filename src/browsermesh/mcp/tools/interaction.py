@@ -7,6 +7,8 @@ from typing import Any
 from browsermesh.mcp.registry import Handler, ToolCall, ToolSpec
 from browsermesh.mcp.schemas import (
     FLAG_OUTPUT,
+    FOLLOW,
+    FOLLOW_HINT,
     LOCATOR,
     REF,
     Schema,
@@ -18,6 +20,7 @@ from browsermesh.mcp.schemas import (
 )
 
 _COMPLETED = FLAG_OUTPUT
+_CHANGES = page_output({"changes": {}})
 _CLICK_HINT = (
     "Give ref (from browser_snapshot) or locator, e.g. {strategy:role,value:button,name:Save}. "
     "Names and text match exactly by default (exact:false: case-insensitive substring); >1 "
@@ -29,10 +32,10 @@ _TARGET_HINT = "Target as for browser_click."
 def _action(op: str, arg_field: str | None = None) -> Handler:
     async def handler(call: ToolCall) -> dict[str, Any]:
         arg = call.args.get(arg_field) if arg_field else None
-        op_id = await call.runtime.element_action(
+        op_id, data = await call.runtime.element_action(
             call.principal, call.session_id(), call.page_id(), op, call.args, arg, call.timeout()
         )
-        return call.page_result(op_id, completed=True)
+        return call.page_result(op_id, **data)
 
     return handler
 
@@ -77,7 +80,9 @@ def _target_input(
     required: tuple[str, ...] = (),
     target: Schema = LOCATOR,
 ) -> Schema:
-    return page_address({"locator": target, "ref": REF, **(extra or {})}, required)
+    return page_address(
+        {"locator": target, "ref": REF, **(extra or {}), "snapshot": FOLLOW}, required
+    )
 
 
 # (name, op, title, description, R, D, I, O, extra input, required extras, arg field)
@@ -86,7 +91,7 @@ _ACTIONS: list[tuple[str, str, str, str, str, dict[str, Schema], tuple[str, ...]
         "browser_click",
         "click",
         "Click page element",
-        "Click an element. " + _CLICK_HINT,
+        "Click an element. " + _CLICK_HINT + " " + FOLLOW_HINT,
         "FTFT",
         {},
         (),
@@ -202,7 +207,7 @@ def specs() -> list[ToolSpec]:
                 o,
                 # browser_click's locator documents the shapes the other tools refer to.
                 _target_input(extra, required, locator(documented=name == "browser_click")),
-                _COMPLETED,
+                _CHANGES,
                 _action(op, arg_field),
             )
         )

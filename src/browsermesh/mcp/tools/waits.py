@@ -7,6 +7,8 @@ from typing import Any
 from browsermesh.mcp.registry import ToolCall, ToolSpec
 from browsermesh.mcp.schemas import (
     FLAG_OUTPUT,
+    FOLLOW,
+    FOLLOW_HINT,
     Schema,
     page_address,
     page_output,
@@ -52,18 +54,16 @@ async def wait(call: ToolCall) -> dict[str, Any]:
 
 
 async def action_and_wait(call: ToolCall) -> dict[str, Any]:
-    op_id, event = await call.runtime.action_and_wait(
+    op_id, data = await call.runtime.action_and_wait(
         call.principal,
         call.session_id(),
         call.page_id(),
         call.args.get("action"),
         call.args.get("wait"),
         call.timeout(),
+        call.args.get("snapshot"),
     )
-    return call.page_result(
-        op_id,
-        event=event,
-    )
+    return call.page_result(op_id, **data)
 
 
 def specs() -> list[ToolSpec]:
@@ -85,14 +85,16 @@ def specs() -> list[ToolSpec]:
             "browser_action_and_wait",
             "Perform browser action and wait",
             "Act, then wait for its navigation, response, popup (own pageId), dialog (handled "
-            "atomically), download or file chooser.",
+            "atomically), download or file chooser. " + FOLLOW_HINT,
             "core",
             False,
             True,
             False,
             True,
-            page_address({"action": _ACTION, "wait": _WAIT}, ("action", "wait")),
-            page_output({"event": {}}),
+            page_address(
+                {"action": _ACTION, "wait": _WAIT, "snapshot": FOLLOW}, ("action", "wait")
+            ),
+            page_output({"event": {}, "changes": {}}),
             action_and_wait,
         ),
     ]

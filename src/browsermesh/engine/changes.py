@@ -1,0 +1,293 @@
+"""What an interaction changed (issue 15): the compact ``changes`` object of every result.
+
+A `ChangeWatch` is started before the action and finished after it, inside the same deadline:
+
+- in the page, a MutationObserver counts interactive elements added and removed and remembers
+  the alert/status/live/flash-message elements that changed; the Navigation API's ``navigate``
+  event says whether a cross-document navigation started (a form post, a link);
+- on the Playwright side, listeners count main-frame navigations, popups and downloads, and
+  (for plain actions) record and dismiss dialogs, which is what Playwright does anyway when
+  nobody listens.
+
+After the action the watch lets the page settle: click-like actions wait until the DOM has been
+quiet for `QUIET_MS` (at most `SETTLE_MAX_MS`), others only flush pending records. A started
+navigation is awaited to ``domcontentloaded`` within the deadline. Nothing here ever fails the
+interaction it describes: when the page cannot be read (it navigated, closed or hangs) the
+watch reports what it knows.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from browsermesh.engine.bounded import quietly
+from browsermesh.engine.snapshot import NOTICES_SELECTOR, page_secrets
+from browsermesh.engine.waits import Listeners
+from browsermesh.model.deadline import OperationContext
+from browsermesh.model.text import well_formed
+from browsermesh.redact import cut_chars, sanitize_url
+
+if TYPE_CHECKING:
+    from playwright.async_api import Dialog, JSHandle
+
+    from browsermesh.engine.playwright_engine import PwPage
+
+__all__ = ["QUIET_MS", "SETTLE_MAX_MS", "SETTLING_OPS", "ChangeWatch"]
+
+SETTLING_OPS = frozenset({"click", "double_click", "press"})
+"""Actions whose effects usually come later (handlers that fetch, timers): they settle."""
+QUIET_MS = 100
+"""Click-like actions: the DOM must have been quiet this long before the result is read."""
+SETTLE_MAX_MS = 1_000
+"""…but the settle never waits longer than this (a ticking clock is never quiet)."""
+NAVIGATION_WAIT_MS = 10_000
+"""A started navigation is awaited at most this long (and never past the deadline)."""
+MAX_TEXTS = 5
+TEXT_CHARS = 200
+URL_CHARS = 2_000
+TITLE_CHARS = 120
+
+_INTERACTIVE = (
+    "a[href],button,input:not([type=hidden]),select,textarea,summary,[contenteditable=''],"
+    "[contenteditable=true],[role=button],[role=link],[role=checkbox],[role=radio],[role=tab],"
+    "[role=menuitem],[role=switch],[role=combobox],[role=textbox],[role=searchbox],"
+    "[role=option],[role=slider],[role=spinbutton],[role=treeitem],[role=gridcell]"
+)
+_LIVE = "[role=alert],[role=status],[role=log],[aria-live]:not([aria-live=off])," + (
+    NOTICES_SELECTOR
+)
+
+# Returns the watch state object; its handle is read once after the action.
+_INSTALL = """([interactive, live]) => {
+  const count = n => n.nodeType !== 1 ? 0
+    : (n.matches(interactive) ? 1 : 0) + n.querySelectorAll(interactive).length;
+  const st = {added: 0, removed: 0, live: new Set(), navigating: false,
+              last: performance.now(), title: document.title, url: location.href};
+  const note = el => {
+    const l = el && el.closest ? el.closest(live) : null;
+    if (l) st.live.add(l);
+  };
+  st.take = records => {
+    for (const r of records) {
+      st.last = performance.now();
+      for (const n of r.addedNodes) {
+        st.added += count(n);
+        if (n.nodeType === 1) {
+          note(n);
+          for (const m of n.querySelectorAll(live)) st.live.add(m);
+        } else note(n.parentElement);
+      }
+      for (const n of r.removedNodes) st.removed += count(n);
+      note(r.target.nodeType === 1 ? r.target : r.target.parentElement);
+    }
+  };
+  st.observer = new MutationObserver(st.take);
+  st.observer.observe(document, {subtree: true, childList: true, characterData: true});
+  if (window.navigation) {
+    st.onNavigate = e => { if (!e.destination.sameDocument) st.navigating = true; };
+    window.navigation.addEventListener('navigate', st.onNavigate);
+  }
+  return st;
+}"""
+
+_READ = """async (st, [quietMs, maxMs, maxTexts, textChars]) => {
+  const start = performance.now();
+  st.last = Math.max(st.last, start - (quietMs ? 0 : 1));
+  while (quietMs && !st.navigating && performance.now() - start < maxMs
+         && performance.now() - st.last < quietMs) {
+    await new Promise(r => setTimeout(r, 20));
+    st.take(st.observer.takeRecords());
+  }
+  st.take(st.observer.takeRecords());
+  st.observer.disconnect();
+  if (st.onNavigate) window.navigation.removeEventListener('navigate', st.onNavigate);
+  const texts = [];
+  for (const el of st.live) {
+    if (texts.length >= maxTexts) break;
+    if (!el.isConnected || !el.getClientRects().length) continue;
+    const t = (el.innerText || '').trim().slice(0, textChars);
+    if (t && !texts.includes(t)) texts.push(t);
+  }
+  return {added: st.added, removed: st.removed, navigating: st.navigating, texts,
+          title: document.title, titleBefore: st.title, url: location.href};
+}"""
+
+# The outcome texts of a freshly loaded document (after a navigation): its live regions and
+# flash messages as they stand.
+_LOADED_TEXTS = """([live, maxTexts, textChars]) => {
+  const texts = [];
+  for (const el of document.querySelectorAll(live)) {
+    if (texts.length >= maxTexts) break;
+    if (!el.getClientRects().length) continue;
+    const t = (el.innerText || '').trim().slice(0, textChars);
+    if (t && !texts.includes(t)) texts.push(t);
+  }
+  return {texts, title: document.title};
+}"""
+
+
+@dataclass
+class ChangeWatch:
+    """Watches one page while one interaction runs; `finish` builds the ``changes`` object.
+
+    ``handle_dialogs``: plain actions record and dismiss dialogs here; action-and-wait handles
+    its own and only reports them (``dialog`` events it saw are counted by the caller).
+    """
+
+    page: PwPage
+    handle_dialogs: bool = True
+    _state: JSHandle | None = None
+    _url_before: str = ""
+    _listeners: Listeners | None = None
+    _navigated: asyncio.Event = field(default_factory=asyncio.Event)
+    _dialogs: list[dict[str, str]] = field(default_factory=list)
+    _dismissals: list[asyncio.Task[None]] = field(default_factory=list)
+    _popups: int = 0
+    _downloads: int = 0
+
+    async def start(self, ctx: OperationContext) -> None:
+        """Install the in-page observer and the listeners (best effort, within the deadline)."""
+        p = self.page.page
+        self._url_before = p.url
+        listeners = Listeners(self.page)
+        main = p.main_frame
+        listeners.on("framenavigated", lambda f: self._navigated.set() if f == main else None)
+        listeners.on("popup", lambda _: self._count("popup"))
+        listeners.on("download", lambda _: self._count("download"))
+        if self.handle_dialogs:
+            listeners.on("dialog", self._on_dialog)
+        self._listeners = listeners
+        with contextlib.suppress(Exception):
+            self._state = await asyncio.wait_for(
+                p.evaluate_handle(_INSTALL, [_INTERACTIVE, _LIVE]),
+                timeout=max(ctx.deadline.remaining_ms(), 1) / 1000,
+            )
+
+    def _count(self, kind: str) -> None:
+        if kind == "popup":
+            self._popups += 1
+        else:
+            self._downloads += 1
+
+    def _on_dialog(self, dialog: Dialog) -> None:
+        self._dialogs.append(
+            {"type": dialog.type, "message": cut_chars(well_formed(dialog.message), TEXT_CHARS)}
+        )
+        self._dismissals.append(asyncio.ensure_future(quietly(dialog.dismiss())))
+
+    async def finish(self, ctx: OperationContext, *, settle: bool) -> dict[str, Any]:
+        """The ``changes`` object (keys only for what changed); always removes the listeners."""
+        try:
+            return await self._finish(ctx, settle)
+        finally:
+            await self.close()
+
+    async def close(self) -> None:
+        """Remove the listeners, finish dialog dismissals, release the in-page state (idempotent;
+        the action failed or the changes were read)."""
+        if self._listeners is not None:
+            self._listeners.remove_all()
+            self._listeners = None
+        if self._dismissals:
+            await asyncio.gather(*self._dismissals)
+            self._dismissals.clear()
+        if self._state is not None:
+            state, self._state = self._state, None
+            await quietly(state.dispose())
+
+    async def _finish(self, ctx: OperationContext, settle: bool) -> dict[str, Any]:
+        p = self.page.page
+        changes: dict[str, Any] = {}
+        read: dict[str, Any] | None = None
+        if self._state is not None and not p.is_closed():
+            quiet = QUIET_MS if settle else 0
+            budget = min(SETTLE_MAX_MS + 500, max(ctx.deadline.remaining_ms() - 50, 1))
+            with contextlib.suppress(Exception):  # the document went away: it navigated
+                read = await asyncio.wait_for(
+                    self._state.evaluate(_READ, [quiet, SETTLE_MAX_MS, MAX_TEXTS, TEXT_CHARS]),
+                    timeout=budget / 1000,
+                )
+        # An installed observer that cannot be read any more means its document went away.
+        lost = self._state is not None and read is None
+        navigating = lost or (read is not None and bool(read["navigating"]))
+        if (
+            (navigating or self._navigated.is_set())
+            and not p.is_closed()
+            and await self._await_navigation(ctx)
+        ):
+            changes["navigated"] = True
+            read = await self._loaded(ctx)
+        if p.is_closed():
+            return {"pageClosed": True}
+        url = p.url
+        if url != self._url_before:
+            changes["url"] = sanitize_url(url, max_chars=URL_CHARS)
+        if read is not None:
+            before = read.get("titleBefore")
+            if before is None or read["title"] != before:
+                changes["title"] = cut_chars(well_formed(str(read["title"])), TITLE_CHARS)
+            if not changes.get("navigated"):
+                for key in ("added", "removed"):
+                    if read.get(key):
+                        changes[key] = int(read[key])
+            texts = [cut_chars(well_formed(str(t)), TEXT_CHARS) for t in read.get("texts", [])]
+            if texts:
+                changes["text"] = texts
+        if self._dialogs:
+            changes["dialogs"] = list(self._dialogs)
+        if self._popups:
+            changes["popups"] = self._popups
+        if self._downloads:
+            changes["downloads"] = self._downloads
+        return await self._redacted(changes, ctx)
+
+    async def _await_navigation(self, ctx: OperationContext) -> bool:
+        """Wait for a started main-frame navigation to commit and reach ``domcontentloaded``;
+        False when none came (a download, a 204, a cancelled one) within the bound."""
+        p = self.page.page
+        bound = min(NAVIGATION_WAIT_MS, max(ctx.deadline.remaining_ms() - 100, 1)) / 1000
+        if not self._navigated.is_set():
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(self._navigated.wait(), timeout=bound)
+        if not self._navigated.is_set():
+            return False
+        with contextlib.suppress(Exception):
+            await p.wait_for_load_state(
+                "domcontentloaded", timeout=max(ctx.deadline.remaining_ms() - 100, 1)
+            )
+        return True
+
+    async def _loaded(self, ctx: OperationContext) -> dict[str, Any] | None:
+        """The new document's outcome texts and title (None when it cannot be read)."""
+        with contextlib.suppress(Exception):
+            loaded: dict[str, Any] = await asyncio.wait_for(
+                self.page.page.evaluate(_LOADED_TEXTS, [_LIVE, MAX_TEXTS, TEXT_CHARS]),
+                timeout=max(ctx.deadline.remaining_ms() - 50, 1) / 1000,
+            )
+            return {"title": loaded["title"], "texts": loaded["texts"], "titleBefore": None}
+        return None
+
+    async def _redacted(self, changes: dict[str, Any], ctx: OperationContext) -> dict[str, Any]:
+        """Page text in `changes` (title, texts, dialog messages) passes the page's password
+        values, like every other capture."""
+        if not any(k in changes for k in ("title", "text", "dialogs")):
+            return changes
+        try:
+            secrets = await page_secrets(self.page.page, ctx.deadline)
+        except Exception:
+            # The values cannot be read: drop the page text rather than risk one.
+            for key in ("title", "text"):
+                changes.pop(key, None)
+            for dialog in changes.get("dialogs", []):
+                dialog["message"] = ""
+            return changes
+        if "title" in changes:
+            changes["title"] = secrets.text(changes["title"])
+        if "text" in changes:
+            changes["text"] = [secrets.text(t) for t in changes["text"]]
+        for dialog in changes.get("dialogs", []):
+            dialog["message"] = secrets.text(dialog["message"])
+        return changes
