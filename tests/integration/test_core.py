@@ -131,8 +131,9 @@ async def test_lifecycle_and_limits(mcp_client: ToolClient, site: FixtureSite) -
     again = await mcp_client.ok("browser_session_close", {"sessionId": s})
     assert again["session"]["status"] == "closed"
     assert (await mcp_client.err("browser_get_url", addr))["code"] == "SESSION_CLOSED"
-    unknown = {"sessionId": "session_nope", "pageId": p}
-    assert (await mcp_client.err("browser_get_url", unknown))["code"] == "SESSION_NOT_FOUND"
+    for never_issued in ("session_nope", "s0zzz"):
+        unknown = {"sessionId": never_issued, "pageId": p}
+        assert (await mcp_client.err("browser_get_url", unknown))["code"] == "SESSION_NOT_FOUND"
     # page limit (10 in the harness)
     s2, _ = await mcp_client.session()
     for _ in range(9):

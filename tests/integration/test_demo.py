@@ -22,7 +22,7 @@ from browsermesh.demo.scenario import (
 )
 
 ROOT = Path(__file__).resolve().parents[2]
-SESSION_ID = r"session_[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"
+SESSION_ID = r"s[0-9a-z]{4,}"  # model.ids short_id("s")
 STEP = re.compile(rf"^\[(\d{{2}})\] (buyer|admin) ({SESSION_ID}) (browser_[a-z_]+) → (.+)$")
 
 REFS = [
@@ -111,8 +111,8 @@ def test_headed_without_display_fails_cleanly(tmp_path: Path) -> None:
 
 
 def test_format_step() -> None:
-    line = format_step(3, "buyer", "session_x", "browser_fill", 'filled [s3e1] "Item"')
-    assert line == '[03] buyer session_x browser_fill → filled [s3e1] "Item"'
+    line = format_step(3, "buyer", "s1x7q", "browser_fill", 'filled [s3e1] "Item"')
+    assert line == '[03] buyer s1x7q browser_fill → filled [s3e1] "Item"'
     assert format_step(12, "admin", None, "browser_session_create", "error BROWSER_ERROR") == (
         "[12] admin - browser_session_create → error BROWSER_ERROR"
     )
@@ -164,7 +164,7 @@ def _result(text: str) -> SimpleNamespace:
 def test_error_payload() -> None:
     body = (
         '{"ok":false,"error":{"code":"OPERATION_TIMEOUT","message":"Operation timed out.",'
-        '"nextStep":"Retry with a larger timeoutMs.","operationId":"operation_1"}}'
+        '"nextStep":"Retry with a larger timeoutMs.","operationId":"o1abc"}}'
     )
     assert _error_payload(_result(body)) == (
         "OPERATION_TIMEOUT",

@@ -190,21 +190,24 @@ async def test_rejections_happen_before_mcp(tmp_path: Path) -> None:
 # The shared scenario: same results over HTTP (both eras) as over stdio
 # ------------------------------------------------------------------------------------------
 
-_ID = re.compile(r"^(session|page|operation)_[0-9a-f-]{36}$")
+_ID_KEYS = {"sessionId": "session", "pageId": "page", "operationId": "operation"}
 _STAMP = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$")
 
 
-def _normalize(value: Any, ids: dict[str, str] | None = None) -> Any:
-    """Ids become `<kind>#<n>` in order of appearance, timestamps a placeholder."""
+def _normalize(value: Any, ids: dict[str, str] | None = None, key: str = "") -> Any:
+    """Ids (the values of `_ID_KEYS`, opaque: their form is not looked at) become `<kind>#<n>`
+    in order of appearance, timestamps a placeholder."""
     ids = {} if ids is None else ids
     if isinstance(value, dict):
-        return {k: _normalize(v, ids) for k, v in value.items()}
+        return {k: _normalize(v, ids, k) for k, v in value.items()}
     if isinstance(value, list):
         return [_normalize(v, ids) for v in value]
     if isinstance(value, str):
-        if _ID.match(value):
-            kind = value.split("_")[0]
-            return ids.setdefault(value, f"{kind}#{sum(k.startswith(kind) for k in ids) + 1}")
+        if key in _ID_KEYS:
+            kind = _ID_KEYS[key]
+            return ids.setdefault(
+                value, f"{kind}#{sum(v.startswith(kind) for v in ids.values()) + 1}"
+            )
         if _STAMP.match(value):
             return "<timestamp>"
     return value

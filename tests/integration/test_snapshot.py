@@ -167,8 +167,9 @@ async def test_pagination_reads_everything_exactly(
         "browser_snapshot", {**addr, "cursor": "snapshot_x.5", "maxChars": 10}
     )
     assert with_options["code"] == "INVALID_ARGUMENT"
-    stale = await c.err("browser_snapshot", {**addr, "cursor": "snapshot_x.5"})
-    assert stale["code"] == "STALE_SNAPSHOT_CURSOR"
+    for unknown in ("snapshot_x.5", "c0zzz.5"):  # the old form; a short id never issued
+        stale = await c.err("browser_snapshot", {**addr, "cursor": unknown})
+        assert stale["code"] == "STALE_SNAPSHOT_CURSOR"
     cursor = first["pagination"]["nextCursor"]
     await c.ok("browser_reload", addr)
     assert (await c.err("browser_snapshot", {**addr, "cursor": cursor}))["code"] == (

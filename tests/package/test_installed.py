@@ -35,7 +35,7 @@ from typing import Any
 import pytest
 
 from browsermesh import __version__
-from tests.conftest import chromium_pids_with_marker
+from tests.conftest import OPERATION_ID, chromium_pids_with_marker
 from tests.fixtures.site import FixtureSite
 
 pytestmark = [pytest.mark.package, pytest.mark.chromium]
@@ -345,7 +345,7 @@ def test_http_browser_smoke(installed: Installed, http_server: HttpServer) -> No
         assert result["isError"] is False, result
         data: dict[str, Any] = result["structuredContent"]
         assert json.loads(result["content"][-1]["text"]) == data
-        assert data["operationId"].startswith("operation_")
+        assert OPERATION_ID.fullmatch(data["operationId"])
         return data
 
     listed = inspector.run("--method", "tools/list", url, cwd=installed.root)

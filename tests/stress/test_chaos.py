@@ -22,6 +22,7 @@ from browsermesh.factory import create_runtime
 from browsermesh.log import EventLog
 from browsermesh.mcp.server import create_server
 from tests.conftest import (
+    OPERATION_ID,
     ToolClient,
     browser_main_pids,
     chromium_pids_with_marker,
@@ -103,7 +104,7 @@ async def test_sigkill_browser_mid_flight_returns_promptly_and_recovers(
                 codes[f"{i}:{name}"] = code
                 assert elapsed < PROMPT_S, (name, elapsed)
                 assert code in DISCONNECT_CODES, (name, payload)
-                assert payload["error"].get("operationId", "").startswith("operation_")
+                assert OPERATION_ID.fullmatch(payload["error"].get("operationId", ""))
             print(json.dumps({"inflightCodes": codes}))
 
             # Every affected session is failed with the disconnect code, and stays answerable.

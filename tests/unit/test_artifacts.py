@@ -52,7 +52,7 @@ def test_put_completes_and_view_hides_path_and_principal(tmp_path: Path) -> None
         b"%PDF-1.7",
         "https://user:pw@example.com/r.pdf?token=abc",
     )
-    assert re.fullmatch(r"artifact_[0-9a-f]{16}", a.artifact_id)
+    assert re.fullmatch(r"a[0-9a-z]{4,}", a.artifact_id)  # model.ids: kind a
     assert a.path.name == a.artifact_id
     assert a.path.read_bytes() == b"%PDF-1.7"
     assert not a.part_path.exists()
@@ -282,7 +282,7 @@ def test_get_refuses_other_sessions_and_unknown_ids_alike(tmp_path: Path) -> Non
     theirs = put(s, b"y", session="s2")
     assert s.get("s1", mine.artifact_id) is mine
     errors = []
-    for value in (theirs.artifact_id, "artifact_0000000000000000", 42, None):
+    for value in (theirs.artifact_id, "a0zzz", "artifact_0000000000000000", 42, None):
         with pytest.raises(BrowserMeshError) as info:
             s.get("s1", value, field="arguments.artifactId")
         errors.append(info.value)

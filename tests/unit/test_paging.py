@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
@@ -367,6 +368,7 @@ def test_reading_through_cursors_reconstructs_content(
         ("a.1", ("a", 1)),
         ("a.b.3", ("a.b", 3)),
         ("snapshot_4f1c.120", ("snapshot_4f1c", 120)),
+        ("c1x7q.120", ("c1x7q", 120)),
         ("a.9007199254740991", ("a", 2**53 - 1)),
         ("a.007", ("a", 7)),
     ],
@@ -425,7 +427,7 @@ def test_store_ids_ttl_and_expiry_instant() -> None:
     clock = FakeClock()
     store = SnapshotStore(now=clock.now, wall_now=clock.wall_now)
     snapshot_id = store.put("abcdef", {"maxChars": 2, "maxBytes": 2}, "aria", False)
-    assert snapshot_id.startswith("snapshot_") and len(snapshot_id) == len("snapshot_") + 36
+    assert re.fullmatch(r"c[0-9a-z]{4,}", snapshot_id)  # model.ids: kind c
     entry = store.get(snapshot_id)
     assert entry is not None and entry.content == "abcdef" and not entry.clipped
     assert entry.expires_at == 1030.0
@@ -470,6 +472,7 @@ def test_store_rejects_unknown_ids_and_out_of_range_offsets() -> None:
     store = SnapshotStore()
     snapshot_id = store.put("abcdef", {"maxChars": 2, "maxBytes": 2}, "aria", False)
     stale(store, "snapshot_unknown.2")
+    stale(store, "c0zzz.2")  # the short-id shape, never issued (counters start at 1)
     stale(store, f"{snapshot_id}.6")
     stale(store, f"{snapshot_id}.60")
     stale(store, f"{snapshot_id}.0")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import re
 import time
 from collections.abc import AsyncIterator
 
@@ -45,13 +46,39 @@ async def code_of(coro: object) -> ErrorCode:
 async def test_create_session_is_ready_with_default_page(rig) -> None:
     runtime, _engine, records = rig
     op_id, view, page_id = await runtime.create_session(name="buyer", metadata={"role": "buyer"})
-    assert op_id.startswith("operation_") and len(op_id) == len("operation_") + 36
+    assert re.fullmatch(r"o[0-9a-z]{4,}", op_id)
     assert view["status"] == "ready" and view["name"] == "buyer"
     assert view["metadata"] == {"role": "buyer"} and view["contextSettings"] == {}
     _, pages = await runtime.list_pages("local", view["sessionId"])
     assert [p["pageId"] for p in pages] == [page_id]
     assert pages[0]["isDefault"] is True and pages[0]["url"] == "about:blank"
     assert any(r["type"] == "session.created" for r in records)
+
+
+async def test_ids_are_short_unique_and_only_looked_up(rig) -> None:
+    """Session, page and operation ids are model.ids short ids (issue 15), all distinct; an id
+    of the right shape that this server never issued is unknown like any other string."""
+    runtime, _engine, _ = rig
+    issued: list[str] = []
+    for _ in range(2):
+        op_id, view, page_id = await runtime.create_session()
+        op2, page = await runtime.create_page("local", view["sessionId"])
+        issued += [op_id, view["sessionId"], page_id, op2, page["pageId"]]
+    for value, kind in zip(issued, "ospop" * 2, strict=True):
+        assert re.fullmatch(rf"{kind}[0-9a-z]{{4,}}", value), value
+        assert len(value) <= 8
+    assert len(set(issued)) == len(issued)
+    sid = issued[1]
+    # counters start at 1 and have no leading zero, so "s0zzz"/"p0zzz" are never issued
+    assert await code_of(runtime.get_url("local", "s0zzz", issued[2], None)) is (
+        ErrorCode.SESSION_NOT_FOUND
+    )
+    assert await code_of(runtime.get_url("local", sid, "p0zzz", None)) is ErrorCode.PAGE_NOT_FOUND
+    # the old uuid form is simply unknown too
+    old = "session_00000000-0000-4000-8000-000000000000"
+    assert await code_of(runtime.get_url("local", old, issued[2], None)) is (
+        ErrorCode.SESSION_NOT_FOUND
+    )
 
 
 async def test_session_limit_and_tombstones(rig) -> None:

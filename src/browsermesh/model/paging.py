@@ -9,7 +9,6 @@ from __future__ import annotations
 import math
 import re
 import time
-import uuid
 from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -17,6 +16,7 @@ from typing import Any, Literal
 
 from browsermesh.errors import Bound, BrowserMeshError, ErrorCode, invalid_argument
 from browsermesh.model.clock import iso_from_epoch
+from browsermesh.model.ids import short_id
 from browsermesh.model.text import fit_prefix, utf8_len
 
 __all__ = [
@@ -329,7 +329,8 @@ class RetainedSnapshot:
     """Immutable retained serialization of one capture.
 
     Attributes:
-        snapshot_id: ``snapshot_<uuid4>``.
+        snapshot_id: ``short_id("c")`` (model.ids), e.g. ``c9k2x``; cursors are
+            ``<snapshot_id>.<offset>``.
         content: The (possibly clipped) serialization.
         bounds: The original capture's ``appliedBounds`` (``maxChars``/``maxBytes`` page it).
         format: ``aria`` or ``actions``.
@@ -349,10 +350,6 @@ class RetainedSnapshot:
     stops: tuple[int, ...] = ()
 
 
-def _new_snapshot_id() -> str:
-    return f"snapshot_{uuid.uuid4()}"
-
-
 class SnapshotStore:
     """Retained snapshots of one page: at most 4 (oldest evicted), 30 s TTL from capture.
 
@@ -365,7 +362,7 @@ class SnapshotStore:
         *,
         now: Callable[[], float] = time.monotonic,
         wall_now: Callable[[], float] = time.time,
-        new_id: Callable[[], str] = _new_snapshot_id,
+        new_id: Callable[[], str] = lambda: short_id("c"),
         max_entries: int = MAX_RETAINED_SNAPSHOTS,
         ttl_seconds: float = SNAPSHOT_TTL_SECONDS,
     ) -> None:

@@ -1,6 +1,7 @@
 """The per-session artifact store: downloads and generated PDFs on disk (issue 14).
 
-Layout: ``<data_dir>/artifacts/<session-dir>/<artifactId>``, where ``<session-dir>`` is the first
+Layout: ``<data_dir>/artifacts/<session-dir>/<artifactId>`` (ids are model.ids short ids such
+as ``a4k2q``: no file outlives the server, see below), where ``<session-dir>`` is the first
 32 hex digits of the SHA-256 of the session id (never the raw id: it is not a safe path
 component). While content is being written it lives in ``<artifactId>.part``; completion
 checks the byte quotas and then atomically renames it into place, so a file without the suffix is
@@ -36,7 +37,6 @@ import errno
 import hashlib
 import os
 import re
-import secrets
 import shutil
 import stat
 import threading
@@ -48,6 +48,7 @@ from typing import TYPE_CHECKING, Any, Final, Literal
 from browsermesh.errors import Bound, BrowserMeshError, ErrorCode, invalid_argument
 from browsermesh.model.arguments import bounded_int
 from browsermesh.model.clock import iso_now
+from browsermesh.model.ids import short_id
 from browsermesh.persistence.states import distrust
 from browsermesh.redact import cut_chars, sanitize_url
 
@@ -60,7 +61,6 @@ ArtifactState = Literal["in_progress", "completed", "failed", "canceled"]
 DIR_MODE: Final = 0o700
 FILE_MODE: Final = 0o600
 PART_SUFFIX: Final = ".part"
-ARTIFACT_ID_PREFIX: Final = "artifact_"
 NAME_MAX_CHARS: Final = 128
 DEFAULT_NAME: Final = "download"
 SOURCE_URL_MAX_CHARS: Final = 2048
@@ -296,9 +296,7 @@ class ArtifactStore:
             if active >= self.limits.max_count:
                 raise _limit("artifacts", self.limits.max_count, VAR_MAX_ARTIFACTS)
             directory = self._ensure_session_dir(session_id)
-            artifact_id = ARTIFACT_ID_PREFIX + secrets.token_hex(8)
-            while artifact_id in records:  # pragma: no cover - 64 random bits
-                artifact_id = ARTIFACT_ID_PREFIX + secrets.token_hex(8)
+            artifact_id = short_id("a")  # unique for the server's life; start-up clears the disk
             artifact = Artifact(
                 artifact_id=artifact_id,
                 session_id=session_id,

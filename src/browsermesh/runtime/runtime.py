@@ -20,6 +20,7 @@ from browsermesh.log import EventLog
 from browsermesh.model.arguments import action_argument, bounded_int, bounded_string
 from browsermesh.model.clock import Clock, iso_from_epoch
 from browsermesh.model.deadline import Deadline, OperationCancelled, OperationContext
+from browsermesh.model.ids import short_id
 from browsermesh.model.jsonvalue import MAX_JSON_BYTES
 from browsermesh.model.jsonvalue import compact as compact_json
 from browsermesh.model.locators import (
@@ -60,7 +61,6 @@ from browsermesh.runtime.session import (
     TERMINAL_STATUSES,
     PageRecord,
     SessionRecord,
-    new_id,
 )
 
 T = TypeVar("T")
@@ -254,7 +254,7 @@ class Runtime:
 
     def _register_page(self, rec: SessionRecord, handle: EnginePage) -> PageRecord:
         page = PageRecord(
-            new_id("page"),
+            short_id("p"),
             rec.session_id,
             self._now(),
             handle,
@@ -332,7 +332,7 @@ class Runtime:
         touch: bool = True,
     ) -> tuple[str, T]:
         """Queue `job` on the session, wait for it on behalf of the caller, log and classify."""
-        ctx = OperationContext(operation_id or new_id("operation"), deadline)
+        ctx = OperationContext(operation_id or short_id("o"), deadline)
         started = time.monotonic()
         fields = {
             "operationId": ctx.operation_id,
@@ -466,7 +466,7 @@ class Runtime:
             )
         now = self._now()
         rec = SessionRecord(
-            session_id=new_id("session"),
+            session_id=short_id("s"),
             principal=principal,
             name=clean_name,
             metadata=clean_metadata,
@@ -561,19 +561,19 @@ class Runtime:
     def list_sessions(self, principal: str = LOCAL_PRINCIPAL) -> tuple[str, list[dict[str, Any]]]:
         self._check_running()
         views = [r.view() for r in self._sessions.values() if r.principal == principal]
-        return new_id("operation"), views
+        return short_id("o"), views
 
     def get_session(self, principal: str, session_id: object) -> tuple[str, dict[str, Any]]:
         rec = self._lookup(principal, session_id)
         count, size = self.files.store.usage(rec.session_id)
-        return new_id("operation"), {**rec.view(), "artifacts": {"count": count, "bytes": size}}
+        return short_id("o"), {**rec.view(), "artifacts": {"count": count, "bytes": size}}
 
     async def close_session(
         self, principal: str, session_id: object, reason: str = "request"
     ) -> tuple[str, dict[str, Any]]:
         """Idempotent close that drains the session's accepted work first (§13.5)."""
         rec = self._lookup(principal, session_id)
-        op_id = new_id("operation")
+        op_id = short_id("o")
         await self._close(rec, reason, op_id)
         return op_id, rec.view()
 
@@ -591,7 +591,7 @@ class Runtime:
         if task is None:
             rec.accepting = False
             rec.close_requested = True
-            ctx = OperationContext(op_id or new_id("operation"), Deadline(_CLOSE_BUDGET_MS))
+            ctx = OperationContext(op_id or short_id("o"), Deadline(_CLOSE_BUDGET_MS))
 
             async def close_job() -> None:
                 await self._close_now(rec, reason, ctx.operation_id)
@@ -668,7 +668,7 @@ class Runtime:
     async def list_states(self, principal: str) -> tuple[str, list[dict[str, str]]]:
         self._check_running()
         views: list[dict[str, str]] = await self._repository().list(principal)
-        return new_id("operation"), views
+        return short_id("o"), views
 
     async def remove_state(self, principal: str, state_id: object) -> tuple[str, str]:
         self._check_running()
@@ -677,7 +677,7 @@ class Runtime:
 
         valid = validate_state_id(state_id)
         await repo.remove(principal, valid)
-        return new_id("operation"), valid
+        return short_id("o"), valid
 
     # -------------------------------------------------------------------- pages
 
@@ -1158,7 +1158,7 @@ class Runtime:
         out: dict[str, Any] = {"artifacts": page, "total": len(artifacts)}
         if start + count < len(artifacts):
             out["nextOffset"] = start + count
-        return new_id("operation"), out
+        return short_id("o"), out
 
     async def artifact_read(
         self,
@@ -1183,7 +1183,7 @@ class Runtime:
         )
         artifact = self.files.store.get(rec.session_id, artifact_id)
         read = await asyncio.to_thread(self.files.store.read, artifact, mode, start, size)
-        return new_id("operation"), read
+        return short_id("o"), read
 
     async def pdf(
         self, principal: str, session_id: object, page_id: object, timeout_ms: object
@@ -1217,7 +1217,7 @@ class Runtime:
         from browsermesh.runtime.info import runtime_info
 
         out = runtime_info(self, self.transport)
-        out["operationId"] = new_id("operation")
+        out["operationId"] = short_id("o")
         return out
 
     def counts(self) -> tuple[int, int]:

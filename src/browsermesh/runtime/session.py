@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -17,11 +16,6 @@ from browsermesh.runtime.queue import SessionQueue
 SessionStatus = Literal["creating", "ready", "closing", "closed", "failed"]
 ACTIVE_STATUSES: frozenset[str] = frozenset({"creating", "ready", "closing"})
 TERMINAL_STATUSES: frozenset[str] = frozenset({"closed", "failed"})
-
-
-def new_id(prefix: str) -> str:
-    """`<prefix>_<uuid4>`: opaque, canonical lowercase UUID with hyphens."""
-    return f"{prefix}_{uuid.uuid4()}"
 
 
 @dataclass(eq=False)
