@@ -31,7 +31,7 @@ from browsermesh.model.text import well_formed
 from browsermesh.redact import cut_chars, sanitize_url
 
 if TYPE_CHECKING:
-    from playwright.async_api import Dialog, JSHandle
+    from playwright.async_api import Dialog, JSHandle, Request, Response
 
     from browsermesh.engine.playwright_engine import PwPage
 
@@ -87,7 +87,9 @@ _INSTALL = """([interactive, live]) => {
   st.observer = new MutationObserver(st.take);
   st.observer.observe(document, {subtree: true, childList: true, characterData: true});
   if (window.navigation) {
-    st.onNavigate = e => { if (!e.destination.sameDocument) st.navigating = true; };
+    // Read at the end: a handler may still cancel the navigation (preventDefault).
+    st.onNavigate = e => { if (!e.destination.sameDocument) st.navEvents.push(e); };
+    st.navEvents = [];
     window.navigation.addEventListener('navigate', st.onNavigate);
   }
   return st;
@@ -96,13 +98,15 @@ _INSTALL = """([interactive, live]) => {
 _READ = """async (st, [quietMs, maxMs, maxTexts, textChars]) => {
   const start = performance.now();
   st.last = Math.max(st.last, start - (quietMs ? 0 : 1));
-  while (quietMs && !st.navigating && performance.now() - start < maxMs
+  const started = () => (st.navEvents || []).some(e => !e.defaultPrevented);
+  while (quietMs && !started() && performance.now() - start < maxMs
          && performance.now() - st.last < quietMs) {
     await new Promise(r => setTimeout(r, 20));
     st.take(st.observer.takeRecords());
   }
   st.take(st.observer.takeRecords());
   st.observer.disconnect();
+  st.navigating = st.navigating || (st.navEvents || []).some(e => !e.defaultPrevented);
   if (st.onNavigate) window.navigation.removeEventListener('navigate', st.onNavigate);
   const texts = [];
   for (const el of st.live) {
@@ -143,6 +147,9 @@ class ChangeWatch:
     _url_before: str = ""
     _listeners: Listeners | None = None
     _navigated: asyncio.Event = field(default_factory=asyncio.Event)
+    # Set when a started navigation ends without a new document: a download, a failed or
+    # 204/205 navigation request.
+    _no_document: asyncio.Event = field(default_factory=asyncio.Event)
     _dialogs: list[dict[str, str]] = field(default_factory=list)
     _dismissals: list[asyncio.Task[None]] = field(default_factory=list)
     _popups: int = 0
@@ -157,6 +164,8 @@ class ChangeWatch:
         listeners.on("framenavigated", lambda f: self._navigated.set() if f == main else None)
         listeners.on("popup", lambda _: self._count("popup"))
         listeners.on("download", lambda _: self._count("download"))
+        listeners.on("requestfailed", self._on_request_failed)
+        listeners.on("response", self._on_response)
         if self.handle_dialogs:
             listeners.on("dialog", self._on_dialog)
         self._listeners = listeners
@@ -171,6 +180,24 @@ class ChangeWatch:
             self._popups += 1
         else:
             self._downloads += 1
+            self._no_document.set()
+
+    def _main_navigation(self, request: Request) -> bool:
+        try:
+            return request.is_navigation_request() and request.frame == self.page.page.main_frame
+        except Exception:
+            return False  # the frame went away
+
+    def _on_request_failed(self, request: Request) -> None:
+        if self._main_navigation(request):
+            self._no_document.set()
+
+    def _on_response(self, response: Response) -> None:
+        if not self._main_navigation(response.request):
+            return
+        disposition = response.headers.get("content-disposition", "")
+        if response.status in (204, 205) or "attachment" in disposition.lower():
+            self._no_document.set()
 
     def _on_dialog(self, dialog: Dialog) -> None:
         self._dialogs.append(
@@ -250,8 +277,16 @@ class ChangeWatch:
         p = self.page.page
         bound = min(NAVIGATION_WAIT_MS, max(ctx.deadline.remaining_ms() - 100, 1)) / 1000
         if not self._navigated.is_set():
-            with contextlib.suppress(Exception):
-                await asyncio.wait_for(self._navigated.wait(), timeout=bound)
+            waiters = [
+                asyncio.ensure_future(self._navigated.wait()),
+                asyncio.ensure_future(self._no_document.wait()),
+            ]
+            try:
+                await asyncio.wait(waiters, timeout=bound, return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                for waiter in waiters:
+                    waiter.cancel()
+                await asyncio.gather(*waiters, return_exceptions=True)
         if not self._navigated.is_set():
             return False
         with contextlib.suppress(Exception):
