@@ -12,7 +12,7 @@ import itertools
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from browsermesh.engine import capture, crash, elements, files, navigation, snapshot, waits
+from browsermesh.engine import capture, crash, elements, files, forms, navigation, snapshot, waits
 from browsermesh.engine.abandoned import AbandonedCreations
 from browsermesh.engine.actionability import SETTLE_MS
 from browsermesh.engine.backends import QUIET_FLAGS as QUIET_FLAGS
@@ -345,6 +345,12 @@ class PlaywrightEngine:
         await elements.on_target(
             page.page, page.refs, target, ctx, op, elements.element_call(op, arg)
         )
+
+    async def fill_field(  # type: ignore[override]
+        self, page: PwPage, target: Target, value: str | bool, ctx: OperationContext
+    ) -> None:
+        """One browser_fill_form field: the operation its element's kind takes."""
+        await forms.fill_field(page.page, page.refs, target, value, ctx)
 
     async def visible_text(self, page: PwPage, locator: Locator, ctx: OperationContext) -> str:  # type: ignore[override]
         text: str = await elements.on_locator(

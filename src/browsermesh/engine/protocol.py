@@ -87,6 +87,13 @@ class Engine(Protocol):
     async def act(
         self, page: EnginePage, target: Target, op: str, arg: str | None, ctx: OperationContext
     ) -> None: ...
+    async def fill_field(
+        self, page: EnginePage, target: Target, value: str | bool, ctx: OperationContext
+    ) -> None:
+        """One browser_fill_form field: fill, select option, check or uncheck, as the
+        element's kind (tag, type, role) takes `value`."""
+        ...
+
     async def visible_text(
         self, page: EnginePage, locator: Locator, ctx: OperationContext
     ) -> str: ...

@@ -20,6 +20,7 @@ from browsermesh.log import EventLog
 from browsermesh.model.arguments import action_argument, bounded_int, bounded_string
 from browsermesh.model.clock import Clock, iso_from_epoch
 from browsermesh.model.deadline import Deadline, OperationCancelled, OperationContext
+from browsermesh.model.forms import parse_fields
 from browsermesh.model.jsonvalue import MAX_JSON_BYTES
 from browsermesh.model.jsonvalue import compact as compact_json
 from browsermesh.model.locators import (
@@ -41,6 +42,7 @@ from browsermesh.persistence.artifacts import (
     ArtifactStore,
 )
 from browsermesh.runtime.files import SessionFiles
+from browsermesh.runtime.forms import fill_fields
 from browsermesh.runtime.queue import await_job
 from browsermesh.runtime.session import (
     ACTIVE_STATUSES,
@@ -777,6 +779,27 @@ class Runtime:
             principal, session_id, page_id, f"browser_{op}", timeout_ms, job
         )
         return op_id
+
+    async def fill_form(
+        self,
+        principal: str,
+        session_id: object,
+        page_id: object,
+        fields: object,
+        timeout_ms: object,
+    ) -> tuple[str, dict[str, Any]]:
+        """Several fields of one form, in order, in one queue slot under one deadline; stops at
+        the first failing field (runtime/forms.py). `{filled}` (more fields may join it)."""
+        parsed = parse_fields(fields)
+
+        async def job(
+            rec: SessionRecord, page: PageRecord, ctx: OperationContext
+        ) -> dict[str, Any]:
+            return {"filled": await fill_fields(self.engine, page.handle, parsed, ctx)}
+
+        return await self.run_page_op(
+            principal, session_id, page_id, "browser_fill_form", timeout_ms, job
+        )
 
     async def scroll(
         self,

@@ -34,10 +34,10 @@ def specs() -> list[ToolSpec]:
         ToolSpec(
             "browser_snapshot",
             "Get accessibility snapshot",
-            'Read the page. format:"actions": one line per control with its ref and operations; '
-            "aria (default): ARIA YAML, includeRefs puts [ref=...] inline. Refs last 30 seconds "
-            "by default and die on navigation or a newer snapshot. Password values are redacted. "
-            "Continue long output with the cursor alone.",
+            'Read the page. format:"actions": one line per control with ref and operations; aria '
+            "(default): ARIA YAML ([ref=...] inline with includeRefs). Refs last 30 s by default, "
+            "die on navigation or a newer snapshot. Passwords redacted. Continue long output "
+            "with cursor alone.",
             "core",
             True,
             False,
