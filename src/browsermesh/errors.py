@@ -321,6 +321,11 @@ class BrowserMeshError(Exception):
     @property
     def message(self) -> str:
         """The fixed client-facing message (plus the bound clause when one applies)."""
+        return self.message_with(clean_details(self.code, self.details))
+
+    def message_with(self, details: dict[str, Any]) -> str:
+        """`message` given the already cleaned details: the fixed text, the bound clause, and
+        for a browser_fill_form field (`filled`) the field clause naming where it stopped."""
         if self.code is ErrorCode.BROWSER_ERROR:
             base = _BROWSER_ERROR_MESSAGES[self.variant]
         else:
@@ -330,6 +335,14 @@ class BrowserMeshError(Exception):
             ErrorCode.LIMIT_EXCEEDED,
         ):
             base += self.bound.clause()
+        if "filled" in details and "field" in details:
+            filled = details["filled"]
+            applied = (
+                "no field was applied"
+                if filled == 0
+                else f"the {filled} field{'' if filled == 1 else 's'} before it stay applied"
+            )
+            base += f" Stopped at {details['field']}; {applied}."
         return base[:512]
 
     @property
@@ -502,9 +515,10 @@ def clean_details(code: ErrorCode, raw: Any) -> dict[str, Any]:
         rule = _clean_text(get("rule"), MAX_RULE_CHARS)
         if rule:
             out["rule"] = rule
-    count = get("matchCount")
-    if isinstance(count, int) and not isinstance(count, bool) and count >= 0:
-        out["matchCount"] = min(count, 1_000_000)
+    for key in ("matchCount", "filled"):
+        count = get(key)
+        if isinstance(count, int) and not isinstance(count, bool) and count >= 0:
+            out[key] = min(count, 1_000_000)
     covered = _clean_named(get("coveredBy"))
     if covered is not None:
         out["coveredBy"] = covered
@@ -522,7 +536,7 @@ def error_payload(error: BrowserMeshError) -> dict[str, Any]:
     details = clean_details(error.code, error.details)
     body: dict[str, Any] = {
         "code": error.code.value,
-        "message": error.message,
+        "message": error.message_with(details),
         "nextStep": error.next_step_with(details),
     }
     if details:

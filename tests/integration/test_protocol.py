@@ -35,6 +35,8 @@ ANNOTATIONS: dict[str, tuple[str, str]] = {
     "browser_reload": ("Reload browser page", "FFFT"),
     "browser_get_url": ("Get browser page URL", "TFTF"),
     "browser_get_title": ("Get browser page title", "TFTT"),
+    # Issue 15 (not in the contract's table): fills like browser_fill, never submits.
+    "browser_fill_form": ("Fill form fields", "FFFT"),
 }
 
 

@@ -21,7 +21,7 @@ from tests.fakes import FakeEngine
 pytestmark = pytest.mark.anyio
 
 DIALECT = "https://json-schema.org/draft/2020-12/schema"
-CORE = 31
+CORE = 32
 
 
 async def tools_of(**config: Any) -> tuple[list[Any], int]:
@@ -46,7 +46,7 @@ async def fake_client(request: pytest.FixtureRequest) -> AsyncIterator[ToolClien
 
 def test_profiles_are_total_and_disjoint() -> None:
     specs = all_tool_specs()
-    assert len(specs) == 40 and len({s.name for s in specs}) == 40
+    assert len(specs) == 41 and len({s.name for s in specs}) == 41
     counts = {
         p: sum(1 for s in specs if s.profile == p)
         for p in ("core", "observability", "persistence", "files", "eval")
@@ -56,7 +56,7 @@ def test_profiles_are_total_and_disjoint() -> None:
 
 async def test_profile_selection() -> None:
     default, _ = await tools_of()
-    assert len(default) == 39 and "browser_evaluate" not in {t.name for t in default}
+    assert len(default) == 40 and "browser_evaluate" not in {t.name for t in default}
     core, _ = await tools_of(tools=("core",))
     assert len(core) == CORE
     with_eval, _ = await tools_of(tools=("core", "eval"))
@@ -96,6 +96,9 @@ async def test_every_tool_is_fully_published() -> None:
     assert "arbitrary JavaScript" in evaluate and "only" in evaluate
     aw = by_name["browser_action_and_wait"].description
     assert "pageId" in aw and "atomically" in aw
+    form = by_name["browser_fill_form"].description
+    for phrase in ("in order", "first failing", "details.field", "details.filled", "browser_fill"):
+        assert phrase in form
 
 
 CORPUS: list[dict[str, Any]] = [

@@ -40,6 +40,8 @@ def checks(op: str) -> bool:
 
 # One read of up to two matches: enough to know "none", "one" or "several" and the one's state.
 _STATE = """(els, withHit) => {
+  const CONTROLS = 'a, input, textarea, button, select, [role=link], [role=button], ' +
+    '[role=checkbox], [role=switch], [role=radio]';
   const out = {count: els.length, states: []};
   for (const el of els.slice(0, 2)) {
     const style = el.ownerDocument.defaultView.getComputedStyle(el);
@@ -55,6 +57,21 @@ _STATE = """(els, withHit) => {
       readonly: (tag === 'input' || tag === 'textarea') && el.readOnly,
       connected: el.isConnected,
       coveredBy: null,
+      kind: null,
+    };
+    // What browser_fill_form decides a field's kind from: the control itself, following a
+    // <label> to its control as Playwright's fill/check/selectOption do.
+    let control = el;
+    if (!el.matches(CONTROLS) && !el.isContentEditable) {
+      const label = el.closest('label');
+      if (label && label.control) control = label.control;
+    }
+    const ctag = control.tagName.toLowerCase();
+    state.kind = {
+      tag: ctag,
+      type: ctag === 'input' ? (control.getAttribute('type') || 'text').toLowerCase() : '',
+      role: (control.getAttribute('role') || '').trim().split(/\\s+/)[0].toLowerCase(),
+      editable: control.isContentEditable,
     };
     if (withHit && state.visible) {
       const x = box.left + box.width / 2, y = box.top + box.height / 2;

@@ -302,6 +302,11 @@ async def resolve(page: Page, locator: Locator, ctx: OperationContext, op: str) 
 
 
 ElementCall = Callable[[Any, float], Awaitable[Any]]
+Pick = Callable[[dict[str, Any] | None], tuple[str, ElementCall]]
+"""Chooses the operation from the element itself (browser_fill_form): given the single match's
+actionability state (`kind`: the control's tag, type, role, editable), the operation and its
+call, which then run with that operation's checks and classification; may raise (a value that
+does not fit the element). Until it has chosen, errors carry the placeholder `op`."""
 
 
 async def _with_candidates(
@@ -331,29 +336,35 @@ async def on_locator(
     op: str,
     call: ElementCall,
     registry: RefRegistry | None = None,
+    pick: Pick | None = None,
 ) -> Any:
     """Run `call(playwright_locator, timeout_ms)` with strictness and §5.3 classification.
 
     Before the call, one read of the matches answers at once for several matches and, after
     at most the settle time (`registry.settle_ms`), for a single match that is disabled,
     hidden or read-only (issue 13). Misses and ambiguity carry candidates (with refs in
-    `registry` when given)."""
+    `registry` when given). With `pick`, that read also decides the operation (`Pick`)."""
     root = await resolve_root(page, locator, ctx, op)
     if locator.within is not None:
         await _single(build(root, locator.within), locator, ctx, op, within=True)
     loc = build_locator(root, locator)
     reserve = _reserve(ctx.deadline.budget_ms())
-    reading = await actionability.read(loc, reserve) if actionability.checks(op) else None
-    if reading is not None and reading.count > 1:
-        error = _ambiguous(locator, op, reading.count)
-        raise await _with_candidates(error, page, root, locator, registry, ctx)
-    if reading is not None and reading.blocker(op) is not None:
-        settle_ms = actionability.SETTLE_MS if registry is None else registry.settle_ms
-        reading = await actionability.settle(loc, op, reading, ctx, settle_ms, reserve)
-        blocked = reading.blocker(op)
-        if blocked is not None:
-            raise _timeout(ctx, op, f"{blocked} after settling", locator, reading, blocked)
+    checked = pick is not None or actionability.checks(op)
+    reading = await actionability.read(loc, reserve) if checked else None
     try:
+        if pick is not None:
+            reading = await _present(loc, locator, reading, ctx, op, reserve)
+            if reading.count == 1:
+                op, call = pick(reading.state)
+        if reading is not None and reading.count > 1:
+            error = _ambiguous(locator, op, reading.count)
+            raise await _with_candidates(error, page, root, locator, registry, ctx)
+        if reading is not None and reading.blocker(op) is not None:
+            settle_ms = actionability.SETTLE_MS if registry is None else registry.settle_ms
+            reading = await actionability.settle(loc, op, reading, ctx, settle_ms, reserve)
+            blocked = reading.blocker(op)
+            if blocked is not None:
+                raise _timeout(ctx, op, f"{blocked} after settling", locator, reading, blocked)
         return await call(loc, max(ctx.deadline.budget_ms() - reserve, 1))
     except BrowserMeshError:
         raise
@@ -362,6 +373,26 @@ async def on_locator(
     if error.code in (ErrorCode.ELEMENT_NOT_FOUND, ErrorCode.LOCATOR_AMBIGUOUS):
         error = await _with_candidates(error, page, root, locator, registry, ctx)
     raise error
+
+
+async def _present(
+    loc: PwLocator,
+    locator: Locator,
+    reading: actionability.Reading | None,
+    ctx: OperationContext,
+    op: str,
+    reserve_ms: float,
+) -> actionability.Reading:
+    """A reading that sees the element, for a `pick`: when the first read saw none, wait for
+    it (Playwright's strict attached wait, within the budget minus the reserve; its failure is
+    classified by the caller like an action's) and read again."""
+    if reading is not None and reading.count > 0:
+        return reading
+    await loc.wait_for(state="attached", timeout=max(ctx.deadline.budget_ms() - reserve_ms, 1))
+    again = await actionability.read(loc, reserve_ms)
+    if again is None or again.count == 0:  # gone again, or the page cannot answer
+        raise _timeout(ctx, op, "no reading after the element appeared")
+    return again
 
 
 async def _classify(
@@ -427,15 +458,21 @@ async def on_ref(
     ctx: OperationContext,
     op: str,
     call: ElementCall,
+    pick: Pick | None = None,
 ) -> Any:
-    """Run `call(element_handle, timeout_ms)` for a live ref; anything else is stale."""
+    """Run `call(element_handle, timeout_ms)` for a live ref; anything else is stale. With
+    `pick`, the actionability read also decides the operation (`Pick`)."""
     entry = await _live_entry(registry, ref, ctx)
     if not await _connected(entry.handle, ctx.deadline):
         registry.entries.pop(ref.token, None)
         raise BrowserMeshError(ErrorCode.STALE_ELEMENT_REFERENCE)
     reserve = _reserve(ctx.deadline.budget_ms())
-    checked = actionability.checks(op)
+    checked = pick is not None or actionability.checks(op)
     reading = await actionability.read(entry.handle, reserve) if checked else None
+    if pick is not None:
+        if reading is None:  # connected a moment ago: the page cannot answer
+            raise _timeout(ctx, op, "no reading of the ref's element")
+        op, call = pick(reading.state)
     if reading is not None and reading.blocker(op) is not None:
         reading = await actionability.settle(
             entry.handle, op, reading, ctx, registry.settle_ms, reserve
@@ -473,11 +510,13 @@ async def on_target(
     ctx: OperationContext,
     op: str,
     call: ElementCall,
+    pick: Pick | None = None,
 ) -> Any:
+    """Run an element operation on a ref or a locator (`pick`: see `Pick`)."""
     try:
         if isinstance(target, RefTarget):
-            return await on_ref(registry, target, ctx, op, call)
-        return await on_locator(page, target, ctx, op, call, registry)
+            return await on_ref(registry, target, ctx, op, call, pick)
+        return await on_locator(page, target, ctx, op, call, registry, pick)
     except BrowserMeshError as error:
         await _redact_cover(page, error)
         raise

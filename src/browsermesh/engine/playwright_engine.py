@@ -12,7 +12,7 @@ import itertools
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from browsermesh.engine import capture, crash, elements, files, navigation, snapshot, waits
+from browsermesh.engine import capture, crash, elements, files, forms, navigation, snapshot, waits
 from browsermesh.engine.abandoned import AbandonedCreations
 from browsermesh.engine.actionability import SETTLE_MS
 from browsermesh.engine.backends import QUIET_FLAGS as QUIET_FLAGS
@@ -354,6 +354,17 @@ class PlaywrightEngine:
             await watch.close()
             raise
         return await watch.finish(ctx, settle=op in SETTLING_OPS)
+
+    async def fill_field(  # type: ignore[override]
+        self, page: PwPage, target: Target, value: str | bool, ctx: OperationContext
+    ) -> None:
+        """One browser_fill_form field: the operation its element's kind takes."""
+        await forms.fill_field(page.page, page.refs, target, value, ctx)
+
+    async def watch_changes(self, page: PwPage, ctx: OperationContext) -> ChangeWatch:  # type: ignore[override]
+        watch = ChangeWatch(page)
+        await watch.start(ctx)
+        return watch
 
     async def visible_text(self, page: PwPage, locator: Locator, ctx: OperationContext) -> str:  # type: ignore[override]
         text: str = await elements.on_locator(

@@ -55,6 +55,13 @@ class EngineEvents:
     page_limit: Callable[[EnginePage], int] = lambda page: 20
 
 
+class ChangeWatcher(Protocol):
+    """What `Engine.watch_changes` returns (engine.changes.ChangeWatch)."""
+
+    async def finish(self, ctx: OperationContext, *, settle: bool) -> dict[str, Any]: ...
+    async def close(self) -> None: ...
+
+
 class Engine(Protocol):
     """A browser backend (local launch, CDP attach or a browser-server pool)."""
 
@@ -87,6 +94,18 @@ class Engine(Protocol):
     async def act(
         self, page: EnginePage, target: Target, op: str, arg: str | None, ctx: OperationContext
     ) -> dict[str, Any]: ...
+    async def watch_changes(self, page: EnginePage, ctx: OperationContext) -> ChangeWatcher:
+        """A started watch of what the page changes (engine.changes) for an operation the
+        runtime composes of several engine calls (browser_fill_form)."""
+        ...
+
+    async def fill_field(
+        self, page: EnginePage, target: Target, value: str | bool, ctx: OperationContext
+    ) -> None:
+        """One browser_fill_form field: fill, select option, check or uncheck, as the
+        element's kind (tag, type, role) takes `value`."""
+        ...
+
     async def visible_text(
         self, page: EnginePage, locator: Locator, ctx: OperationContext
     ) -> str: ...

@@ -146,24 +146,24 @@ FRAME_SHAPE = "{kind:main}|{kind:iframe,chain:[1-5 iframe locators, outer first]
 
 
 def locator(*, documented: bool = False) -> Schema:
-    """A Locator. Required keys, unknown keys, role names, `within` and frame chains are checked
-    by the runtime (INVALID_ARGUMENT). The locator appears in 13 tools, so every byte here
-    counts 13 times: only the `documented` copy (browser_click's, which the other tools' "Target
-    as for browser_click" points to) lists `name`, `exact`, `frame` and `within`; the others
-    publish `strategy` and `value` (the object is open, so the rest is still accepted)."""
+    """A Locator. Required keys, unknown keys, value types, strategies, role names, `within`
+    and frame chains are checked by the runtime (INVALID_ARGUMENT naming the field and the
+    rule), as they already were for `action.target`, `scope`, `capture.locator` and wait
+    locators. The locator appears in 13 tools, so every byte here counts 13 times: only the
+    `documented` copy (browser_click's, which the other tools' "Target as for browser_click"
+    points to) lists `strategy` (an unknown one stays a schema error there), `value`, `name`,
+    `exact`, `frame` and `within`; the others publish an open object (issue 15 spent those
+    bytes on browser_fill_form)."""
+    if not documented:
+        return {"type": "object"}
     props: dict[str, Schema] = {
         "strategy": enum("role", "text", "label", "placeholder", "testId", "css"),
         "value": string(),
+        "name": string(),
+        "exact": BOOL,
+        "frame": {"type": "object", "description": FRAME_SHAPE},
+        "within": {"type": "object", "description": "container locator (no frame/within)"},
     }
-    if documented:
-        props.update(
-            {
-                "name": string(),
-                "exact": BOOL,
-                "frame": {"type": "object", "description": FRAME_SHAPE},
-                "within": {"type": "object", "description": "container locator (no frame/within)"},
-            }
-        )
     return {"type": "object", "properties": props}
 
 

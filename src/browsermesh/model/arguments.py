@@ -13,6 +13,7 @@ Bounds (code points), with where each is enforced:
 | `browser_fill.value` | 1,000,000 (may be empty) | `action_argument` |
 | `browser_press.key`, `action.key` | 1..64 (§4.6, §7.2) | `action_argument`, `model.matchers` |
 | `browser_select_option.value` | 4,096 (may be empty) | `action_argument` |
+| `browser_fill_form.fields` | 1..50; `value` as fill/select option | `model.forms` |
 | `url` | 1..8,192 (contract §4.5) | `runtime.validate_http_url` |
 | `expression` | 1..10,000 (contract §10) | `Runtime.evaluate` |
 | matcher `value`, `text`, `promptText` | 2,048 / 2,000 / 2,000 (contract §7) | `model.matchers` |

@@ -20,6 +20,7 @@ from browsermesh.log import EventLog
 from browsermesh.model.arguments import action_argument, bounded_int, bounded_string
 from browsermesh.model.clock import Clock, iso_from_epoch
 from browsermesh.model.deadline import Deadline, OperationCancelled, OperationContext
+from browsermesh.model.forms import parse_fields
 from browsermesh.model.ids import short_id
 from browsermesh.model.jsonvalue import MAX_JSON_BYTES
 from browsermesh.model.jsonvalue import compact as compact_json
@@ -55,6 +56,7 @@ from browsermesh.persistence.artifacts import (
     ArtifactStore,
 )
 from browsermesh.runtime.files import SessionFiles
+from browsermesh.runtime.forms import fill_fields
 from browsermesh.runtime.queue import await_job
 from browsermesh.runtime.session import (
     ACTIVE_STATUSES,
@@ -826,6 +828,37 @@ class Runtime:
         if pagination["nextCursor"] is not None:
             out["nextCursor"] = pagination["nextCursor"]
         return out
+
+    async def fill_form(
+        self,
+        principal: str,
+        session_id: object,
+        page_id: object,
+        fields: object,
+        timeout_ms: object,
+        follow_snapshot: object = None,
+    ) -> tuple[str, dict[str, Any]]:
+        """Several fields of one form, in order, in one queue slot under one deadline; stops at
+        the first failing field (runtime/forms.py). `{filled, changes, diff|snapshot?}`."""
+        parsed = parse_fields(fields)
+        follow = parse_follow(follow_snapshot)
+
+        async def job(
+            rec: SessionRecord, page: PageRecord, ctx: OperationContext
+        ) -> dict[str, Any]:
+            watch = await self.engine.watch_changes(page.handle, ctx)
+            try:
+                filled = await fill_fields(self.engine, page.handle, parsed, ctx)
+            except BaseException:
+                await watch.close()
+                raise
+            changes = await watch.finish(ctx, settle=False)
+            follow_up = await self._follow(page, follow, changes, ctx)
+            return {"filled": filled, "changes": changes, **follow_up}
+
+        return await self.run_page_op(
+            principal, session_id, page_id, "browser_fill_form", timeout_ms, job
+        )
 
     async def scroll(
         self,

@@ -60,9 +60,9 @@ def specs(page_size: int | None = None) -> list[ToolSpec]:
         ToolSpec(
             "browser_observe",
             "Read page observations",
-            "Read captured console (incl. unexpected popups), pageError, network (incl. "
-            "HTTP 5xx) or requestFailed events; continue with sinceEventId=nextCursor; check "
-            "gap/droppedCount. includeText only for console/pageError.",
+            "Captured console (incl. unexpected popups), pageError, network (incl. HTTP 5xx) "
+            "or requestFailed events; continue with sinceEventId=nextCursor; check "
+            "gap/droppedCount. includeText: console/pageError only.",
             "observability",
             True,
             False,

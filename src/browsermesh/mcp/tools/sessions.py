@@ -138,9 +138,8 @@ def specs(context_settings: Schema) -> list[ToolSpec]:
         ToolSpec(
             "browser_session_create",
             "Create isolated browser session",
-            "Create an isolated session (own cookies, storage, pages) and its first page: one "
-            "per user, role, auth state or parallel workflow; later calls name sessionId and "
-            "pageId.",
+            "Isolated session (own cookies, storage, pages) and its first page: one per user, "
+            "role, auth state or parallel workflow; later calls name sessionId and pageId.",
             "core",
             False,
             False,

@@ -15,7 +15,9 @@ from browsermesh.mcp.schemas import (
     string,
 )
 
-_STATE_ID = string(1, 128, description="Logical name, e.g. buyer-login ([A-Za-z0-9._-]).")
+# Described once, where a client picks the name; remove takes one browser_state_list returned.
+_STATE_ID_PLAIN = string(1, 128)
+_STATE_ID = {**_STATE_ID_PLAIN, "description": "Logical name, e.g. buyer-login ([A-Za-z0-9._-])."}
 _STATE_VIEW: Schema = obj(
     {"stateId": string(), "createdAt": string()}, ["stateId", "createdAt"], closed=False
 )
@@ -76,7 +78,7 @@ def specs() -> list[ToolSpec]:
             True,
             False,
             False,
-            obj({"stateId": _STATE_ID}, ["stateId"]),
+            obj({"stateId": _STATE_ID_PLAIN}, ["stateId"]),
             output({"stateId": string(), "removed": {"const": True}}),
             state_remove,
         ),

@@ -1,0 +1,56 @@
+"""browser_fill_form: several fields of one form in one call (issue 15)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from browsermesh.mcp.registry import ToolCall, ToolSpec
+from browsermesh.mcp.schemas import Schema, array, obj, output, page_address
+from browsermesh.model.forms import MAX_FIELDS
+
+# `target` is an ElementTarget (checked by the runtime like action.target); `value` a string
+# (text, date, select option) or a boolean (checkbox, switch, radio).
+_FIELD: Schema = obj(
+    {
+        "target": {"type": "object", "description": "locator or {ref}"},
+        "value": {"type": ["string", "boolean"]},
+    },
+    ("target", "value"),
+)
+
+
+async def fill_form(call: ToolCall) -> dict[str, Any]:
+    op_id, data = await call.runtime.fill_form(
+        call.principal,
+        call.session_id(),
+        call.page_id(),
+        call.args.get("fields"),
+        call.timeout(),
+        call.args.get("snapshot"),
+    )
+    return call.page_result(op_id, **data)
+
+
+def specs() -> list[ToolSpec]:
+    """browser_fill_form (profile `core`)."""
+    return [
+        ToolSpec(
+            "browser_fill_form",
+            "Fill form fields",
+            "Fill several fields of a form in order (text, date, select: string; checkbox, "
+            "radio: boolean); stops at the first failing one, named by details.field and "
+            "details.filled. Prefer it to one browser_fill per field. changes, snapshot: as "
+            "browser_click.",
+            "core",
+            False,
+            False,
+            False,
+            True,
+            page_address(
+                {"fields": array(_FIELD, minItems=1, maxItems=MAX_FIELDS), "snapshot": {}},
+                ("fields",),
+            ),
+            output({"filled": {}, "changes": {}}),
+            fill_form,
+        )
+    ]
