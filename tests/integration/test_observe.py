@@ -132,8 +132,13 @@ async def test_console_survives_network_flood_and_gap(tmp_path: Path, site: Fixt
                 "browser_observe", {**addr, "source": "network", "sinceEventId": cursor}
             )
             assert after["gap"] is True and after["droppedCount"] > 0
-            console = await c.ok("browser_observe", {**addr, "source": "console"})
-            assert len(console["events"]) == 2  # both flood markers survived the traffic
+            console = await c.ok(
+                "browser_observe", {**addr, "source": "console", "includeText": True}
+            )
+            # both flood markers survived the traffic (counted by text: with the shorter events
+            # of issue 15 the 512-byte budget also holds the page's other console errors)
+            markers = [e for e in console["events"] if e.get("text") == "flood marker"]
+            assert len(markers) == 2, console["events"]
             assert console["droppedCount"] == 0
     finally:
         await rt.shutdown()
@@ -179,6 +184,6 @@ async def test_a_console_flood_is_capped_before_python_pays_for_it(
             elapsed = time.monotonic() - started
     finally:
         await rt.shutdown()
-    recorded = int(console["nextCursor"].rsplit("_", 1)[1], 36)  # the ring's sequence
+    recorded = int(console["nextCursor"].rsplit(".", 1)[1], 36)  # the ring's sequence
     assert recorded <= MAX_EVENTS_PER_SECOND * (elapsed + 2), (recorded, elapsed)
     assert console["droppedCount"] > 0

@@ -24,6 +24,7 @@ from browsermesh.model.clock import Clock
 from browsermesh.model.labels import validate_labels
 from browsermesh.model.matchers import parse_action, parse_condition, parse_matcher, parse_wait
 from browsermesh.model.observe import ObserveLimits, PageObservations
+from browsermesh.model.observe_query import parse_query
 from browsermesh.model.paging import normalize_snapshot_options, page_content
 from browsermesh.model.settings import normalize_context_settings
 from browsermesh.persistence.states import validate_state_id
@@ -146,6 +147,20 @@ CASES: list[Case] = [
     ("observe limit type", lambda: observations().read("console", None, C, False), "limit", "integer"),  # type: ignore[arg-type]
     ("observe sinceEventId unknown", lambda: observations().read("console", C, None, False), "sinceEventId", "an eventId or nextCursor"),
     ("observe sinceEventId long", lambda: observations().read("console", C * 20, None, False), "sinceEventId", "string of 1..128 characters"),
+    ("observe url control", lambda: parse_query({"source": "network", "url": C + "\x01"}), "url", "no control characters"),
+    ("observe url wildcards", lambda: parse_query({"source": "network", "url": C + "*" * 33}), "url", "at most 32 wildcards (*)"),
+    ("observe url long", lambda: parse_query({"source": "network", "url": C * 300}), "url", "at most 2048 characters"),
+    ("observe method", lambda: parse_query({"source": "network", "method": C}), "method", "an uppercase HTTP method"),
+    ("observe statusMin", lambda: parse_query({"source": "network", "statusMin": N}), "statusMin", "integer in 100..599"),
+    ("observe statusMax type", lambda: parse_query({"source": "network", "statusMax": C}), "statusMax", "integer in 100..599"),
+    ("observe status order", lambda: parse_query({"source": "network", "statusMin": 599, "statusMax": 100}), "statusMin", "at most statusMax"),
+    ("observe resourceType", lambda: parse_query({"source": "network", "resourceType": C}), "resourceType", "one of: document, stylesheet"),
+    ("observe newestFirst", lambda: parse_query({"source": "network", "newestFirst": C}), "newestFirst", "boolean"),
+    ("observe filter source", lambda: parse_query({"source": "pageError", "url": C}), "url", "only with source network or requestFailed"),
+    ("observe requestId source", lambda: parse_query({"source": "console", "requestId": C}), "requestId", "only with source network"),
+    ("observe requestId alone", lambda: parse_query({"source": "network", "requestId": C, "limit": N}), "limit", "not with requestId"),
+    ("observe requestId type", lambda: parse_query({"source": "network", "requestId": N}), "requestId", "string"),
+    ("observe requestId unknown", lambda: observations().request_detail(C), "requestId", "a requestId of a retained network event"),
     # ---------------------------------------------------------------- model.paging
     ("snapshot format", lambda: normalize_snapshot_options({"format": C}), "format", "one of: aria, actions"),
     ("snapshot scope type", lambda: normalize_snapshot_options({"scope": C}), "scope", "object"),

@@ -89,22 +89,28 @@ def _console_handlers(sink: PageObservations) -> dict[str, Callable[[Any], None]
 
 
 def _network_handlers(sink: PageObservations) -> dict[str, Callable[[Any], None]]:
+    # `response.headers` and `request.timing` are synchronous (what the event already carried):
+    # the request detail costs no round trip. The sink keeps allowlisted headers only.
     return {
         "request": lambda req: sink.request(req, req.method, req.url, req.resource_type),
-        "response": lambda resp: sink.response(resp.request, resp.status),
-        "requestfailed": lambda req: sink.request_failed(req, req.failure or "failed"),
+        "response": lambda resp: sink.response(
+            resp.request, resp.status, resp.headers, resp.request.timing
+        ),
+        "requestfailed": lambda req: sink.request_failed(req, req.failure or "failed", req.timing),
     }
 
 
 def _network_bookkeeping(sink: PageObservations) -> dict[str, Callable[[Any], None]]:
-    # `requestfinished` only ends tracking: it pauses with the ring, so a paused ring costs
-    # nothing, and a request whose end was missed just ages out of the in-flight map.
-    return {"requestfinished": lambda req: sink.request_finished(req)}
+    # `requestfinished` ends tracking (and completes the timing): it pauses with the ring, so a
+    # paused ring costs nothing, and a request whose end was missed just ages out of the
+    # in-flight map.
+    return {"requestfinished": lambda req: sink.request_finished(req, req.timing)}
 
 
 def observe_page(page: Page, sink: PageObservations, backs_handle: Callable[[], bool]) -> None:
-    """Feed the page's console, error and network events into `sink` (metadata only: never
-    headers, bodies, cookies, argument objects or stacks) until the page closes. The sink is
+    """Feed the page's console, error and network events into `sink` (metadata and allowlisted
+    response headers only: never bodies, cookies, argument objects or stacks) until the page
+    closes. The sink is
     disposed with the page only while `backs_handle()`: a page replaced after a crash hands its
     sink on to the page that replaced it."""
     feeds = [

@@ -15,6 +15,7 @@ MAX_MATCHER_CHARS = 2048
 MAX_TEXT_CHARS = 2000
 MAX_PROMPT_CHARS = 2000
 _CONTROL = re.compile(r"[\x00-\x1f]")
+_METHOD = re.compile(r"[A-Z]{1,16}")
 
 
 def one_of(values: tuple[str, ...]) -> str:
@@ -126,16 +127,36 @@ def parse_matcher(raw: object, field: str = "matcher") -> UrlMatcher:
         raise invalid_argument(f"{field}.kind", one_of(_MATCHER_KINDS))
     if "value" not in matcher:
         raise invalid_argument(f"{field}.value", "required")
-    value = _text(matcher["value"], f"{field}.value", MAX_MATCHER_CHARS)
     if kind == "exact":
-        return UrlMatcher("exact", value)
+        return UrlMatcher("exact", _text(matcher["value"], f"{field}.value", MAX_MATCHER_CHARS))
+    value, glob = parse_glob(matcher["value"], f"{field}.value")
+    return UrlMatcher("glob", value, glob)
+
+
+def parse_glob(raw: object, field: str) -> tuple[str, Glob]:
+    """A safe glob at `field`: 1..2048 characters, no control characters, at most 32 `*`."""
+    value = _text(raw, field, MAX_MATCHER_CHARS)
     if value.count("*") > MAX_GLOB_STARS:
         raise invalid_argument(
-            f"{field}.value",
+            field,
             f"at most {MAX_GLOB_STARS} wildcards (*)",
             bound=Bound("wildcards", "<=", MAX_GLOB_STARS),
         )
-    return UrlMatcher("glob", value, Glob.compile(value))
+    return value, Glob.compile(value)
+
+
+def parse_method(raw: object, field: str) -> str:
+    """An uppercase HTTP method (1..16 letters A-Z) at `field`."""
+    if not isinstance(raw, str) or _METHOD.fullmatch(raw) is None:
+        raise invalid_argument(field, "an uppercase HTTP method (1..16 letters A-Z)")
+    return raw
+
+
+def parse_status(raw: object, field: str) -> int:
+    """An HTTP status (integer 100..599) at `field`."""
+    if isinstance(raw, bool) or not isinstance(raw, int) or not 100 <= raw <= 599:
+        raise invalid_argument(field, "integer in 100..599")
+    return raw
 
 
 @dataclass(frozen=True, slots=True)
@@ -245,7 +266,6 @@ WaitSpec = NavigationWait | ResponseWait | PopupWait | DialogWait | DownloadWait
 _WAIT_KINDS = ("navigation", "response", "popup", "dialog", "download", "fileChooser")
 _DIALOG_TYPES = ("alert", "beforeunload", "confirm", "prompt")
 _DIALOG_ACTIONS = ("accept", "dismiss")
-_METHOD = re.compile(r"^[A-Z]{1,16}$")
 
 
 def parse_wait(raw: object) -> WaitSpec:
@@ -262,12 +282,10 @@ def parse_wait(raw: object) -> WaitSpec:
         _keys(wait, "wait", ("matcher",), ("method", "status"))
         method = wait.get("method")
         status = wait.get("status")
-        if method is not None and (not isinstance(method, str) or not _METHOD.match(method)):
-            raise invalid_argument("wait.method", "an uppercase HTTP method (1..16 letters A-Z)")
-        if status is not None and (
-            isinstance(status, bool) or not isinstance(status, int) or not 100 <= status <= 599
-        ):
-            raise invalid_argument("wait.status", "integer in 100..599")
+        if method is not None:
+            method = parse_method(method, "wait.method")
+        if status is not None:
+            status = parse_status(status, "wait.status")
         return ResponseWait(parse_matcher(wait["matcher"], "wait.matcher"), method, status)
     if kind == "popup":
         _keys(wait, "wait", ())

@@ -10,10 +10,17 @@ only ever hold output-safe data:
   :func:`browsermesh.redact.redact_text`; both are bounded to the configured string length.
 * Two bounded rings per page: the **console ring** (``console``, ``page_error``, ``popup``) and the
   **network ring** (``request``, ``response``, ``request_failed``), so network floods cannot
-  evict console evidence. Each ring has its own namespace ``cursor_<uuid4>``, its own sequence
-  starting at 1 and a cumulative counter of evicted (and refused, see below) events.
-* Reads (:meth:`PageObservations.read`) never consume events; they page by ``sinceEventId`` and
-  keep the compact JSON of the returned array within ``responseBytes − 512``.
+  evict console evidence. Each ring has its own namespace (a short id such as ``n4k2q``), its
+  own sequence starting at 1 and a cumulative counter of evicted (and refused, see below) events;
+  event id = ``<namespace>.<base-36 sequence>`` (issue 15: ~12 characters instead of 54).
+* Reads (:meth:`PageObservations.read`) never consume events; they page by ``sinceEventId``,
+  may filter network events (:class:`browsermesh.model.observe_query.NetworkFilter`) or read the
+  newest first, and keep the compact JSON of the returned array within ``responseBytes − 512``.
+  ``nextCursor`` names the newest event the read examined, so a client polling with it never
+  misses nor repeats a matching event (see :meth:`PageObservations.read`).
+* One request's detail (:meth:`PageObservations.request_detail`): allowlisted response headers
+  and timing, kept while any of its events is in the ring.
+* Events carry no ``sessionId``/``pageId``: the response names the page once (issue 15).
 * Ingestion is capped: each ring admits at most :data:`MAX_EVENTS_PER_SECOND` events per page per
   second (:meth:`PageObservations.admit`, asked by the engine before it reads anything from an
   event); refused events count in ``droppedCount``. A page logging 100,000 lines cost the server
@@ -29,14 +36,16 @@ import functools
 import json
 import math
 import re
-import uuid
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal, ParamSpec
 
 from browsermesh.errors import Bound, BrowserMeshError, ErrorCode, invalid_argument
 from browsermesh.model.clock import Clock, iso_from_epoch
+from browsermesh.model.ids import base36, short_id
+from browsermesh.model.observe_query import NetworkFilter, ObserveQuery
+from browsermesh.model.request_detail import RequestDetail, allowed_headers, rounded_timing
 from browsermesh.model.text import well_formed
 from browsermesh.redact import (
     ELLIPSIS,
@@ -105,9 +114,7 @@ MAX_SINCE_EVENT_ID_CHARS: Final = 128
 MIN_INFLIGHT: Final = 32
 MAX_STATUS: Final = 999
 
-_SEQ_DIGITS: Final = 10
-_SEQ_RE: Final = re.compile(r"[0-9a-z]{10}")
-_BASE36: Final = "0123456789abcdefghijklmnopqrstuvwxyz"
+_SEQ_RE: Final = re.compile(r"[1-9a-z][0-9a-z]{0,12}")  # canonical: no leading zero, >= 1
 
 _P = ParamSpec("_P")
 
@@ -133,17 +140,6 @@ class ObserveLimits:
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ValueError(f"{name} must be a positive integer")
-
-
-def _base36(number: int) -> str:
-    """Lower-case base-36 digits of a non-negative integer."""
-    if number == 0:
-        return "0"
-    digits: list[str] = []
-    while number:
-        number, rem = divmod(number, 36)
-        digits.append(_BASE36[rem])
-    return "".join(reversed(digits))
 
 
 def _clean(value: object) -> str:
@@ -183,7 +179,8 @@ class _Ring:
     """One bounded ring: namespace, sequence, retained events and the eviction counter."""
 
     capacity: int
-    namespace: str = field(default_factory=lambda: f"cursor_{uuid.uuid4()}")
+    on_evict: Callable[[dict[str, Any]], None] | None = None
+    namespace: str = field(default_factory=lambda: short_id("n"))
     last_seq: int = 0
     dropped: int = 0
     events: deque[tuple[int, dict[str, Any]]] = field(default_factory=deque)
@@ -205,7 +202,7 @@ class _Ring:
         return max(0.0, self.window_start + _WINDOW_S - now)
 
     def event_id(self, seq: int) -> str:
-        return f"{self.namespace}_{_base36(seq).rjust(_SEQ_DIGITS, '0')}"
+        return f"{self.namespace}.{base36(seq)}"
 
     def append(self, kind: Kind, common: dict[str, Any], extra: dict[str, Any]) -> None:
         """Issue the next sequence and store the event, evicting the oldest on overflow."""
@@ -216,8 +213,10 @@ class _Ring:
         event.update(extra)
         self.events.append((self.last_seq, event))
         while len(self.events) > self.capacity:
-            self.events.popleft()
+            _, evicted = self.events.popleft()
             self.dropped += 1
+            if self.on_evict is not None:
+                self.on_evict(evicted)
 
     def oldest_seq(self) -> int:
         """Sequence of the oldest retained event (``last_seq + 1`` when the ring is empty)."""
@@ -225,7 +224,7 @@ class _Ring:
 
     def parse(self, event_id: str) -> int | None:
         """The sequence of ``event_id`` if it belongs to this ring's namespace, else ``None``."""
-        namespace, sep, digits = event_id.rpartition("_")
+        namespace, sep, digits = event_id.rpartition(".")
         if not sep or namespace != self.namespace or _SEQ_RE.fullmatch(digits) is None:
             return None
         return int(digits, 36)
@@ -249,9 +248,9 @@ class _Tracked:
 
 class PageObservations:
     """Two bounded rings per page (console ring: console + page_error; network ring: request,
-    response, request_failed), each with its own namespace ``cursor_<uuid4>`` and sequence from
-    1; event id = ``f"{namespace}_{seq:010 base36 zero-padded}"``; cumulative dropped counters;
-    request tracking.
+    response, request_failed), each with its own namespace ``short_id("n")`` and sequence from
+    1; event id = ``f"{namespace}.{base36(seq)}"``; cumulative dropped counters; request
+    tracking and request details.
 
     Capture methods (:meth:`console`, :meth:`page_error`, :meth:`request`, :meth:`response`,
     :meth:`request_failed`, :meth:`request_finished`) take plain values and never raise.
@@ -265,8 +264,9 @@ class PageObservations:
         self._limits = limits
         self._clock = clock
         self._console_ring = _Ring(limits.events_per_ring)
-        self._network_ring = _Ring(limits.events_per_ring)
+        self._network_ring = _Ring(limits.events_per_ring, self._evicted)
         self._inflight: dict[int, _Tracked] = {}
+        self._details: dict[str, RequestDetail] = {}
         self._inflight_max = max(MIN_INFLIGHT, 2 * limits.events_per_ring)
         self._request_counter = 0
         self._disposed = False
@@ -282,6 +282,11 @@ class PageObservations:
     def inflight_count(self) -> int:
         """Number of tracked (in-flight) requests."""
         return len(self._inflight)
+
+    @property
+    def detail_count(self) -> int:
+        """Number of requests whose detail is retained (each has an event in the ring)."""
+        return len(self._details)
 
     @property
     def disposed(self) -> bool:
@@ -309,11 +314,7 @@ class PageObservations:
             return 0.0
 
     def _common(self) -> dict[str, Any]:
-        return {
-            "timestamp": iso_from_epoch(self._clock.wall()),
-            "sessionId": self._session_id,
-            "pageId": self._page_id,
-        }
+        return {"timestamp": iso_from_epoch(self._clock.wall())}
 
     def _text(self, value: object) -> str:
         return redact_text(_clean(value), max_chars=self._limits.string_chars)
@@ -370,7 +371,7 @@ class PageObservations:
         self._request_counter += 1
         tracked = _Tracked(
             key=key,
-            request_id=cut_chars(f"request_{_base36(self._request_counter)}", MAX_REQUEST_ID_CHARS),
+            request_id=cut_chars(f"r{base36(self._request_counter)}", MAX_REQUEST_ID_CHARS),
             method=cut_chars(_clean(method).upper(), MAX_METHOD_CHARS),
             url=clean_url,
             resource_type=cut_chars(_clean(resource_type), MAX_RESOURCE_TYPE_CHARS),
@@ -381,7 +382,8 @@ class PageObservations:
         self._inflight[ident] = tracked
         while len(self._inflight) > self._inflight_max:
             del self._inflight[next(iter(self._inflight))]
-        self._network_ring.append("request", self._common(), self._request_fields(tracked))
+        self._detail(tracked)
+        self._append_network("request", self._request_fields(tracked))
 
     @staticmethod
     def _request_fields(tracked: _Tracked) -> dict[str, Any]:
@@ -398,9 +400,40 @@ class PageObservations:
             return None
         return tracked
 
+    def _evicted(self, event: dict[str, Any]) -> None:
+        """A network event left the ring: its request's detail goes with its last event."""
+        detail = self._details.get(event.get("requestId", ""))
+        if detail is not None:
+            detail.events -= 1
+            if detail.events <= 0:
+                del self._details[event["requestId"]]
+
+    def _append_network(self, kind: Kind, extra: dict[str, Any]) -> None:
+        detail = self._details.get(extra["requestId"])
+        if detail is not None:
+            detail.events += 1
+        self._network_ring.append(kind, self._common(), extra)
+
+    def _detail(self, tracked: _Tracked) -> RequestDetail:
+        """The detail of a tracked request (made again when its earlier events were evicted;
+        it lives as long as the event about to be appended)."""
+        detail = self._details.get(tracked.request_id)
+        if detail is None:
+            detail = RequestDetail(self._request_fields(tracked), events=0)
+            self._details[tracked.request_id] = detail
+        return detail
+
     @_never_raise
-    def response(self, key: object, status: int) -> None:
-        """Record the response of a tracked request (untracked requests are ignored)."""
+    def response(
+        self,
+        key: object,
+        status: int,
+        headers: Mapping[str, str] | None = None,
+        timing: object = None,
+    ) -> None:
+        """Record the response of a tracked request (untracked requests are ignored);
+        `headers` (Playwright's synchronous ``response.headers``) and `timing` feed its
+        detail (allowlisted headers only)."""
         if self._disposed:
             return
         tracked = self._lookup(key)
@@ -417,10 +450,15 @@ class PageObservations:
         extra = self._request_fields(tracked)
         extra["status"] = code
         extra["durationMs"] = self._duration_ms(tracked)
-        self._network_ring.append("response", self._common(), extra)
+        detail = self._detail(tracked)
+        detail.status, detail.duration_ms = code, extra["durationMs"]
+        detail.timing = rounded_timing(timing) or detail.timing
+        if headers is not None:
+            detail.headers = allowed_headers(headers, tracked.url)
+        self._append_network("response", extra)
 
     @_never_raise
-    def request_failed(self, key: object, failure: str) -> None:
+    def request_failed(self, key: object, failure: str, timing: object = None) -> None:
         """Record the failure of a tracked request (redacted text) and stop tracking it."""
         if self._disposed:
             return
@@ -431,13 +469,21 @@ class PageObservations:
         extra = self._request_fields(tracked)
         extra["durationMs"] = self._duration_ms(tracked)
         extra["failure"] = self._text(failure)
-        self._network_ring.append("request_failed", self._common(), extra)
+        detail = self._detail(tracked)
+        detail.duration_ms, detail.failure = extra["durationMs"], extra["failure"]
+        detail.timing = rounded_timing(timing) or detail.timing
+        self._append_network("request_failed", extra)
 
     @_never_raise
-    def request_finished(self, key: object) -> None:
-        """Stop tracking a request that finished."""
-        if self._lookup(key) is not None:
+    def request_finished(self, key: object, timing: object = None) -> None:
+        """Stop tracking a request that finished; its final `timing` (with ``responseEnd``)
+        completes its detail."""
+        tracked = self._lookup(key)
+        if tracked is not None:
             del self._inflight[id(key)]
+            detail = self._details.get(tracked.request_id)  # none when its events are gone
+            if detail is not None:
+                detail.timing = rounded_timing(timing) or detail.timing
 
     def dispose(self) -> None:
         """Clear every event, counter and tracked request; later captures are ignored."""
@@ -445,8 +491,23 @@ class PageObservations:
         self._console_ring.clear()
         self._network_ring.clear()
         self._inflight.clear()
+        self._details.clear()
 
     # ------------------------------------------------------------------ read side
+
+    def query(self, query: ObserveQuery) -> dict[str, Any]:
+        """Answer one ``browser_observe`` call (:func:`~browsermesh.model.observe_query.parse_query`
+        checked how its arguments combine)."""
+        if query.request_id is not None:
+            return self.request_detail(query.request_id)
+        return self.read(
+            query.source,  # type: ignore[arg-type]  # checked by read
+            query.since_event_id,  # type: ignore[arg-type]
+            query.limit,  # type: ignore[arg-type]
+            query.include_text,  # type: ignore[arg-type]
+            match=query.filter,
+            newest_first=query.newest_first,
+        )
 
     def read(
         self,
@@ -454,8 +515,25 @@ class PageObservations:
         since_event_id: str | None,
         limit: int | None,
         include_text: bool,
+        *,
+        match: NetworkFilter | None = None,
+        newest_first: bool = False,
     ) -> dict[str, Any]:
-        """Read events of ``source`` newer than ``since_event_id`` (contract §8.2, §8.3).
+        """Read events of ``source`` newer than ``since_event_id`` (contract §8.2, §8.3, issue 15).
+
+        The read examines the ring's events after ``since_event_id`` (oldest first, or newest
+        first with ``newest_first``) and returns those of ``source``'s kinds that ``match``
+        accepts, up to ``limit`` and while the array's JSON fits ``responseBytes − 512``.
+
+        ``nextCursor``: oldest first, when the read stopped at a matching event it could not
+        return (``limit`` reached or the byte budget full), the id of the last returned event, so
+        the next read starts with the one left over; otherwise (it examined every newer event)
+        the id of the ring's newest event, so the events it passed over (other kinds, not
+        matching) are not examined again. ``newest_first`` is a tail read: the newest matching
+        events, newest first; ``nextCursor`` is always the ring's newest event, so reading on
+        forward with it returns only events newer than this read (older matching events that
+        did not fit are skipped: page oldest first to read every one). With nothing newer than
+        ``since_event_id`` it echoes ``since_event_id`` (``None`` when none given).
 
         Returns:
             ``{"source", "events", "nextCursor", "droppedCount", "gap"}``.
@@ -482,11 +560,13 @@ class PageObservations:
         budget = self._limits.response_bytes - RESPONSE_OVERHEAD_BYTES
         selected: list[dict[str, Any]] = []
         used = 2  # "[" and "]"
-        for seq, stored in ring.events:
-            if len(selected) >= count:
-                break
-            if seq <= since_seq or stored["kind"] not in kinds:
+        stopped = False  # at a matching event left for the next read
+        for stored in self._newer(ring, since_seq, newest_first):
+            if stored["kind"] not in kinds or (match is not None and not match.matches(stored)):
                 continue
+            if len(selected) >= count:
+                stopped = True
+                break
             event = self._public(stored, include_text)
             size = _json_bytes(event)
             if not selected:
@@ -497,11 +577,17 @@ class PageObservations:
                 used += size
                 continue
             if used + 1 + size > budget:
-                break  # left for the next read
+                stopped = True
+                break
             selected.append(event)
             used += 1 + size
 
-        next_cursor = selected[-1]["eventId"] if selected else since_event_id
+        if stopped and not newest_first:
+            next_cursor: str | None = selected[-1]["eventId"]
+        elif ring.last_seq > since_seq:
+            next_cursor = ring.event_id(ring.last_seq)
+        else:
+            next_cursor = since_event_id
         gap = since_event_id is not None and since_seq < ring.oldest_seq() - 1
         return {
             "source": source,
@@ -510,6 +596,36 @@ class PageObservations:
             "droppedCount": ring.dropped,
             "gap": gap,
         }
+
+    @staticmethod
+    def _newer(ring: _Ring, since_seq: int, newest_first: bool) -> Iterable[dict[str, Any]]:
+        """The ring's events with a sequence above `since_seq`, in reading order."""
+        if newest_first:
+            for seq, stored in reversed(ring.events):
+                if seq <= since_seq:
+                    return
+                yield stored
+            return
+        for seq, stored in ring.events:
+            if seq > since_seq:
+                yield stored
+
+    def request_detail(self, request_id: str) -> dict[str, Any]:
+        """``{"source": "network", "request": {...}}`` for a request with an event in the ring.
+
+        Raises:
+            BrowserMeshError: ``INVALID_ARGUMENT`` (field ``requestId``) when no retained network
+                event of this page has that ``requestId``; ``LIMIT_EXCEEDED`` when the detail
+                cannot fit the response budget even with its failure text shortened.
+        """
+        detail = self._details.get(request_id) if isinstance(request_id, str) else None
+        if detail is None:
+            raise _invalid("requestId", "a requestId of a retained network event of this page")
+        view = detail.view()
+        budget = self._limits.response_bytes - RESPONSE_OVERHEAD_BYTES
+        if _json_bytes(view) > budget:
+            view = self._shorten(view, budget)
+        return {"source": "network", "request": view}
 
     def _validate_limit(self, limit: int | None) -> int:
         page_size = self._limits.page_size

@@ -40,6 +40,7 @@ from browsermesh.model.matchers import (
     parse_wait,
 )
 from browsermesh.model.observe import ObserveLimits, PageObservations
+from browsermesh.model.observe_query import parse_query
 from browsermesh.model.paging import (
     SNAPSHOT_OPTION_KEYS,
     SnapshotStore,
@@ -1031,18 +1032,14 @@ class Runtime:
     async def observe(
         self, principal: str, session_id: object, page_id: object, args: dict[str, Any]
     ) -> tuple[str, dict[str, Any]]:
-        """Read one source's captured events (non-destructive, cursor-paged)."""
+        """Read one source's captured events (non-destructive, cursor-paged, optionally
+        filtered or newest first), or one request's detail (`requestId`)."""
 
         async def job(
             rec: SessionRecord, page: PageRecord, ctx: OperationContext
         ) -> dict[str, Any]:
             assert page.observations is not None
-            return page.observations.read(
-                args.get("source"),  # type: ignore[arg-type]
-                args.get("sinceEventId"),
-                args.get("limit"),
-                args.get("includeText", False),  # checked there: a boolean
-            )
+            return page.observations.query(parse_query(args))
 
         return await self.run_page_op(
             principal, session_id, page_id, "browser_observe", args.get("timeoutMs"), job

@@ -9,11 +9,9 @@ from browsermesh.mcp.registry import ToolCall, ToolSpec
 from browsermesh.mcp.schemas import (
     BOOL,
     Schema,
-    array,
     enum,
     integer,
     page_address,
-    page_output,
     string,
 )
 
@@ -23,27 +21,31 @@ _SOURCE = enum("console", "pageError", "network", "requestFailed")
 def input_schema(page_size: int) -> Schema:
     """The input schema for a server whose `BROWSERMESH_OBSERVABILITY_PAGE_SIZE` is `page_size`:
     `limit` publishes the runtime's own maximum (issue 13), so a limit the schema accepts is never
-    refused for its size."""
-    return {
-        **page_address(
-            {
-                "source": _SOURCE,
-                "sinceEventId": string(1, 128),
-                "limit": integer(1, page_size),
-                "includeText": BOOL,
-            },
-            ("source",),
-        ),
-        # includeText is only for console and pageError.
-        "if": {
-            "properties": {"source": {"enum": ["network", "requestFailed"]}},
-            "required": ["source"],
+    refused for its size. Which fields combine with which source (includeText, the filters,
+    requestId) is checked by the runtime, naming the field: an if/then per field would cost
+    discovery bytes on every connection (issue 15)."""
+    return page_address(
+        {
+            "source": _SOURCE,
+            # 1..128 characters, checked by the runtime (an empty one is no eventId either).
+            "sinceEventId": string(max_length=128),
+            "limit": integer(1, page_size),
+            "includeText": BOOL,
+            "newestFirst": BOOL,
+            "url": string(),
+            "method": string(),
+            "statusMin": integer(),
+            "statusMax": integer(),
+            "resourceType": string(),
+            "requestId": string(),
         },
-        "then": {"properties": {"includeText": {"const": False}}},
-    }
+        ("source",),
+    )
 
 
-_EVENT: Schema = {"type": "object", "required": ["eventId", "kind"]}
+# Event reads and the request detail read answer different shapes (contract §8.2, issue 15):
+# the open object names neither, which costs the fewest discovery bytes.
+_OUTPUT: Schema = {"type": "object"}
 
 
 async def observe(call: ToolCall) -> dict[str, Any]:
@@ -60,16 +62,16 @@ def specs(page_size: int | None = None) -> list[ToolSpec]:
         ToolSpec(
             "browser_observe",
             "Read page observations",
-            "Captured console (incl. unexpected popups), pageError, network (incl. HTTP 5xx) "
-            "or requestFailed events; continue with sinceEventId=nextCursor; check "
-            "gap/droppedCount. includeText: console/pageError only.",
+            "Read console (incl. popups), pageError, network (incl. 5xx) or requestFailed "
+            "events; poll with sinceEventId=nextCursor; check gap/droppedCount. Find one "
+            "request: filter network (url glob, method, status), then pass its requestId.",
             "observability",
             True,
             False,
             True,
             True,
             input_schema(size),
-            page_output({"events": array(_EVENT), "droppedCount": integer(0), "gap": BOOL}),
+            _OUTPUT,
             observe,
         )
     ]
