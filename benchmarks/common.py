@@ -45,11 +45,20 @@ def browsermesh_args() -> list[str]:
     ]
 
 
+def browsermesh_env() -> dict[str, str]:
+    """The server imports ``browsermesh`` from this checkout's ``src/``: the stdio client passes
+    only a minimal environment (no ``PYTHONPATH``), so without this an editable install made in
+    another checkout (a git worktree sharing its venv) would be the code measured."""
+    path = os.environ.get("PYTHONPATH")
+    return {"PYTHONPATH": str(REPO / "src") + (os.pathsep + path if path else "")}
+
+
 def browsermesh_params(**kw: Any) -> Any:
     from mcp import StdioServerParameters
 
+    env = {**browsermesh_env(), **kw.pop("env", {})}
     return StdioServerParameters(
-        command=sys.executable, args=browsermesh_args(), cwd=str(REPO), **kw
+        command=sys.executable, args=browsermesh_args(), cwd=str(REPO), env=env, **kw
     )
 
 

@@ -106,7 +106,7 @@ async def test_django_admin_fixture_is_the_stock_admin(
     )
     assert granted == [("change_product",), ("view_product",)]
     categories = django_admin.query("SELECT name FROM shop_category ORDER BY name")
-    assert categories == [("Garden",), ("Kitchen",)]
+    assert categories == [("Garden",), ("Kitchen",), ("Workshop",)]
 
 
 async def test_admin_adds_a_product_by_its_visible_labels(
