@@ -121,9 +121,9 @@ FLAG_OUTPUT: Schema = {"type": "object"}
 # `snapshot` on interactions (issue 15): the action table after the action, or its diff.
 FOLLOW: Schema = {"enum": ["diff", "actions"]}
 FOLLOW_HINT = (
-    "Results carry changes (url, title, navigated, dialogs, popups, downloads, new alert/status "
-    'text, controls added/removed); snapshot:"diff" adds the table lines added/removed with '
-    'fresh refs, "actions" the new table: no extra browser_snapshot needed.'
+    "Result changes: url, title, navigated, dialogs, popups, downloads, alert/status text, "
+    'controls added/removed. snapshot:"diff": table lines added/removed (fresh refs); '
+    '"actions": the new table.'
 )
 
 

@@ -39,8 +39,8 @@ def specs() -> list[ToolSpec]:
         ToolSpec(
             "browser_screenshot",
             "Capture page screenshot",
-            "PNG of the viewport (default), the full page or one element; for visuals (read "
-            "pages with browser_snapshot).",
+            "PNG of the viewport (default), full page or one element; to read a page use "
+            "browser_snapshot.",
             "core",
             True,
             False,

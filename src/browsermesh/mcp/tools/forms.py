@@ -37,10 +37,9 @@ def specs() -> list[ToolSpec]:
         ToolSpec(
             "browser_fill_form",
             "Fill form fields",
-            "Fill several fields of a form in order (text, date, select: string; checkbox, "
-            "radio: boolean); stops at the first failing one, named by details.field and "
-            "details.filled. Prefer it to one browser_fill per field. changes, snapshot: as "
-            "browser_click.",
+            "Fill several fields in order (text, date, select: string; checkbox, radio: "
+            "boolean); stops at the first failing one (details.field, details.filled). Prefer "
+            "it to one browser_fill per field; changes, snapshot: as browser_click.",
             "core",
             False,
             False,

@@ -20,7 +20,6 @@ from browsermesh.mcp.schemas import (
 )
 
 _COMPLETED = FLAG_OUTPUT
-_CHANGES = page_output({"changes": {}})
 _CLICK_HINT = (
     "Give ref (from browser_snapshot) or locator, e.g. {strategy:role,value:button,name:Save}. "
     "Names and text match exactly by default (exact:false: case-insensitive substring); >1 "
@@ -79,9 +78,10 @@ def _target_input(
     extra: dict[str, Schema] | None = None,
     required: tuple[str, ...] = (),
     target: Schema = LOCATOR,
+    follow: Schema = FOLLOW,
 ) -> Schema:
     return page_address(
-        {"locator": target, "ref": REF, **(extra or {}), "snapshot": FOLLOW}, required
+        {"locator": target, "ref": REF, **(extra or {}), "snapshot": follow}, required
     )
 
 
@@ -205,9 +205,15 @@ def specs() -> list[ToolSpec]:
                 d,
                 i,
                 o,
-                # browser_click's locator documents the shapes the other tools refer to.
-                _target_input(extra, required, locator(documented=name == "browser_click")),
-                _CHANGES,
+                # browser_click's locator and snapshot document the shapes the other tools refer
+                # to; the runtime checks every copy.
+                _target_input(
+                    extra,
+                    required,
+                    locator(documented=name == "browser_click"),
+                    FOLLOW if name == "browser_click" else {},
+                ),
+                _COMPLETED,
                 _action(op, arg_field),
             )
         )

@@ -139,7 +139,7 @@ def specs(context_settings: Schema) -> list[ToolSpec]:
             "browser_session_create",
             "Create isolated browser session",
             "Isolated session (own cookies, storage, pages) and its first page: one per user, "
-            "role, auth state or parallel workflow; later calls name sessionId and pageId.",
+            "role, auth state or parallel workflow; calls name sessionId and pageId.",
             "core",
             False,
             False,

@@ -34,11 +34,11 @@ def specs() -> list[ToolSpec]:
         ToolSpec(
             "browser_snapshot",
             "Get accessibility snapshot",
-            'Read the page. format:"actions": key text (headings, alerts, counts), then one line '
-            "per control with its ref and operations, main content first, site chrome as one "
-            "line each (scope:{ref} lists it); more controls: pass nextCursor alone. aria "
-            "(default): ARIA YAML, includeRefs puts [ref=...] inline. Refs last 30 s by default "
-            "and die on navigation or a newer snapshot. Passwords are redacted.",
+            'Read the page. format:"actions": key text, then a line per control (ref, ops), '
+            "main first, site chrome one line each (scope:{ref} lists it); more: "
+            "pass nextCursor alone. aria (default): ARIA YAML, includeRefs: [ref=...] inline. "
+            "Refs last 30 s by default, die on navigation or a newer snapshot. Passwords "
+            "redacted.",
             "core",
             True,
             False,

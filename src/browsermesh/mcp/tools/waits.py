@@ -7,8 +7,6 @@ from typing import Any
 from browsermesh.mcp.registry import ToolCall, ToolSpec
 from browsermesh.mcp.schemas import (
     FLAG_OUTPUT,
-    FOLLOW,
-    FOLLOW_HINT,
     Schema,
     page_address,
     page_output,
@@ -85,15 +83,13 @@ def specs() -> list[ToolSpec]:
             "browser_action_and_wait",
             "Perform browser action and wait",
             "Act, then wait for its navigation, response, popup (own pageId), dialog (handled "
-            "atomically), download or file chooser. " + FOLLOW_HINT,
+            "atomically), download or file chooser. changes, snapshot: as browser_click.",
             "core",
             False,
             True,
             False,
             True,
-            page_address(
-                {"action": _ACTION, "wait": _WAIT, "snapshot": FOLLOW}, ("action", "wait")
-            ),
+            page_address({"action": _ACTION, "wait": _WAIT, "snapshot": {}}, ("action", "wait")),
             page_output({"event": {}, "changes": {}}),
             action_and_wait,
         ),
