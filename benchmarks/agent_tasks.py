@@ -462,6 +462,11 @@ class MeshMemory:
 
 
 class MeshClient:
+    """The BrowserMesh client (issue 15): reads a page once with an action table, fills a form
+    with one browser_fill_form, clicks with browser_click (its ``changes`` say where the click
+    went and what the page announced) and asks a click for the next page's table with
+    ``snapshot: "actions"`` when it must read that page anyway."""
+
     def __init__(self, call: Caller, app: AdminApp, exact_names: bool) -> None:
         self.call = call
         self.app = app
@@ -481,18 +486,26 @@ class MeshClient:
         reply = await self.call("read page", "browser_snapshot", {**addr, "format": "actions"})
         return mesh_controls(json.loads(reply.text)["snapshot"])
 
-    async def fill(self, addr: dict[str, str], label: str, value: str) -> None:
-        locator = {"strategy": "label", "value": label}
-        await self.call("fill", "browser_fill", {**addr, "locator": locator, "value": value})
+    async def fill_form(self, addr: dict[str, str], fields: list[tuple[str, str | bool]]) -> None:
+        """One call for a form: (label, value) pairs, strings for text and selects, booleans
+        for checkboxes."""
+        args = [{"target": {"strategy": "label", "value": k}, "value": v} for k, v in fields]
+        await self.call("fill form", "browser_fill_form", {**addr, "fields": args})
 
-    async def click_and_wait(
-        self, addr: dict[str, str], role: str, name: str, step: str = "submit"
-    ) -> str:
-        action = {"kind": "click", "target": {"strategy": "role", "value": role, "name": name}}
-        reply = await self.call(
-            step, "browser_action_and_wait", {**addr, "action": action, "wait": NAVIGATION}
-        )
-        return str(json.loads(reply.text)["event"].get("url", ""))
+    async def click(
+        self,
+        addr: dict[str, str],
+        role: str,
+        name: str,
+        step: str = "submit",
+        then: str | None = None,
+    ) -> dict[str, Any]:
+        """Click; returns the result (``changes``, and the new table with ``then="actions"``)."""
+        target = {"strategy": "role", "value": role, "name": name}
+        extra = {"snapshot": then} if then else {}
+        reply = await self.call(step, "browser_click", {**addr, "locator": target, **extra})
+        result: dict[str, Any] = json.loads(reply.text)
+        return result
 
     async def sign_in(self, addr: dict[str, str], who: Credentials, read: bool) -> None:
         await self.call("navigate", "browser_navigate", {**addr, "url": self.app.url("/admin/")})
@@ -503,9 +516,13 @@ class MeshClient:
                 "password": self._name(controls, "textbox", "Password"),
                 "submit": self._name(controls, "button", "Log in"),
             }
-        await self.fill(addr, self.mem.login["user"], who.username)
-        await self.fill(addr, self.mem.login["password"], who.password)
-        await self.click_and_wait(addr, "button", self.mem.login["submit"])
+        login = self.mem.login
+        await self.fill_form(
+            addr, [(login["user"], who.username), (login["password"], who.password)]
+        )
+        moved = await self.click(addr, "button", login["submit"])
+        if not moved["changes"].get("navigated"):
+            raise ClientError(f"Log in did not load a page: {moved['changes']}")
 
     async def run(self, recorder: Recorder) -> None:
         app = self.app
@@ -533,24 +550,19 @@ class MeshClient:
                 )
             }
             self.mem.form = form
-            await self.fill(admin, form["name"], str(PRODUCT["name"]))
-            select = {"strategy": "label", "value": form["category"]}
-            await self.call(
-                "select",
-                "browser_select_option",
-                {**admin, "locator": select, "value": PRODUCT["category"]},
+            await self.fill_form(
+                admin,
+                [
+                    (form["name"], str(PRODUCT["name"])),
+                    (form["category"], str(PRODUCT["category"])),
+                    (form["price"], str(PRODUCT["price"])),
+                    (form["available_on"], str(PRODUCT["available_on"])),
+                    (form["status"], str(PRODUCT["status"])),
+                    (form["in_stock"], True),
+                ],
             )
-            await self.fill(admin, form["price"], str(PRODUCT["price"]))
-            await self.fill(admin, form["available_on"], str(PRODUCT["available_on"]))
-            select = {"strategy": "label", "value": form["status"]}
-            await self.call(
-                "select",
-                "browser_select_option",
-                {**admin, "locator": select, "value": PRODUCT["status"]},
-            )
-            box = {"strategy": "label", "value": form["in_stock"]}
-            await self.call("check", "browser_check", {**admin, "locator": box})
-            url = await self.click_and_wait(admin, "button", form["save"])
+            saved = await self.click(admin, "button", form["save"])
+            url = str(saved["changes"].get("url", ""))
             if not url.rstrip("/").endswith(LIST_PATH.rstrip("/")):
                 raise ClientError(f"Save did not go back to the list (now at {url})")
             return (*check_product(app), None)
@@ -565,16 +577,17 @@ class MeshClient:
                 "name": find_control(controls, "textbox", "Search")[2],
             }
             await self.call("fill", "browser_fill", {**admin, "locator": box, "value": SEARCH_TERM})
-            action = {"kind": "press", "target": box, "key": "Enter"}
+            # Enter submits the search; the new page's table leads with its key text
+            # ("3 products"), and lists the filter links of the short result.
             reply = await self.call(
-                "submit", "browser_action_and_wait", {**admin, "action": action, "wait": NAVIGATION}
+                "submit",
+                "browser_press",
+                {**admin, "locator": box, "key": "Enter", "snapshot": "actions"},
             )
-            self.mem.list_url = str(json.loads(reply.text)["event"]["url"])
-            main = {"strategy": "css", "value": "main"}
-            reply = await self.call(
-                "read result", "browser_visible_text", {**admin, "locator": main}
-            )
-            self.mem.list_text = json.loads(reply.text)["text"]
+            result = json.loads(reply.text)
+            self.mem.list_url = str(result["changes"].get("url", ""))
+            self.mem.list_text = str(result["snapshot"])
+            self.mem.list_controls += mesh_controls(self.mem.list_text)
             count = read_count(self.mem.list_text)
             return (*check_count(app, count), str(count))
 
@@ -585,10 +598,10 @@ class MeshClient:
             signed_in, login_check = check_signed_in(app, EDITOR.username, before)
             list_url = self.mem.list_url or app.url(LIST_PATH)
             await self.call("navigate", "browser_navigate", {**editor, "url": list_url})
-            await self.click_and_wait(editor, "link", str(PRODUCT["name"]))
+            await self.click(editor, "link", str(PRODUCT["name"]), "open product")
             # The change form is the form read in task 2: same labels.
-            await self.fill(editor, self.mem.form["price"], NEW_PRICE)
-            await self.click_and_wait(editor, "button", self.mem.form["save"])
+            await self.fill_form(editor, [(self.mem.form["price"], NEW_PRICE)])
+            await self.click(editor, "button", self.mem.form["save"])
             ok, check = check_price_change(app)
             return ok and signed_in, f"{check}; {login_check}", None
 
@@ -606,10 +619,9 @@ class MeshClient:
         ):
             await run_task(recorder, task, body)
 
-    # Task 5, one small function per step so that each step's tool choice is in one place. Today
-    # it takes 8 calls: navigate, click the filter link, check "select all", select the action,
-    # click "Go", read the confirmation page, click "Yes, I'm sure", read the message. The
-    # comments name the issue-15 feature that would remove a call.
+    # Task 5, one small function per step: navigate, click the filter link, fill_form (select
+    # all + the action), click "Go" asking for the confirmation page's table, click "Yes, I'm
+    # sure" and read the outcome message from its ``changes``: 5 calls.
 
     async def bulk_delete(self, addr: dict[str, str]) -> int:
         """Filter the product list by a category, select all rows, run "Delete selected
@@ -618,57 +630,41 @@ class MeshClient:
         await self.apply_filter(addr, BULK_CATEGORY)
         await self.choose_rows_and_action(addr)
         confirm = await self.run_action(addr)
-        outcome = await self.confirm_action(addr, confirm)
-        return read_deleted(outcome if outcome is not None else await self.read_outcome(addr))
+        return read_deleted(await self.confirm_action(addr, confirm))
 
     async def open_list(self, addr: dict[str, str]) -> None:
         # The session is on task 3's search result (?q=...): its filter links keep the search.
         await self.call("navigate", "browser_navigate", {**addr, "url": self.app.url(LIST_PATH)})
 
     async def apply_filter(self, addr: dict[str, str], choice: str) -> None:
-        # Task 3's action table stops at its 50 refs before the sidebar ("more: N"), but task 3's
-        # visible text of main listed the sidebar's choices ("By category", "All", "Garden",
-        # ...): the client clicks the link it read there, as task 4 clicks the product it read.
-        # (a) An action table that lists main first would show the link itself.
-        if choice not in filter_choices(self.mem.list_text, "By category"):
-            raise ClientError(f"task 3's list text showed no {choice!r} category filter")
-        await self.click_and_wait(addr, "link", choice, "filter")
+        # Task 3's table (main first) listed the filter links: the client clicks the one it saw.
+        name = self._name(self.mem.list_controls, "link", choice)
+        moved = await self.click(addr, "link", name, "filter")
+        if not moved["changes"].get("navigated"):
+            raise ClientError(f"the {choice!r} filter did not load a page")
 
     async def choose_rows_and_action(self, addr: dict[str, str]) -> None:
         # Controls from task 3's action table (locators survive page loads).
-        # (c) browser_fill_form: one call, [{target: select-all, value: true},
-        #     {target: Action, value: "Delete selected products"}], instead of two.
         controls = self.mem.list_controls
-        box = {"strategy": "label", "value": self._name(controls, "checkbox", SELECT_ALL)}
-        await self.call("select all", "browser_check", {**addr, "locator": box})
-        action = {"strategy": "label", "value": self._name(controls, "combobox", "Action")}
-        await self.call(
-            "choose action",
-            "browser_select_option",
-            {**addr, "locator": action, "value": BULK_ACTION},
+        await self.fill_form(
+            addr,
+            [
+                (self._name(controls, "checkbox", SELECT_ALL), True),
+                (self._name(controls, "combobox", "Action"), BULK_ACTION),
+            ],
         )
 
     async def run_action(self, addr: dict[str, str]) -> str:
-        """Click "Go" (it loads the confirmation page) and read that page: the name of its
-        confirming button."""
+        """Click "Go" (it loads the confirmation page) and read that page's table from the same
+        result: the name of its confirming button."""
         go = self._name(self.mem.list_controls, "button", "Go")
-        await self.click_and_wait(addr, "button", go, "run action")
-        # (b) snapshot:"actions" on the click would return this table: no browser_snapshot call.
-        controls = await self.snapshot(addr)
-        return self._name(controls, "button", CONFIRM)
+        result = await self.click(addr, "button", go, "run action", then="actions")
+        return self._name(mesh_controls(str(result["snapshot"])), "button", CONFIRM)
 
-    async def confirm_action(self, addr: dict[str, str], button: str) -> str | None:
-        """Click the confirming button; the outcome text if the result carries it (today it
-        does not: None)."""
-        await self.click_and_wait(addr, "button", button, "confirm")
-        # (b) ``changes`` on this result (new alert/status text: "Successfully deleted N
-        # products.") would carry the outcome: return it here and read_outcome is not called.
-        return None
-
-    async def read_outcome(self, addr: dict[str, str]) -> str:
-        main = {"strategy": "css", "value": "main"}
-        reply = await self.call("read result", "browser_visible_text", {**addr, "locator": main})
-        return str(json.loads(reply.text)["text"])
+    async def confirm_action(self, addr: dict[str, str], button: str) -> str:
+        """Click the confirming button; the outcome message comes back in ``changes.text``."""
+        result = await self.click(addr, "button", button, "confirm")
+        return "\n".join(result["changes"].get("text", []))
 
 
 async def run_browsermesh(app: AdminApp, recorder: Recorder, exact_names: bool) -> dict[str, Any]:

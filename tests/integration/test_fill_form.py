@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from browsermesh.errors import BrowserMeshError, ErrorCode
+from browsermesh.model.action_table import table_refs
 from browsermesh.runtime.runtime import Runtime
 from tests.conftest import ToolClient, open_page
 from tests.fixtures.forms_site import FormsSite
@@ -71,8 +72,9 @@ async def test_fills_every_kind_in_one_call_and_the_server_receives_exactly_them
     raw = await client.raw("browser_fill_form", {**addr, "fields": EVERYTHING})
     assert not raw.is_error, raw.content[0].text
     data = await client.ok("browser_fill_form", {**addr, "fields": EVERYTHING})  # idempotent
-    assert set(data) == {"operationId", "sessionId", "pageId", "filled"}
+    assert set(data) == {"operationId", "sessionId", "pageId", "filled", "changes"}
     assert data["filled"] == len(EVERYTHING)
+    assert data["changes"] == {}  # the same values again: nothing on the page changed
     assert SECRET not in raw.content[0].text and SECRET not in json.dumps(data)
     await client.ok(
         "browser_action_and_wait",
@@ -101,7 +103,7 @@ async def test_refs_from_the_action_table_and_locators_mix(
 ) -> None:
     addr = await open_page(client, forms_site.url("/form"))
     table = await client.ok("browser_snapshot", {**addr, "format": "actions"})
-    refs = {r.get("name"): r["ref"] for r in table["refs"]}
+    refs = {r.get("name"): r["ref"] for r in table_refs(table["snapshot"])}
     data = await client.ok(
         "browser_fill_form",
         {**addr, "fields": [
@@ -137,7 +139,7 @@ async def test_a_missing_field_stops_the_form_and_names_it(
     assert error["details"]["field"] == "fields[2]" and error["details"]["filled"] == 2
     assert error["details"]["reason"] == "element_not_found"
     assert "fields[2]" in error["message"] and "2 fields before it" in error["message"]
-    assert error["operationId"].startswith("operation_")
+    assert error["operationId"].startswith("o")
     values = await read_form(client, addr)
     assert values["name"] == "Ada" and values["email"] == "ada@example.test"
     assert values["age"] == ""  # the field after the failure was not touched

@@ -45,6 +45,8 @@ SETTLE_MAX_MS = 1_000
 """…but the settle never waits longer than this (a ticking clock is never quiet)."""
 NAVIGATION_WAIT_MS = 10_000
 """A started navigation is awaited at most this long (and never past the deadline)."""
+INSTALL_MAX_MS = 1_000
+"""The in-page observer gets at most this long (and a quarter of the budget) to install."""
 MAX_TEXTS = 5
 TEXT_CHARS = 200
 URL_CHARS = 2_000
@@ -169,10 +171,12 @@ class ChangeWatch:
         if self.handle_dialogs:
             listeners.on("dialog", self._on_dialog)
         self._listeners = listeners
+        # A page that does not answer at once (a busy main thread) gets no observer rather
+        # than eating the action's budget: the action then reports what the listeners saw.
+        budget = min(INSTALL_MAX_MS, max(ctx.deadline.remaining_ms() / 4, 1))
         with contextlib.suppress(Exception):
             self._state = await asyncio.wait_for(
-                p.evaluate_handle(_INSTALL, [_INTERACTIVE, _LIVE]),
-                timeout=max(ctx.deadline.remaining_ms(), 1) / 1000,
+                p.evaluate_handle(_INSTALL, [_INTERACTIVE, _LIVE]), timeout=budget / 1000
             )
 
     def _count(self, kind: str) -> None:

@@ -65,6 +65,8 @@ def parallel_roles(task: str, roles_raw: str) -> str:
         "in order.\n"
         '- Read before acting: browser_snapshot first (format: "actions" for a quick list of '
         "controls with refs); prefer refs or role/label/testId locators over CSS.\n"
+        "- Fill a form with one browser_fill_form; read each action's changes, and pass "
+        'snapshot: "diff" on the action instead of taking a new snapshot.\n'
         "- Close every session with browser_session_close when done.\n"
         "- Report per-role observations and the differences between roles."
     )

@@ -403,7 +403,8 @@ def _key_lines(
                 name = f" {_string(node.name, KEY_TEXT_MAX_CHARS)}" if node.name else ""
                 summaries.append(f"{node.role}{name} · {rows} row{'s' if rows != 1 else ''}")
         elif node.role in _TEXT_ROLES and node.value:
-            text = " ".join(node.value.split())
+            # "4 results (" before a "43 total" link: the dangling bracket is not the count's.
+            text = " ".join(node.value.split()).rstrip(" (")
             if len(text) <= SUMMARY_MAX_CHARS and _SUMMARY_RE.fullmatch(text):
                 summaries.append(f"text {_string(text, SUMMARY_MAX_CHARS)}")
         stack.extend(reversed(node.children))

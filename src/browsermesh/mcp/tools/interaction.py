@@ -151,7 +151,7 @@ _ACTIONS: list[tuple[str, str, str, str, str, dict[str, Schema], tuple[str, ...]
         "browser_scroll_into_view",
         "scroll_into_view",
         "Scroll page element into view",
-        "Scroll an element into view if needed. " + _TARGET_HINT,
+        "Scroll an element into view. " + _TARGET_HINT,
         "FFTT",
         {},
         (),

@@ -161,7 +161,7 @@ def specs(context_settings: Schema) -> list[ToolSpec]:
         ToolSpec(
             "browser_session_list",
             "List browser sessions",
-            "List your sessions (live and recently ended) to recover sessionIds.",
+            "List your sessions (live and recently ended).",
             "core",
             True,
             False,
@@ -213,7 +213,7 @@ def specs(context_settings: Schema) -> list[ToolSpec]:
         ToolSpec(
             "browser_page_list",
             "List browser pages",
-            "List a session's pages with their URLs.",
+            "A session's pages and their URLs.",
             "core",
             True,
             False,
