@@ -204,9 +204,9 @@ class ChangeWatch:
             self._no_document.set()
 
     def _on_dialog(self, dialog: Dialog) -> None:
-        self._dialogs.append(
-            {"type": dialog.type, "message": cut_chars(well_formed(dialog.message), TEXT_CHARS)}
-        )
+        if len(self._dialogs) < MAX_TEXTS:  # a page looping over alert() stays bounded
+            message = cut_chars(well_formed(dialog.message), TEXT_CHARS)
+            self._dialogs.append({"type": dialog.type, "message": message})
         self._dismissals.append(asyncio.ensure_future(quietly(dialog.dismiss())))
 
     async def finish(self, ctx: OperationContext, *, settle: bool) -> dict[str, Any]:
