@@ -13,6 +13,13 @@ Routes:
 - ``GET /cart`` — the signed-in user's cart: ``<ul data-testid="cart-items">`` with one ``<li>``
   per line (``<name> × <qty>``) and ``<p data-testid="cart-total">``.
 - ``GET /admin`` — every user and the size of their cart; user ``admin`` only (403 otherwise).
+- With ``ShopApp(assets=True)`` (issue 16, the ``blockResources`` benchmark) every page's heading
+  uses a web font (``GET /static/shop-sans.woff2``, a 40 KB byte stand-in that Chromium fetches
+  and then fails to decode) and the product page shows a photo (``GET /static/teapot.png``, a real
+  200×150 PNG of about 65 KB). Off by default, so the other benchmarks' pages stay as they were.
+
+:meth:`ShopApp.served` counts the requests answered and the response body bytes sent
+(:meth:`ShopApp.served_paths` per method and path).
 
 Typical use::
 
@@ -25,9 +32,13 @@ Typical use::
 from __future__ import annotations
 
 import html
+import random
 import re
 import secrets
+import struct
 import threading
+import zlib
+from collections import Counter
 from collections.abc import Mapping
 from http import HTTPStatus
 from http.cookies import SimpleCookie
@@ -36,7 +47,7 @@ from urllib.parse import parse_qs, urlsplit
 
 from browsermesh.demo.loopback import LoopbackSite, QuietHTTPServer
 
-__all__ = ["PASSWORD", "PRODUCTS", "ShopApp"]
+__all__ = ["FONT_PATH", "IMAGE_PATH", "PASSWORD", "PRODUCTS", "ShopApp"]
 
 PASSWORD = "correct-horse"
 PRODUCTS: dict[int, tuple[str, int]] = {
@@ -53,6 +64,45 @@ _STYLE = (
 )
 
 
+IMAGE_PATH = "/static/teapot.png"
+FONT_PATH = "/static/shop-sans.woff2"
+_FONT_STYLE = (
+    f'@font-face{{font-family:"Shop Sans";src:url("{FONT_PATH}") format("woff2")}}'
+    'h1{font-family:"Shop Sans",sans-serif}'
+)
+
+
+def _photo(width: int = 200, height: int = 150, noise: int = 3) -> bytes:
+    """A deterministic RGB PNG (a gradient with noise, so it compresses like a photo)."""
+    rng = random.Random(16)
+    raw = bytearray()
+    for y in range(height):
+        raw.append(0)  # filter: none
+        for x in range(width):
+            for value in (x * 200 // width + 20, y * 200 // height + 20, 128):
+                raw.append(value + rng.randrange(-noise, noise + 1))
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        crc = struct.pack(">I", zlib.crc32(kind + data))
+        return struct.pack(">I", len(data)) + kind + data + crc
+
+    header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
+    return (
+        b"\x89PNG\r\n\x1a\n"
+        + chunk(b"IHDR", header)
+        + chunk(b"IDAT", zlib.compress(bytes(raw), 9))
+        + chunk(b"IEND", b"")
+    )
+
+
+class _Assets:
+    """The optional product photo and web font (made once per app)."""
+
+    def __init__(self) -> None:
+        self.photo = _photo()
+        self.font = b"wOF2" + random.Random(17).randbytes(40_956)
+
+
 class _State:
     """Users' sessions and carts, guarded by one lock."""
 
@@ -61,6 +111,15 @@ class _State:
         self.sessions: dict[str, str] = {}  # sid -> username
         self.carts: dict[str, dict[int, int]] = {}  # username -> product id -> quantity
         self.logins = 0
+        self.requests = 0
+        self.body_bytes = 0
+        self.paths: Counter[str] = Counter()
+
+    def count(self, path: str, body_bytes: int) -> None:
+        with self.lock:
+            self.requests += 1
+            self.body_bytes += body_bytes
+            self.paths[path] += 1
 
     def sign_in(self, username: str) -> str:
         sid = secrets.token_urlsafe(18)
@@ -98,7 +157,7 @@ def _money(cents: int) -> str:
     return f"${cents // 100}.{cents % 100:02d}"
 
 
-def _document(title: str, body: str, user: str | None) -> bytes:
+def _document(title: str, body: str, user: str | None, assets: bool = False) -> bytes:
     who = f"Signed in as {_esc(user)}" if user else '<a href="/login">Sign in</a>'
     nav = (
         '<header><a href="/">Home</a><a href="/product/1">Products</a>'
@@ -107,7 +166,8 @@ def _document(title: str, body: str, user: str | None) -> bytes:
     return (
         "<!doctype html>\n"
         f'<html lang="en"><head><meta charset="utf-8"><title>{_esc(title)}</title>'
-        f"<style>{_STYLE}</style></head>\n<body>\n{nav}\n<main>\n{body}\n</main>\n</body></html>\n"
+        f"<style>{_STYLE}{_FONT_STYLE if assets else ''}</style></head>\n"
+        f"<body>\n{nav}\n<main>\n{body}\n</main>\n</body></html>\n"
     ).encode()
 
 
@@ -153,8 +213,13 @@ class _Handler(BaseHTTPRequestHandler):
         for name, value in (headers or {}).items():
             self.send_header(name, value)
         self.end_headers()
+        sent = len(body) if self.command != "HEAD" else 0
+        self.server.state.count(f"{self.command} {urlsplit(self.path).path}", sent)
         if body and self.command != "HEAD":
             self.wfile.write(body)
+
+    def _page(self, status: int, title: str, body: str, user: str | None) -> None:
+        self._send(status, _document(title, body, user, self.server.assets is not None))
 
     def _redirect(self, location: str, headers: Mapping[str, str] | None = None) -> None:
         self._send(HTTPStatus.SEE_OTHER, headers={"Location": location, **(headers or {})})
@@ -178,14 +243,14 @@ class _Handler(BaseHTTPRequestHandler):
         query = parse_qs(urlsplit(self.path).query)
         user = state.user(self._sid())
         if path == "/login":
-            self._send(200, _document("Sign in", _LOGIN_FORM.format(error=""), user))
+            self._page(200, "Sign in", _LOGIN_FORM.format(error=""), user)
         elif path == "/":
             body = "<h1>Shop</h1>\n" + (
                 f'<p data-testid="welcome">Welcome back, {_esc(user)}.</p>'
                 if user
                 else '<p>Please <a href="/login">sign in</a>.</p>'
             )
-            self._send(200, _document("Shop", body, user))
+            self._page(200, "Shop", body, user)
         elif (match := _PRODUCT_PATH.fullmatch(path)) is not None:
             self._product(int(match.group(1)), user, "added" in query)
         elif path == "/cart":
@@ -194,8 +259,12 @@ class _Handler(BaseHTTPRequestHandler):
             self._admin(user)
         elif path == "/favicon.ico":
             self._send(204, content_type="image/x-icon")
+        elif path == IMAGE_PATH and self.server.assets is not None:
+            self._send(200, self.server.assets.photo, content_type="image/png")
+        elif path == FONT_PATH and self.server.assets is not None:
+            self._send(200, self.server.assets.font, content_type="font/woff2")
         else:
-            self._send(404, _document("Not found", "<h1>Not found</h1>", user))
+            self._page(404, "Not found", "<h1>Not found</h1>", user)
 
     def do_POST(self) -> None:
         state = self.server.state
@@ -205,7 +274,7 @@ class _Handler(BaseHTTPRequestHandler):
             username = form.get("username", "")
             if _USERNAME.fullmatch(username) is None or form.get("password") != PASSWORD:
                 error = '<p role="alert" data-testid="error">Wrong username or password.</p>\n'
-                self._send(401, _document("Sign in", _LOGIN_FORM.format(error=error), None))
+                self._page(401, "Sign in", _LOGIN_FORM.format(error=error), None)
                 return
             sid = state.sign_in(username)
             self._redirect("/", {"Set-Cookie": f"sid={sid}; Path=/; HttpOnly; SameSite=Lax"})
@@ -219,31 +288,36 @@ class _Handler(BaseHTTPRequestHandler):
             except ValueError:
                 product = 0
             if product not in PRODUCTS:
-                self._send(400, _document("Bad request", "<h1>Unknown product</h1>", user))
+                self._page(400, "Bad request", "<h1>Unknown product</h1>", user)
                 return
             state.add(user, product)
             self._redirect(f"/product/{product}?added=1")
         else:
-            self._send(404, _document("Not found", "<h1>Not found</h1>", None))
+            self._page(404, "Not found", "<h1>Not found</h1>", None)
 
     def _product(self, product: int, user: str | None, added: bool) -> None:
         if product not in PRODUCTS:
-            self._send(404, _document("Not found", "<h1>No such product</h1>", user))
+            self._page(404, "Not found", "<h1>No such product</h1>", user)
             return
         if user is None:
             self._redirect("/login")
             return
         name, price = PRODUCTS[product]
         status = '<p role="status" data-testid="added">Added to your cart.</p>' if added else ""
+        photo = (
+            f'<img src="{IMAGE_PATH}" width="200" height="150" alt="{_esc(name)}">\n'
+            if self.server.assets is not None
+            else ""
+        )
         body = f"""<h1>{_esc(name)}</h1>
-<p class="price" data-testid="price">{_money(price)}</p>
+{photo}<p class="price" data-testid="price">{_money(price)}</p>
 <p>A sturdy, everyday {_esc(name.lower())}. Ships in two days.</p>
 <form method="post" action="/cart/add">
 <input type="hidden" name="product" value="{product}">
 <button type="submit">Add to cart</button>
 </form>
 {status}"""
-        self._send(200, _document(name, body, user))
+        self._page(200, name, body, user)
 
     def _cart(self, user: str | None) -> None:
         if user is None:
@@ -257,11 +331,11 @@ class _Handler(BaseHTTPRequestHandler):
 {lines or "<li>Your cart is empty.</li>"}
 </ul>
 <p data-testid="cart-total">Total: {_money(total)}</p>"""
-        self._send(200, _document("Cart", body, user))
+        self._page(200, "Cart", body, user)
 
     def _admin(self, user: str | None) -> None:
         if user != "admin":
-            self._send(403, _document("Forbidden", "<h1>Admins only</h1>", user))
+            self._page(403, "Forbidden", "<h1>Admins only</h1>", user)
             return
         rows = "\n".join(
             f"<tr><td>{_esc(u)}</td><td>{n}</td></tr>" for u, n in self.server.state.users()
@@ -271,24 +345,36 @@ class _Handler(BaseHTTPRequestHandler):
 <tbody>
 {rows}
 </tbody></table>"""
-        self._send(200, _document("Admin", body, user))
+        self._page(200, "Admin", body, user)
 
 
 class _Server(QuietHTTPServer):
-    def __init__(self, address: tuple[str, int], state: _State) -> None:
+    def __init__(self, address: tuple[str, int], state: _State, assets: _Assets | None) -> None:
         super().__init__(address, _Handler)
         self.state = state
+        self.assets = assets
 
 
 class ShopApp(LoopbackSite):
     """The loopback shop; a context manager (``start``/``stop`` also work)."""
 
-    def __init__(self, host: str = "127.0.0.1") -> None:
+    def __init__(self, host: str = "127.0.0.1", *, assets: bool = False) -> None:
         super().__init__(host, name="shop")
         self._state = _State()
+        self._assets = _Assets() if assets else None
 
     def _make_server(self, address: tuple[str, int]) -> ThreadingHTTPServer:
-        return _Server(address, self._state)
+        return _Server(address, self._state, self._assets)
+
+    def served(self) -> tuple[int, int]:
+        """(requests answered, response body bytes sent) so far."""
+        with self._state.lock:
+            return self._state.requests, self._state.body_bytes
+
+    def served_paths(self) -> Counter[str]:
+        """Requests answered so far per method and path (`GET /cart`)."""
+        with self._state.lock:
+            return Counter(self._state.paths)
 
     def cart(self, username: str) -> dict[int, int]:
         """The user's cart as product id -> quantity."""

@@ -176,7 +176,8 @@ CASES: list[Case] = [
     ("snapshot page too small", lambda: page_content(C + "😀", len(C), 10, 3, clipped=False), "maxBytes", "at least 4, the UTF-8 size"),
     # ---------------------------------------------------------------- model.settings
     ("settings not an object", lambda: normalize_context_settings(C), "contextSettings", "object"),
-    ("settings unknown key", lambda: normalize_context_settings({C: C}), "contextSettings", "only the keys colorScheme"),
+    ("settings unknown key", lambda: normalize_context_settings({C: C}), "contextSettings", "only the keys blockResources, colorScheme"),
+    ("blockResources entry", lambda: normalize_context_settings({"blockResources": ["image", C]}), "contextSettings.blockResources[1]", "one of: stylesheet, image"),
     ("viewport width high", lambda: normalize_context_settings({"viewport": {"width": N, "height": 100}}), "contextSettings.viewport.width", "at most 10000"),
     ("viewport height low", lambda: normalize_context_settings({"viewport": {"width": 100, "height": -N}}), "contextSettings.viewport.height", "at least 1"),
     ("viewport height missing", lambda: normalize_context_settings({"viewport": {"width": 100}}), "contextSettings.viewport.height", "required"),

@@ -8,7 +8,12 @@ from typing import Any
 import pytest
 
 from browsermesh.errors import BrowserMeshError, ErrorCode
-from browsermesh.model.settings import geolocation_grant_origins, normalize_context_settings
+from browsermesh.model.observe_query import RESOURCE_TYPES
+from browsermesh.model.settings import (
+    BLOCKABLE_RESOURCE_TYPES,
+    geolocation_grant_origins,
+    normalize_context_settings,
+)
 
 GEO = {"latitude": 52.52, "longitude": 13.405}
 
@@ -101,7 +106,7 @@ def test_unknown_keys_rejected() -> None:
 @pytest.mark.parametrize(
     "key",
     ["viewport", "deviceScaleFactor", "locale", "timezoneId", "colorScheme", "reducedMotion",
-     "userAgent", "geolocation", "permissions"],
+     "userAgent", "geolocation", "permissions", "blockResources"],
 )  # fmt: skip
 def test_null_is_never_accepted(key: str) -> None:
     _invalid({key: None})
@@ -396,3 +401,48 @@ def test_permissions_count_boundary() -> None:
 def test_grant_origins_of_empty_settings() -> None:
     assert geolocation_grant_origins({}) == []
     assert geolocation_grant_origins({"permissions": []}) == []
+
+
+# --- blockResources (issue 16) ------------------------------------------------------------------
+
+
+def test_block_resources_normalized_in_the_resource_type_order() -> None:
+    assert _one("blockResources", ["font", "image", "media"]) == ["image", "media", "font"]
+    assert _one("blockResources", ("other",)) == ["other"]
+    every = list(BLOCKABLE_RESOURCE_TYPES)
+    assert _one("blockResources", every[::-1]) == every
+    assert len(every) == 11 and "document" not in every and "websocket" not in every
+    assert set(every) | {"document", "websocket"} == set(RESOURCE_TYPES)  # one list, reused
+    out = normalize_context_settings({"blockResources": ["image"], "colorScheme": "dark"})
+    assert list(out) == ["colorScheme", "blockResources"]
+
+
+@pytest.mark.parametrize(
+    ("value", "field", "rule"),
+    [
+        ([], "contextSettings.blockResources", "at least 1 entry"),
+        ("image", "contextSettings.blockResources", "array"),
+        ({"image": True}, "contextSettings.blockResources", "array"),
+        (["image", "document"], "contextSettings.blockResources[1]", "one of: stylesheet, image"),
+        (["websocket"], "contextSettings.blockResources[0]", "one of: stylesheet, image"),
+        (
+            ["image", "font", "image"],
+            "contextSettings.blockResources[2]",
+            "each resource type once",
+        ),
+        (["Image"], "contextSettings.blockResources[0]", "one of: stylesheet, image"),
+        ([None], "contextSettings.blockResources[0]", "one of: stylesheet, image"),
+        ([["image"]], "contextSettings.blockResources[0]", "one of: stylesheet, image"),
+    ],
+)
+def test_block_resources_rejected(value: object, field: str, rule: str) -> None:
+    error = _invalid({"blockResources": value}, field)
+    assert error.internal["requirement"].startswith(rule)
+
+
+def test_block_resources_count_bounds() -> None:
+    error = _invalid({"blockResources": []}, "contextSettings.blockResources")
+    assert error.message.endswith("Bound: blockResources >= 1.")
+    twelve = [*BLOCKABLE_RESOURCE_TYPES, "image"]
+    error = _invalid({"blockResources": twelve}, "contextSettings.blockResources")
+    assert error.message.endswith("Bound: blockResources <= 11.")

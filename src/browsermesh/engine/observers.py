@@ -16,6 +16,7 @@ import contextlib
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from browsermesh.engine.blocking import ResourceBlocker
 from browsermesh.model.observe import PageObservations, Ring
 
 if TYPE_CHECKING:
@@ -88,15 +89,21 @@ def _console_handlers(sink: PageObservations) -> dict[str, Callable[[Any], None]
     }
 
 
-def _network_handlers(sink: PageObservations) -> dict[str, Callable[[Any], None]]:
+def _network_handlers(
+    sink: PageObservations, blocker: ResourceBlocker | None
+) -> dict[str, Callable[[Any], None]]:
     # `response.headers` and `request.timing` are synchronous (what the event already carried):
-    # the request detail costs no round trip. The sink keeps allowlisted headers only.
+    # the request detail costs no round trip. The sink keeps allowlisted headers only. A request
+    # the session's blocker aborted fails as `blocked` (engine/blocking.py).
+    def failure(req: Any) -> str:
+        return blocker.failure(req, req.failure) if blocker is not None else req.failure or "failed"
+
     return {
         "request": lambda req: sink.request(req, req.method, req.url, req.resource_type),
         "response": lambda resp: sink.response(
             resp.request, resp.status, resp.headers, resp.request.timing
         ),
-        "requestfailed": lambda req: sink.request_failed(req, req.failure or "failed", req.timing),
+        "requestfailed": lambda req: sink.request_failed(req, failure(req), req.timing),
     }
 
 
@@ -107,7 +114,12 @@ def _network_bookkeeping(sink: PageObservations) -> dict[str, Callable[[Any], No
     return {"requestfinished": lambda req: sink.request_finished(req, req.timing)}
 
 
-def observe_page(page: Page, sink: PageObservations, backs_handle: Callable[[], bool]) -> None:
+def observe_page(
+    page: Page,
+    sink: PageObservations,
+    backs_handle: Callable[[], bool],
+    blocker: ResourceBlocker | None = None,
+) -> None:
     """Feed the page's console, error and network events into `sink` (metadata and allowlisted
     response headers only: never bodies, cookies, argument objects or stacks) until the page
     closes. The sink is
@@ -115,7 +127,7 @@ def observe_page(page: Page, sink: PageObservations, backs_handle: Callable[[], 
     sink on to the page that replaced it."""
     feeds = [
         _Feed(page, sink, "console", _console_handlers(sink)),
-        _Feed(page, sink, "network", _network_handlers(sink), _network_bookkeeping(sink)),
+        _Feed(page, sink, "network", _network_handlers(sink, blocker), _network_bookkeeping(sink)),
     ]
 
     def on_close(_page: Any) -> None:

@@ -24,6 +24,7 @@ from browsermesh.engine.backends import (
     release,
 )
 from browsermesh.engine.backends import running_as_root as running_as_root
+from browsermesh.engine.blocking import ResourceBlocker
 from browsermesh.engine.changes import SETTLING_OPS, ChangeWatch
 from browsermesh.engine.elements import REF_TTL_S, RefRegistry
 from browsermesh.engine.evaluate import evaluate_in_page
@@ -58,6 +59,8 @@ class PwContext:
     placement: str
     context: BrowserContext
     slot: BrowserSlot
+    # contextSettings.blockResources: the context's route (engine/blocking.py); None when unset.
+    blocker: ResourceBlocker | None = None
 
 
 @dataclass(eq=False)
@@ -205,16 +208,19 @@ class PlaywrightEngine:
             except Exception as exc:  # the creation itself failed (it ran within the deadline)
                 raise browser_error(exc, timeout_ms=deadline.timeout_ms) from None
             slot.track(context)
+            blocker = resource_blocker(options.settings)
             try:
                 for origin in grant_origins(options.settings):
                     await timed(context.grant_permissions(["geolocation"], origin=origin), deadline)
+                if blocker is not None:  # before any page: the first navigation is routed too
+                    await timed(blocker.install(context), deadline)
             except BaseException:
                 slot.forget(context)
                 await self._close_quietly(context)
                 raise
         finally:
             release(slot)
-        return PwContext(slot.key, context, slot)
+        return PwContext(slot.key, context, slot, blocker)
 
     async def _close_quietly(self, context: BrowserContext) -> None:
         # A context nobody will use (abandoned or half made): its close failing changes nothing.
@@ -451,7 +457,7 @@ class PlaywrightEngine:
         per-second allowance per ring; popups nobody expects are reported there too."""
         page.extras["sink"] = sink  # wired again to a page that replaces a crashed one
         p = page.page
-        observe_page(p, sink, backs_handle=lambda: page.page is p)
+        observe_page(p, sink, backs_handle=lambda: page.page is p, blocker=page.context.blocker)
         # Popups nobody expects are reported on the sink and bounded by the session's limit.
         guard = PopupGuard(sink, lambda: self.events.page_limit(page))
         guard.watch(p, managed=True)
@@ -506,3 +512,9 @@ def context_kwargs(options: ContextOptions) -> dict[str, Any]:
 
 def grant_origins(settings: dict[str, Any]) -> list[str]:
     return [p["origin"] for p in settings.get("permissions", [])]
+
+
+def resource_blocker(settings: dict[str, Any]) -> ResourceBlocker | None:
+    """The blocker of normalized `blockResources`; None (no route at all) when unset."""
+    kinds = settings.get("blockResources")
+    return ResourceBlocker(kinds) if kinds else None

@@ -27,6 +27,10 @@ Normalization rules where the contract leaves room (documented decisions):
   as decimal; `/` or empty path only; no credentials, query (even an empty `?`), fragment (even an
   empty `#`), whitespace, percent-escapes or `*` anywhere. A host ending in a number must be a
   dotted-quad IPv4 address; IPv6 literals are returned bracketed in compressed lowercase form.
+- **blockResources** (issue 16): 1..11 distinct resource types from
+  :data:`BLOCKABLE_RESOURCE_TYPES` (the observe filters' list without `document`, which would
+  break navigation, and `websocket`, which context routing never sees); returned in that list's
+  order, so equal sets read the same (`["font", "image"]` → `["image", "font"]`).
 - **numbers**: booleans never count as numbers; `viewport` sizes accept integral floats (as JSON
   Schema does) and are returned as ints; other numbers are returned as given.
 
@@ -47,6 +51,7 @@ from urllib.parse import urlsplit
 import langcodes
 
 from browsermesh.errors import Bound, invalid_argument
+from browsermesh.model.observe_query import RESOURCE_TYPES
 
 MAX_VIEWPORT_SIZE: Final = 10_000
 MIN_DEVICE_SCALE_FACTOR: Final = 0.1
@@ -60,6 +65,12 @@ MAX_ACCURACY_METRES: Final = 100_000
 COLOR_SCHEMES: Final = ("light", "dark", "no-preference")
 REDUCED_MOTION: Final = ("reduce", "no-preference")
 PERMISSION_NAMES: Final = ("geolocation",)
+UNBLOCKABLE_RESOURCE_TYPES: Final = frozenset({"document", "websocket"})
+BLOCKABLE_RESOURCE_TYPES: Final = tuple(
+    kind for kind in RESOURCE_TYPES if kind not in UNBLOCKABLE_RESOURCE_TYPES
+)
+"""What `blockResources` may name: documents stay (navigation needs them) and WebSockets are
+not routed, so naming either would promise what the context cannot do."""
 
 FIELDS: Final = (
     "viewport",
@@ -71,6 +82,7 @@ FIELDS: Final = (
     "userAgent",
     "geolocation",
     "permissions",
+    "blockResources",
 )
 """The supported fields, in the order they appear in the normalized result."""
 
@@ -359,6 +371,29 @@ def _permissions(value: object) -> list[dict[str, str]]:
     return out
 
 
+def _block_resources(value: object) -> list[str]:
+    """1..11 distinct blockable resource types, returned in :data:`BLOCKABLE_RESOURCE_TYPES`
+    order."""
+    path = "blockResources"
+    most = len(BLOCKABLE_RESOURCE_TYPES)
+    if not isinstance(value, list | tuple):
+        _fail(path, "array")
+    if not value:
+        _fail(path, "at least 1 entry", Bound(path, ">=", 1))
+    if len(value) > most:
+        _fail(path, f"at most {most} entries", Bound(path, "<=", most))
+    rule = f"one of: {', '.join(BLOCKABLE_RESOURCE_TYPES)} (never document or websocket)"
+    seen: set[str] = set()
+    for index, item in enumerate(value):
+        if not isinstance(item, str) or item not in BLOCKABLE_RESOURCE_TYPES:
+            _fail(f"{path}[{index}]", rule)
+        kind = item
+        if kind in seen:
+            _fail(f"{path}[{index}]", "each resource type once")
+        seen.add(kind)
+    return [kind for kind in BLOCKABLE_RESOURCE_TYPES if kind in seen]
+
+
 # --- entry points -------------------------------------------------------------------------------
 
 
@@ -393,8 +428,10 @@ def normalize_context_settings(raw: object) -> dict[str, Any]:
             out[key] = _text(value, key, MAX_USER_AGENT_CHARS)
         elif key == "geolocation":
             out[key] = _geolocation(value)
-        else:  # permissions
+        elif key == "permissions":
             out[key] = _permissions(value)
+        else:  # blockResources
+            out[key] = _block_resources(value)
     if out.get("permissions") and "geolocation" not in out:
         _fail("permissions", "non-empty only together with contextSettings.geolocation")
     return out
