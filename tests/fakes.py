@@ -60,6 +60,10 @@ class FakeEngine:
     def sandbox(self) -> bool | None:
         return False
 
+    @property
+    def browser_binary(self) -> str | None:
+        return "headless-shell"
+
     def endpoints(self) -> list[dict[str, Any]]:
         return []
 

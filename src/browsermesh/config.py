@@ -30,10 +30,12 @@ from browsermesh._version import __version__
 
 __all__ = [
     "ALL_PROFILES",
+    "BINARY_KINDS",
     "DEFAULT_PROFILES",
     "ENV_PREFIX",
     "LOG_LEVELS",
     "Backend",
+    "BinaryKind",
     "ChromiumLocation",
     "Config",
     "ConfigError",
@@ -48,6 +50,7 @@ __all__ = [
     "Transport",
     "UsageError",
     "VersionInvocation",
+    "binary_kind",
     "config_from_environment",
     "default_config",
     "derive_allowed_hosts",
@@ -58,6 +61,8 @@ __all__ = [
     "is_wildcard_host",
     "load_config",
     "locate_chromium",
+    "locate_full_chromium",
+    "locate_headless_shell",
     "parse_auth_token_file",
     "parse_invocation",
     "process_environ",
@@ -1215,20 +1220,31 @@ def _build_config(
 # Chromium executable resolution (§14.1 steps 1-3)
 # --------------------------------------------------------------------------------------------
 
+BinaryKind: TypeAlias = Literal["headless-shell", "chromium"]
+"""Which Chromium binary a local browser runs: the headless shell (the old headless mode, a
+separate build that cannot open windows and does less work per page) or the full browser."""
+BINARY_KINDS: Final[tuple[BinaryKind, ...]] = ("headless-shell", "chromium")
+
 
 @dataclass(frozen=True, slots=True)
 class ChromiumLocation:
     """Where a Chromium executable was found.
 
-    ``source`` is ``configured`` (BROWSERMESH_BROWSER_PATH), ``playwright`` (the managed
-    Chromium, which Playwright launches by default) or ``system``.
+    ``source`` is ``configured`` (BROWSERMESH_BROWSER_PATH), ``playwright`` (a build in
+    Playwright's browser cache) or ``system``; ``kind`` says whether it is a headless shell.
     """
 
     path: str
     source: Literal["configured", "playwright", "system"]
+    kind: BinaryKind = "chromium"
 
 
 _SYSTEM_NAMES: Final = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
+_SYSTEM_SHELL_NAMES: Final = ("chromium-headless-shell", "chrome-headless-shell")
+# Debian's /usr/bin/chromium-headless-shell is a shell script that runs
+# /usr/lib/chromium/chromium-headless-shell as a child (no exec): launching the real binary
+# saves a process per browser and keeps Playwright's pid the browser's own.
+_DEBIAN_SHELL: Final = ("lib", "chromium", "chromium-headless-shell")
 
 # Executable paths inside a Playwright ``chromium-<revision>`` directory, per platform family,
 # newest layouts first (Chrome for Testing builds, then the older Chromium builds).
@@ -1240,6 +1256,28 @@ _PLAYWRIGHT_LAYOUTS: Final[dict[str, tuple[str, ...]]] = {
     ),
     "win32": ("chrome-win64/chrome.exe", "chrome-win*/chrome.exe"),
 }
+# The same inside a ``chromium_headless_shell-<revision>`` directory (Playwright >= 1.49).
+_PLAYWRIGHT_SHELL_LAYOUTS: Final[dict[str, tuple[str, ...]]] = {
+    "linux": (
+        "chrome-headless-shell-linux64/chrome-headless-shell",
+        "chrome-headless-shell-linux-arm64/chrome-headless-shell",
+        "chrome-headless-shell-linux*/chrome-headless-shell",
+        "chrome-linux/headless_shell",
+    ),
+    "darwin": ("chrome-headless-shell-mac-*/chrome-headless-shell",),
+    "win32": ("chrome-headless-shell-win64/chrome-headless-shell.exe",),
+}
+_PLAYWRIGHT_BUILDS: Final[dict[BinaryKind, tuple[str, dict[str, tuple[str, ...]]]]] = {
+    "chromium": ("chromium", _PLAYWRIGHT_LAYOUTS),
+    "headless-shell": ("chromium-headless-shell", _PLAYWRIGHT_SHELL_LAYOUTS),
+}
+
+
+def binary_kind(path: str) -> BinaryKind:
+    """The kind of a configured executable, from its file name (``chrome-headless-shell``,
+    ``chromium-headless-shell``, Playwright's older ``headless_shell``)."""
+    name = os.path.basename(path).lower().replace("_", "-")
+    return "headless-shell" if "headless-shell" in name else "chromium"
 
 
 def _platform_family(platform: str) -> str:
@@ -1284,13 +1322,14 @@ def _playwright_registry_dir(
     return Path(cache, "ms-playwright")
 
 
-def _playwright_chromium_revision(package_dir: Path | None) -> str | None:
+def _playwright_revision(package_dir: Path | None, name: str = "chromium") -> str | None:
+    """The revision of build ``name`` the installed Playwright launches (its browsers.json)."""
     if package_dir is None:
         return None
     try:
         text = (package_dir / "driver" / "package" / "browsers.json").read_text("utf-8")
         for browser in json.loads(text)["browsers"]:
-            if browser.get("name") == "chromium":
+            if browser.get("name") == name:
                 return str(browser["revision"])
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return None
@@ -1302,21 +1341,25 @@ def _revision_key(directory: str) -> tuple[int, str]:
     return (int(suffix) if suffix.isdigit() else -1, directory)
 
 
-def _find_playwright_chromium(environ: Mapping[str, str], platform: str) -> str | None:
+def _find_playwright_build(
+    environ: Mapping[str, str], platform: str, kind: BinaryKind = "chromium"
+) -> str | None:
+    name, layouts = _PLAYWRIGHT_BUILDS[kind]
     package_dir = _playwright_package_dir()
     registry = _playwright_registry_dir(environ, platform, package_dir)
     if registry is None or not registry.is_dir():
         return None
-    revision = _playwright_chromium_revision(package_dir)
+    revision = _playwright_revision(package_dir, name)
+    prefix = name.replace("-", "_")  # Playwright's directory names use underscores
     root = glob.escape(str(registry))
     if revision is not None:
         # The revision the installed Playwright launches; an older leftover does not count.
-        directories = [os.path.join(str(registry), f"chromium-{revision}")]
+        directories = [os.path.join(str(registry), f"{prefix}-{revision}")]
     else:
-        directories = sorted(glob.glob(os.path.join(root, "chromium-*")), key=_revision_key)
+        directories = sorted(glob.glob(os.path.join(root, f"{prefix}-*")), key=_revision_key)
         directories.reverse()
     for directory in directories:
-        for layout in _PLAYWRIGHT_LAYOUTS[_platform_family(platform)]:
+        for layout in layouts[_platform_family(platform)]:
             pattern = os.path.join(glob.escape(directory), *layout.split("/"))
             for candidate in sorted(glob.glob(pattern)):
                 if _is_executable_file(candidate):
@@ -1363,20 +1406,66 @@ def _find_system_chromium(environ: Mapping[str, str], platform: str) -> str | No
     return None
 
 
-def locate_chromium(
-    config: Config, environ: Mapping[str, str], *, platform: str | None = None
+def _find_system_shell(environ: Mapping[str, str], platform: str) -> str | None:
+    """A system headless shell on ``PATH`` (Linux; Debian's ``chromium-headless-shell``)."""
+    if _platform_family(platform) != "linux":
+        return None
+    search_path = environ.get("PATH", os.defpath)
+    for name in _SYSTEM_SHELL_NAMES:
+        found = shutil.which(name, path=search_path)
+        if found is None:
+            continue
+        found = os.path.abspath(found)
+        prefix = os.path.dirname(os.path.dirname(found))
+        real = os.path.join(prefix, *_DEBIAN_SHELL)
+        return real if _is_executable_file(real) else found
+    return None
+
+
+def locate_headless_shell(
+    environ: Mapping[str, str], *, platform: str | None = None
 ) -> ChromiumLocation | None:
-    """Resolve the local Chromium executable (§14.1 steps 1-3); None when nothing is found."""
+    """A headless shell: Playwright's cached build, then a system one; None when neither."""
     platform = sys.platform if platform is None else platform
-    if config.browser_path is not None:
-        return ChromiumLocation(config.browser_path, "configured")
-    managed = _find_playwright_chromium(environ, platform)
+    managed = _find_playwright_build(environ, platform, "headless-shell")
+    if managed is not None:
+        return ChromiumLocation(managed, "playwright", "headless-shell")
+    system = _find_system_shell(environ, platform)
+    if system is not None:
+        return ChromiumLocation(system, "system", "headless-shell")
+    return None
+
+
+def locate_full_chromium(
+    environ: Mapping[str, str], *, platform: str | None = None
+) -> ChromiumLocation | None:
+    """The full browser: Playwright's cached Chromium, then a system Chromium or Chrome."""
+    platform = sys.platform if platform is None else platform
+    managed = _find_playwright_build(environ, platform, "chromium")
     if managed is not None:
         return ChromiumLocation(managed, "playwright")
     system = _find_system_chromium(environ, platform)
     if system is not None:
         return ChromiumLocation(system, "system")
     return None
+
+
+def locate_chromium(
+    config: Config, environ: Mapping[str, str], *, platform: str | None = None
+) -> ChromiumLocation | None:
+    """Resolve the local Chromium executable (§14.1 steps 1-3); None when nothing is found.
+
+    The configured path wins for both modes. Otherwise headless sessions get a headless shell
+    when one is found (it does less work per page) and the full browser when not; headed
+    sessions get the full browser only (a headless shell cannot open a window).
+    """
+    if config.browser_path is not None:
+        return ChromiumLocation(config.browser_path, "configured", binary_kind(config.browser_path))
+    if config.headless:
+        shell = locate_headless_shell(environ, platform=platform)
+        if shell is not None:
+            return shell
+    return locate_full_chromium(environ, platform=platform)
 
 
 def find_chromium(

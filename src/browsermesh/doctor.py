@@ -21,14 +21,20 @@ import sys
 import time
 import uuid
 from collections.abc import Awaitable, Callable, Coroutine, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, Literal, TypeAlias, TypeVar
 
 from browsermesh._version import __version__
-from browsermesh.config import Config, find_chromium, locate_chromium, process_environ
+from browsermesh.config import (
+    ChromiumLocation,
+    Config,
+    find_chromium,
+    locate_chromium,
+    process_environ,
+)
 from browsermesh.engine.playwright_engine import QUIET_FLAGS, running_as_root
-from browsermesh.install_browser import INSTALL_REMEDIATION
+from browsermesh.install_browser import INSTALL_REMEDIATION, SHELL_REMEDIATION
 from browsermesh.persistence.states import audit_data_dir
 
 if TYPE_CHECKING:
@@ -40,6 +46,7 @@ __all__ = [
     "CheckResult",
     "Deadline",
     "classify_smoke_failure",
+    "describe_binaries",
     "diagnose",
     "doctor_deadline_ms",
     "format_json",
@@ -306,15 +313,44 @@ def check_data_directory(config: Config) -> CheckResult:
 # ------------------------------------------------------------------------------ check 4
 
 
-_SOURCE_TEXT: Final = {
-    "configured": "the configured browser path",
-    "playwright": "the Playwright-managed Chromium",
-    "system": "a system Chromium or Chrome",
-}
+_SOURCE_TEXT: Final = {"configured": "configured", "playwright": "Playwright's", "system": "system"}
+_KIND_TEXT: Final = {"headless-shell": "the headless shell", "chromium": "Chromium"}
 
 
 def _usable_executable(path: str) -> bool:
     return os.path.isfile(path) and (sys.platform.startswith("win") or os.access(path, os.X_OK))
+
+
+def _usable(location: ChromiumLocation | None) -> ChromiumLocation | None:
+    return location if location is not None and _usable_executable(location.path) else None
+
+
+def _binary_text(location: ChromiumLocation) -> str:
+    return f"{_KIND_TEXT[location.kind]} ({_SOURCE_TEXT[location.source]})"
+
+
+def describe_binaries(config: Config, environ: Mapping[str, str]) -> tuple[bool, str]:
+    """Whether this server's mode has a binary, and a message (no paths, at most 256
+    characters) naming the binary headless and headed sessions use, with how to install a
+    missing one (issue 16)."""
+    headless = _usable(locate_chromium(replace(config, headless=True), environ))
+    headed = _usable(locate_chromium(replace(config, headless=False), environ))
+    here = " (this server)"
+    headless_mark, headed_mark = (here, "") if config.headless else ("", here)
+    if headless is None:
+        headless_text = f"Headless sessions{headless_mark}: no Chromium found."
+    else:
+        headless_text = f"Headless sessions{headless_mark} use {_binary_text(headless)}"
+        if headless.kind == "headless-shell" or headless.source == "configured":
+            headless_text += "."
+        else:
+            headless_text += f"; no headless shell found, {SHELL_REMEDIATION}."
+    if headed is None:
+        headed_text = f"Headed sessions{headed_mark}: no full Chromium found."
+    else:
+        headed_text = f"Headed sessions{headed_mark} use {_binary_text(headed)}."
+    available = (headless if config.headless else headed) is not None
+    return available, f"{headless_text} {headed_text}"
 
 
 def check_chromium_executable(config: Config, environ: Mapping[str, str]) -> CheckResult:
@@ -334,19 +370,10 @@ def check_chromium_executable(config: Config, environ: Mapping[str, str]) -> Che
             "REMOTE_BROWSER_CONFIGURED",
             f"Remote browser servers are configured ({count} {noun}); no local Chromium is needed.",
         )
-    location = locate_chromium(config, environ)
-    if location is None or not _usable_executable(location.path):
-        return _failed(
-            "chromium-executable",
-            "CHROMIUM_MISSING",
-            "No Chromium executable was found.",
-            INSTALL_REMEDIATION,
-        )
-    return _passed(
-        "chromium-executable",
-        "CHROMIUM_AVAILABLE",
-        f"A Chromium executable was found ({_SOURCE_TEXT[location.source]}).",
-    )
+    available, message = describe_binaries(config, environ)
+    if not available:
+        return _failed("chromium-executable", "CHROMIUM_MISSING", message, INSTALL_REMEDIATION)
+    return _passed("chromium-executable", "CHROMIUM_AVAILABLE", message)
 
 
 # ------------------------------------------------------------------------------ check 5

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from browsermesh.config import Config, find_chromium, process_environ
+from browsermesh.config import Config, find_chromium, locate_chromium, process_environ
 from browsermesh.log import EventLog
 from browsermesh.runtime.runtime import Runtime
 
@@ -30,8 +30,17 @@ def create_engine(config: Config) -> object:
         backend = ServerPool(config.browser_endpoints, executable_path=local)
     else:
         sandbox = not (config.no_sandbox or running_as_root())
-        executable = find_chromium(config, process_environ())
-        backend = LocalBackend(LocalSlot(executable, config.headless, sandbox))
+        # Headless servers get a headless shell when one is found, headed ones the full
+        # browser (§14.1); runtime_info reports which kind runs.
+        found = locate_chromium(config, process_environ())
+        backend = LocalBackend(
+            LocalSlot(
+                None if found is None else found.path,
+                config.headless,
+                sandbox,
+                binary=None if found is None else found.kind,
+            )
+        )
     return PlaywrightEngine(
         backend,
         ref_ttl_s=config.ref_ttl_ms / 1000,

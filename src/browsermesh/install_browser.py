@@ -1,22 +1,76 @@
-"""Installing Playwright's Chromium (contract §20.1 and §19.4 step 2).
+"""Installing the browsers (contract §20.1, §19.4 step 2, issue 16): the full Chromium and,
+beside it, the headless shell headless sessions prefer.
 
-Both paths run ``python -m playwright install chromium`` with the current interpreter.
+Playwright's installer comes first: ``python -m playwright install chromium`` with the current
+interpreter fetches both builds (Playwright >= 1.49 installs ``chromium-headless-shell`` with
+``chromium``). Where its download is unavailable and we run as root on a Debian-like system,
+Debian's ``chromium`` and ``chromium-headless-shell`` packages are installed with apt-get
+instead, only the ones still missing.
 """
 
 from __future__ import annotations
 
+import os
+import shutil
 import subprocess
 import sys
-from typing import Final
+from typing import IO, Any, Final
 
-__all__ = ["INSTALL_REMEDIATION", "auto_install_chromium", "install_browser", "install_command"]
+from browsermesh.config import locate_full_chromium, locate_headless_shell, process_environ
+
+__all__ = [
+    "INSTALL_REMEDIATION",
+    "SHELL_REMEDIATION",
+    "apt_commands",
+    "auto_install_chromium",
+    "ensure_browsers",
+    "install_browser",
+    "install_command",
+    "missing_packages",
+]
 
 INSTALL_REMEDIATION: Final = "Run: browsermesh --install-browser"
+SHELL_REMEDIATION: Final = (
+    "install it with browsermesh --install-browser or, as root on Debian, apt-get install "
+    "chromium-headless-shell"
+)
+_PLAYWRIGHT_TIMEOUT_S: Final = 300.0
+_APT_TIMEOUT_S: Final = 900.0
 
 
-def install_command() -> list[str]:
-    """The installer command line: the current interpreter running Playwright's CLI."""
-    return [sys.executable, "-m", "playwright", "install", "chromium"]
+def install_command(missing: list[str] | None = None) -> list[str]:
+    """The installer command line: the current interpreter running Playwright's CLI. By
+    default it installs the full Chromium and the headless shell; given the ``missing``
+    package names, only those (``--only-shell`` / ``--no-shell``)."""
+    command = [sys.executable, "-m", "playwright", "install"]
+    if missing == ["chromium-headless-shell"]:
+        command.append("--only-shell")
+    elif missing == ["chromium"]:
+        command.append("--no-shell")
+    return [*command, "chromium"]
+
+
+def missing_packages() -> list[str]:
+    """The Debian package names of the binaries no lookup finds: ``chromium`` (the full
+    browser) and ``chromium-headless-shell``; empty when both are found."""
+    environ = process_environ()
+    missing = []
+    if locate_full_chromium(environ) is None:
+        missing.append("chromium")
+    if locate_headless_shell(environ) is None:
+        missing.append("chromium-headless-shell")
+    return missing
+
+
+def apt_commands(packages: list[str]) -> list[list[str]] | None:
+    """The apt-get commands installing ``packages``; None when apt-get cannot be used here
+    (not Linux, not root, or no apt-get)."""
+    from browsermesh.engine.backends import running_as_root
+
+    apt = shutil.which("apt-get")
+    if not packages or apt is None or not running_as_root():
+        return None
+    return [[apt, "update", "-qq"], [apt, "install", "-y", "-qq", *packages]]
 
 
 def _exit_status(returncode: int) -> int:
@@ -24,53 +78,112 @@ def _exit_status(returncode: int) -> int:
     return 128 - returncode if returncode < 0 else returncode
 
 
-def install_browser() -> int:
-    """``browsermesh --install-browser``: run the installer with inherited stdio (progress
-    visible) and return its exit status (128 + N when it was killed by signal N)."""
+def _note(text: str) -> None:
+    print(f"browsermesh: {text}", file=sys.stderr, flush=True)
+
+
+_Stream = int | IO[str] | None
+
+
+def _run(
+    command: list[str],
+    *,
+    stdin: _Stream = None,
+    stdout: _Stream = None,
+    stderr: _Stream = None,
+    timeout_s: float | None = None,
+) -> tuple[int, str]:
+    """Run one installer step: its exit status (1 when it cannot start or runs out of time)
+    and the failure's reason. A stream left None is inherited."""
+    streams: dict[str, Any] = {"stdin": stdin, "stdout": stdout, "stderr": stderr}
     try:
-        completed = subprocess.run(install_command(), check=False)
-    except OSError as exc:
-        print(
-            f"browsermesh: could not start the Chromium installer ({type(exc).__name__})",
-            file=sys.stderr,
-            flush=True,
+        completed = subprocess.run(
+            command,
+            **{name: value for name, value in streams.items() if value is not None},
+            env={**process_environ(), "DEBIAN_FRONTEND": "noninteractive"},
+            timeout=timeout_s,
+            check=False,
         )
-        return 1
-    return _exit_status(completed.returncode)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        program = os.path.basename(command[0])
+        _note(f"could not run the installer {program!r} ({type(exc).__name__})")
+        return 1, type(exc).__name__
+    status = _exit_status(completed.returncode)
+    return status, f"exit status {status}"
+
+
+def _apt_fallback(*, stdout: _Stream) -> int | None:
+    """Debian's packages for whatever is still missing; None when nothing is missing or
+    apt-get cannot be used here."""
+    missing = missing_packages()
+    commands = apt_commands(missing)
+    if commands is None:
+        return None
+    _note(f"Playwright's download is unavailable; installing Debian's {' and '.join(missing)}")
+    for command in commands:
+        status, _ = _run(command, stdin=subprocess.DEVNULL, stdout=stdout, timeout_s=_APT_TIMEOUT_S)
+        if status != 0:
+            return status
+    return 0 if not missing_packages() else 1
+
+
+def install_browser() -> int:
+    """``browsermesh --install-browser``: Playwright's installer with inherited stdio (progress
+    visible); when it fails, Debian's packages as root. Returns the exit status (128 + N when
+    the installer was killed by signal N)."""
+    status, _ = _run(install_command())
+    if status == 0:
+        return 0
+    fallback = _apt_fallback(stdout=None)
+    return status if fallback is None else fallback
 
 
 def auto_install_chromium() -> bool:
-    """Serve-startup auto-install (§19.4 step 2). Returns True when the installer succeeded.
+    """Serve-startup auto-install (§19.4 step 2). Returns True when a browser was installed.
 
     stdout is discarded (it belongs to MCP), stdin is not shared (the MCP client owns it), and
     stderr is inherited so the installer's own progress and errors stay visible. One-line
     notices go to stderr before and after.
     """
-    print(
-        "browsermesh: Chromium not found; installing it with 'python -m playwright install "
-        "chromium' (the first run may download about 150 MB)",
-        file=sys.stderr,
-        flush=True,
+    _note(
+        "Chromium not found; installing it with 'python -m playwright install chromium' "
+        "(the first run may download about 300 MB)"
     )
-    try:
-        completed = subprocess.run(
-            install_command(),
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            check=False,
-        )
-    except OSError as exc:
-        status: int | None = None
-        reason = type(exc).__name__
-    else:
-        status = _exit_status(completed.returncode)
-        reason = f"exit status {status}"
+    status, reason = _run(install_command(), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
+    if status != 0:
+        fallback = _apt_fallback(stdout=subprocess.DEVNULL)
+        if fallback is not None:
+            status, reason = fallback, f"apt-get exit status {fallback}"
     if status == 0:
-        print("browsermesh: Chromium installed", file=sys.stderr, flush=True)
+        _note("Chromium installed")
         return True
-    print(
-        f"browsermesh: Chromium install failed ({reason}); {INSTALL_REMEDIATION}",
-        file=sys.stderr,
-        flush=True,
-    )
+    _note(f"Chromium install failed ({reason}); {INSTALL_REMEDIATION}")
     return False
+
+
+def ensure_browsers() -> int:
+    """``scripts/setup.sh``: install whichever of the full Chromium and the headless shell is
+    missing (quiet, and nothing at all runs when both are found). Returns 0 when the full
+    browser is there afterwards (a missing headless shell only costs speed: it is a warning),
+    1 when it is not."""
+    missing = missing_packages()
+    if not missing:
+        return 0
+    _note(f"installing {' and '.join(missing)} (Playwright's download first)")
+    # Quiet: where the download is unavailable, Playwright's error is expected (apt follows).
+    _run(
+        install_command(missing),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        timeout_s=_PLAYWRIGHT_TIMEOUT_S,
+    )
+    if missing_packages():
+        _apt_fallback(stdout=subprocess.DEVNULL)
+    missing = missing_packages()
+    if "chromium-headless-shell" in missing:
+        _note(f"no headless shell; headless sessions use the full Chromium ({SHELL_REMEDIATION})")
+    if "chromium" in missing:
+        _note("could not install Chromium; install it and set BROWSERMESH_BROWSER_PATH")
+        return 1
+    return 0

@@ -26,6 +26,7 @@ import anyio
 import pytest
 from mcp import Client
 
+from browsermesh.config import default_config, find_chromium, process_environ
 from browsermesh.factory import create_runtime
 from browsermesh.log import EventLog
 from browsermesh.mcp.server import create_server
@@ -35,7 +36,8 @@ from tests.fixtures.site import FixtureSite
 
 pytestmark = [pytest.mark.anyio, pytest.mark.chromium]
 
-CHROMIUM = "/usr/bin/chromium"
+# The binary the suite's headless sessions use (the headless shell when one is installed).
+CHROMIUM = find_chromium(default_config(headless=True), process_environ()) or "chromium"
 MARKER_VAR = "BROWSERMESH_TEST_BACKENDS_MARKER"
 
 
@@ -245,6 +247,7 @@ async def test_cdp_attach_isolates_and_leaves_the_browser_alone(
     async with runtime_for(tmp_path, cdp_endpoint=endpoint) as rt, client_for(rt) as tc:
         info = await tc.ok("browser_runtime_info")
         assert info["browserBackend"] == "cdp" and info["sandbox"] is None
+        assert info["browserBinary"] is None  # only a local launch knows its binary
         assert info["browserLaunchState"] == "not_started" and info["browserVersion"] is None
         assert info["endpoints"] == [
             {
@@ -333,6 +336,7 @@ async def test_browser_server_pool_placement_and_failure_isolation(
     async with runtime_for(tmp_path, browser_endpoints=(ws1, ws2)) as rt, client_for(rt) as tc:
         info = await tc.ok("browser_runtime_info")
         assert info["browserBackend"] == "browser-server" and info["sandbox"] is None
+        assert info["browserBinary"] is None
         assert info["browserLaunchState"] == "not_started" and info["browserVersion"] is None
         assert [e["endpoint"] for e in info["endpoints"]] == shown
         assert [e["state"] for e in info["endpoints"]] == ["not_connected"] * 2

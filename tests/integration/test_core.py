@@ -12,6 +12,7 @@ import anyio
 import pytest
 from mcp import MCPError
 
+from browsermesh.config import locate_chromium, process_environ
 from browsermesh.runtime.runtime import Runtime
 from tests.conftest import ToolClient, browser_main_pids, closed_port
 from tests.fixtures.site import FixtureSite
@@ -211,6 +212,9 @@ async def test_runtime_info_never_launches(mcp_client: ToolClient, runtime: Runt
     info = await mcp_client.ok("browser_runtime_info")
     assert info["browserLaunchState"] == "not_started" and info["browserVersion"] is None
     assert info["toolProfiles"] == ["core", "observability", "persistence", "files", "eval"]
+    # Known before any launch: the kind of binary the lookup chose (§14.1, issue 16).
+    chosen = locate_chromium(runtime.config, process_environ())
+    assert chosen is not None and info["browserBinary"] == chosen.kind
     await mcp_client.session()
     info = await mcp_client.ok("browser_runtime_info")
     assert info["browserLaunchState"] == "ready" and info["browserVersion"]

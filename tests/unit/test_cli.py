@@ -346,6 +346,82 @@ def test_auto_install_failure(
     assert "Run: browsermesh --install-browser" in last
 
 
+def test_install_command_installs_only_what_is_missing() -> None:
+    base = [sys.executable, "-m", "playwright", "install"]
+    assert install_browser.install_command() == [*base, "chromium"]
+    both = ["chromium", "chromium-headless-shell"]
+    assert install_browser.install_command(both) == [*base, "chromium"]
+    only_shell = ["chromium-headless-shell"]
+    assert install_browser.install_command(only_shell) == [*base, "--only-shell", "chromium"]
+    assert install_browser.install_command(["chromium"]) == [*base, "--no-shell", "chromium"]
+
+
+def test_apt_commands_need_root_and_apt(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("browsermesh.install_browser.shutil.which", lambda _name: "/x/apt-get")
+    monkeypatch.setattr("browsermesh.engine.backends.running_as_root", lambda: True)
+    assert install_browser.apt_commands(["chromium-headless-shell"]) == [
+        ["/x/apt-get", "update", "-qq"],
+        ["/x/apt-get", "install", "-y", "-qq", "chromium-headless-shell"],
+    ]
+    assert install_browser.apt_commands([]) is None
+    monkeypatch.setattr("browsermesh.engine.backends.running_as_root", lambda: False)
+    assert install_browser.apt_commands(["chromium"]) is None
+
+
+def test_ensure_browsers_does_nothing_when_both_are_found(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    run = FakeRun(0)
+    monkeypatch.setattr("browsermesh.install_browser.subprocess.run", run)
+    monkeypatch.setattr("browsermesh.install_browser.missing_packages", lambda: [])
+    assert install_browser.ensure_browsers() == 0
+    assert run.calls == [] and capsys.readouterr().err == ""
+
+
+def test_ensure_browsers_falls_back_to_apt(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    missing = [["chromium-headless-shell"]]
+
+    def fake_run(command: list[str], **kwargs: Any) -> subprocess.CompletedProcess[bytes]:
+        run_calls.append(command)
+        if "playwright" in command:
+            return subprocess.CompletedProcess(command, 1)  # the download is unavailable
+        if "install" in command:
+            missing[0] = []
+        return subprocess.CompletedProcess(command, 0)
+
+    run_calls: list[list[str]] = []
+    monkeypatch.setattr("browsermesh.install_browser.subprocess.run", fake_run)
+    monkeypatch.setattr("browsermesh.install_browser.missing_packages", lambda: missing[0])
+    monkeypatch.setattr("browsermesh.install_browser.shutil.which", lambda _name: "apt-get")
+    monkeypatch.setattr("browsermesh.engine.backends.running_as_root", lambda: True)
+    assert install_browser.ensure_browsers() == 0
+    assert run_calls == [
+        [sys.executable, "-m", "playwright", "install", "--only-shell", "chromium"],
+        ["apt-get", "update", "-qq"],
+        ["apt-get", "install", "-y", "-qq", "chromium-headless-shell"],
+    ]
+    assert "Debian's chromium-headless-shell" in capsys.readouterr().err
+
+
+def test_ensure_browsers_warns_when_only_the_shell_stays_missing(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setattr("browsermesh.install_browser.subprocess.run", FakeRun(1))
+    monkeypatch.setattr(
+        "browsermesh.install_browser.missing_packages", lambda: ["chromium-headless-shell"]
+    )
+    monkeypatch.setattr("browsermesh.install_browser.apt_commands", lambda _packages: None)
+    assert install_browser.ensure_browsers() == 0
+    assert "no headless shell" in capsys.readouterr().err
+    monkeypatch.setattr(
+        "browsermesh.install_browser.missing_packages",
+        lambda: ["chromium", "chromium-headless-shell"],
+    )
+    assert install_browser.ensure_browsers() == 1
+
+
 # ------------------------------------------------------------------------------------------
 # Real subprocesses (python -m browsermesh)
 # ------------------------------------------------------------------------------------------

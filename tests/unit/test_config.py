@@ -1132,7 +1132,7 @@ def make_executable(path: Path) -> Path:
 
 
 def current_revision() -> str:
-    revision = cfg._playwright_chromium_revision(cfg._playwright_package_dir())
+    revision = cfg._playwright_revision(cfg._playwright_package_dir())
     return revision if revision is not None else "1234"
 
 
@@ -1169,7 +1169,7 @@ def test_playwright_managed_chromium(lookup_env: dict[str, str]) -> None:
 
 
 def test_playwright_older_layout_and_stale_revisions(lookup_env: dict[str, str]) -> None:
-    if cfg._playwright_chromium_revision(cfg._playwright_package_dir()) is None:
+    if cfg._playwright_revision(cfg._playwright_package_dir()) is None:
         pytest.skip("the installed Playwright does not name its Chromium revision")
     registry = Path(lookup_env["PLAYWRIGHT_BROWSERS_PATH"])
     make_executable(registry / "chromium-1" / "chrome-linux64" / "chrome")
@@ -1184,7 +1184,7 @@ def test_playwright_older_layout_and_stale_revisions(lookup_env: dict[str, str])
 def test_playwright_lookup_without_a_known_revision(
     lookup_env: dict[str, str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(cfg, "_playwright_chromium_revision", lambda _package: None)
+    monkeypatch.setattr(cfg, "_playwright_revision", lambda _package, _name="chromium": None)
     registry = Path(lookup_env["PLAYWRIGHT_BROWSERS_PATH"])
     make_executable(registry / "chromium-99" / "chrome-linux64" / "chrome")
     newest = make_executable(registry / "chromium-1000" / "chrome-linux64" / "chrome")
@@ -1265,6 +1265,116 @@ def test_well_known_locations_on_macos_and_windows() -> None:
         r"C:\Users\u\AppData\Local\Google\Chrome\Application\chrome.exe",
     ]
     assert system_chromium_candidates({}, "linux") == []
+
+
+# Headless shell (issue 16): headless sessions prefer it, headed sessions never get it.
+
+HEADLESS = default_config(headless=True)
+
+
+def shell_revision() -> str:
+    revision = cfg._playwright_revision(cfg._playwright_package_dir(), "chromium-headless-shell")
+    return revision if revision is not None else "1234"
+
+
+def test_headless_prefers_playwrights_shell_then_a_system_one(lookup_env: dict[str, str]) -> None:
+    registry = Path(lookup_env["PLAYWRIGHT_BROWSERS_PATH"])
+    bin_dir = Path(lookup_env["PATH"])
+    chrome = make_executable(bin_dir / "chromium")
+    # Only the full browser: headless sessions use it too.
+    assert locate_chromium(HEADLESS, lookup_env, platform="linux") == cfg.ChromiumLocation(
+        str(chrome), "system", "chromium"
+    )
+    system_shell = make_executable(bin_dir / "chromium-headless-shell")
+    assert locate_chromium(HEADLESS, lookup_env, platform="linux") == cfg.ChromiumLocation(
+        str(system_shell), "system", "headless-shell"
+    )
+    managed = make_executable(
+        registry
+        / f"chromium_headless_shell-{shell_revision()}"
+        / "chrome-headless-shell-linux64"
+        / "chrome-headless-shell"
+    )
+    assert locate_chromium(HEADLESS, lookup_env, platform="linux") == cfg.ChromiumLocation(
+        str(managed), "playwright", "headless-shell"
+    )
+    # Headed sessions get the full browser only.
+    assert locate_chromium(default_config(), lookup_env, platform="linux") == cfg.ChromiumLocation(
+        str(chrome), "system", "chromium"
+    )
+
+
+def test_headed_never_uses_a_headless_shell(lookup_env: dict[str, str]) -> None:
+    make_executable(Path(lookup_env["PATH"]) / "chromium-headless-shell")
+    assert find_chromium(default_config(), lookup_env, platform="linux") is None
+    assert cfg.locate_headless_shell(lookup_env, platform="linux") is not None
+    assert cfg.locate_full_chromium(lookup_env, platform="linux") is None
+
+
+def test_debian_wrapper_resolves_to_the_real_shell(tmp_path: Path) -> None:
+    # Debian's /usr/bin/chromium-headless-shell runs /usr/lib/chromium/... without exec.
+    wrapper = make_executable(tmp_path / "usr" / "bin" / "chromium-headless-shell")
+    environ = {"HOME": str(tmp_path / "home"), "PATH": str(wrapper.parent)}
+    assert find_chromium(HEADLESS, environ, platform="linux") == str(wrapper)
+    real = make_executable(tmp_path / "usr" / "lib" / "chromium" / "chromium-headless-shell")
+    assert find_chromium(HEADLESS, environ, platform="linux") == str(real)
+
+
+def test_configured_path_wins_for_both_modes(
+    lookup_env: dict[str, str], executable: Path, tmp_path: Path
+) -> None:
+    make_executable(Path(lookup_env["PATH"]) / "chromium-headless-shell")
+    for headless in (True, False):
+        config = default_config(browser_path=str(executable), headless=headless)
+        location = locate_chromium(config, lookup_env, platform="linux")
+        assert location == cfg.ChromiumLocation(str(executable), "configured", "chromium")
+    shell = make_executable(tmp_path / "opt" / "chrome-headless-shell")
+    config = default_config(browser_path=str(shell))
+    location = locate_chromium(config, lookup_env, platform="linux")
+    assert location == cfg.ChromiumLocation(str(shell), "configured", "headless-shell")
+
+
+@pytest.mark.parametrize(
+    ("name", "kind"),
+    [
+        ("chrome-headless-shell", "headless-shell"),
+        ("chromium-headless-shell", "headless-shell"),
+        ("headless_shell", "headless-shell"),
+        ("chrome-headless-shell.exe", "headless-shell"),
+        ("chromium", "chromium"),
+        ("chrome", "chromium"),
+        ("Google Chrome", "chromium"),
+    ],
+)
+def test_binary_kind(name: str, kind: str) -> None:
+    assert cfg.binary_kind(f"/x/{name}") == kind
+
+
+def test_playwright_shell_layouts_on_macos_and_windows(tmp_path: Path) -> None:
+    revision = shell_revision()
+    home = tmp_path / "home"
+    base = {"HOME": str(home), "PATH": str(tmp_path / "none")}
+    mac = make_executable(
+        home
+        / "Library"
+        / "Caches"
+        / "ms-playwright"
+        / f"chromium_headless_shell-{revision}"
+        / "chrome-headless-shell-mac-arm64"
+        / "chrome-headless-shell"
+    )
+    assert find_chromium(HEADLESS, base, platform="darwin") == str(mac)
+    local = tmp_path / "local"
+    win = make_executable(
+        local
+        / "ms-playwright"
+        / f"chromium_headless_shell-{revision}"
+        / "chrome-headless-shell-win64"
+        / "chrome-headless-shell.exe"
+    )
+    assert find_chromium(HEADLESS, {**base, "LOCALAPPDATA": str(local)}, platform="win32") == str(
+        win
+    )
 
 
 def test_config_module_stays_import_light() -> None:

@@ -477,3 +477,68 @@ def test_format_json_is_one_line() -> None:
 def test_check_result_bounds_text() -> None:
     long = doctor.CheckResult("browser-smoke", "failed", "X", "m" * 400, "r" * 400).to_json()
     assert len(long["message"]) == 256 and len(long["remediation"]) == 256
+
+
+# ------------------------------------------------------------------------------------------
+# Which binary each mode uses (issue 16)
+# ------------------------------------------------------------------------------------------
+
+
+def _executable(path: Path) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("#!/bin/sh\n")
+    path.chmod(0o755)
+
+
+@pytest.fixture
+def empty_env(tmp_path: Path) -> dict[str, str]:
+    (tmp_path / "bin").mkdir()
+    (tmp_path / "pw").mkdir()
+    return {
+        "HOME": str(tmp_path / "home"),
+        "PATH": str(tmp_path / "bin"),
+        "PLAYWRIGHT_BROWSERS_PATH": str(tmp_path / "pw"),
+    }
+
+
+def test_chromium_check_names_both_binaries(empty_env: dict[str, str]) -> None:
+    bin_dir = Path(empty_env["PATH"])
+    _executable(bin_dir / "chromium")
+    _executable(bin_dir / "chromium-headless-shell")
+    result = doctor.check_chromium_executable(default_config(headless=True), empty_env)
+    assert result.code == "CHROMIUM_AVAILABLE" and result.remediation is None
+    assert result.message == (
+        "Headless sessions (this server) use the headless shell (system). "
+        "Headed sessions use Chromium (system)."
+    )
+    headed = doctor.check_chromium_executable(default_config(), empty_env)
+    assert headed.message.endswith("Headed sessions (this server) use Chromium (system).")
+
+
+def test_chromium_check_says_how_to_install_the_shell(empty_env: dict[str, str]) -> None:
+    _executable(Path(empty_env["PATH"]) / "chromium")
+    result = doctor.check_chromium_executable(default_config(headless=True), empty_env)
+    assert result.status == "passed"
+    assert "Headless sessions (this server) use Chromium (system); no headless shell" in (
+        result.message
+    )
+    assert "browsermesh --install-browser" in result.message
+    assert "apt-get install chromium-headless-shell" in result.message
+    assert len(result.message) <= 256
+
+
+def test_headed_server_without_a_full_browser_fails(empty_env: dict[str, str]) -> None:
+    _executable(Path(empty_env["PATH"]) / "chromium-headless-shell")
+    headed = doctor.check_chromium_executable(default_config(), empty_env)
+    assert headed.status == "failed" and headed.code == "CHROMIUM_MISSING"
+    assert headed.remediation == "Run: browsermesh --install-browser"
+    assert "Headed sessions (this server): no full Chromium found." in headed.message
+    headless = doctor.check_chromium_executable(default_config(headless=True), empty_env)
+    assert headless.status == "passed"
+    assert "Headed sessions: no full Chromium found." in headless.message
+
+
+def test_chromium_check_without_any_browser(empty_env: dict[str, str]) -> None:
+    result = doctor.check_chromium_executable(default_config(headless=True), empty_env)
+    assert result.status == "failed" and result.code == "CHROMIUM_MISSING"
+    assert "/" not in result.message

@@ -36,6 +36,8 @@ from browsermesh.redact import ENDPOINT_SCHEMES, INVALID_URL, REDACTED_URL, sani
 if TYPE_CHECKING:
     from playwright.async_api import Browser, BrowserContext, Playwright
 
+    from browsermesh.config import BinaryKind
+
 # Chromium must not phone home on a closed network (and we promise no background traffic).
 QUIET_FLAGS = (
     "--disable-background-networking",
@@ -232,11 +234,21 @@ class BrowserSlot:
 class LocalSlot(BrowserSlot):
     """The local Chromium (§14.1): launched by us, one process for every session."""
 
-    def __init__(self, executable_path: str | None, headless: bool, sandbox: bool) -> None:
+    def __init__(
+        self,
+        executable_path: str | None,
+        headless: bool,
+        sandbox: bool,
+        *,
+        binary: BinaryKind | None = None,
+    ) -> None:
         super().__init__("local")
         self.executable_path = executable_path
         self.headless = headless
         self.sandbox = sandbox
+        # The kind of binary the executable is (`browser_runtime_info.browserBinary`);
+        # None when no executable was found (Playwright's own default then applies).
+        self.binary = binary
 
     async def _start(self, pw: Playwright, timeout_ms: float) -> Browser:
         try:
@@ -318,6 +330,11 @@ class Backend:
         return None
 
     @property
+    def browser_binary(self) -> str | None:
+        """`headless-shell` or `chromium` for a local launch; None for remote backends."""
+        return None
+
+    @property
     def launch_state(self) -> str:
         return self.slots[0].state
 
@@ -366,6 +383,10 @@ class LocalBackend(Backend):
     @property
     def sandbox(self) -> bool | None:
         return self.local.sandbox
+
+    @property
+    def browser_binary(self) -> str | None:
+        return self.local.binary
 
     def endpoints(self) -> list[dict[str, Any]]:
         return []

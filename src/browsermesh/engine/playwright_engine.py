@@ -12,6 +12,7 @@ import itertools
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from browsermesh.config import binary_kind
 from browsermesh.engine import capture, crash, elements, files, forms, navigation, snapshot, waits
 from browsermesh.engine.abandoned import AbandonedCreations
 from browsermesh.engine.actionability import SETTLE_MS
@@ -97,7 +98,8 @@ class PlaywrightEngine:
         self.settle_ms = settle_ms
         if backend is None:
             sandbox = not (no_sandbox or running_as_root())
-            backend = LocalBackend(LocalSlot(executable_path, headless, sandbox))
+            binary = None if executable_path is None else binary_kind(executable_path)
+            backend = LocalBackend(LocalSlot(executable_path, headless, sandbox, binary=binary))
         self._backend = backend
         self._pw: Playwright | None = None
         self._pw_lock = asyncio.Lock()
@@ -126,6 +128,10 @@ class PlaywrightEngine:
     @property
     def sandbox(self) -> bool | None:
         return self._backend.sandbox
+
+    @property
+    def browser_binary(self) -> str | None:
+        return self._backend.browser_binary
 
     def endpoints(self) -> list[dict[str, Any]]:
         return self._backend.endpoints()

@@ -36,6 +36,7 @@ def runtime_info(runtime: Runtime, transport: str) -> dict[str, Any]:
         "mcpVersion": _dist_version("mcp"),
         "browserProduct": "chromium",
         "browserVersion": engine.browser_version,
+        "browserBinary": engine.browser_binary,
         "browserLaunchState": engine.launch_state,
         "browserBackend": engine.backend,
         "endpoints": engine.endpoints(),
