@@ -10,7 +10,10 @@ in its own session: ``browser_session_create``, ``browser_navigate`` to ``/login
 ``browser_visible_text`` (which must say ``Signed in as <user>``; the shop must also have signed
 that user in). While the flows run, the probe session sends ``browser_get_title`` every 50 ms
 on a fixed schedule whether or not the previous call answered (open loop), each latency counted
-from when the call was due, so a stalled server shows in the percentiles.
+from when the call was due, so a stalled server shows in the percentiles. A second probe
+session calls it closed loop (the next call when the previous answered, at most every 50 ms):
+BrowserMesh runs one call at a time per session, so the open-loop probe's calls queue behind
+each other once one takes longer than the interval; the closed loop is one agent's view.
 
 Reported per binary (``--binary chromium,headless-shell``, default both; a path works too):
 flows completed, wall time (first call to the last flow's read), the probe's p50/p95/max under
@@ -146,12 +149,29 @@ async def probe(
     return latencies, errors[0]
 
 
-async def _timed_probe(client: Any, addr: dict[str, str], every_s: float, seconds: float) -> Any:
+async def paced_probe(
+    client: Any, addr: dict[str, str], every_s: float, stop: asyncio.Event
+) -> list[float]:
+    """Closed loop: one call at a time, the next one sent when the previous answered (at most
+    every ``every_s``), as one agent uses its session; latency (ms) from send to answer."""
+    latencies: list[float] = []
+    while not stop.is_set():
+        sent = time.perf_counter()
+        await client.call_tool(PROBE_TOOL, addr, read_timeout_seconds=CALL_TIMEOUT_S)
+        latencies.append((time.perf_counter() - sent) * 1000)
+        await asyncio.sleep(max(0.0, sent + every_s - time.perf_counter()))
+    return latencies
+
+
+async def _timed_probes(
+    client: Any, addr: dict[str, str], paced: dict[str, str], every_s: float, seconds: float
+) -> tuple[list[float], list[float]]:
     stop = asyncio.Event()
     task = asyncio.create_task(probe(client, addr, every_s, stop))
+    task2 = asyncio.create_task(paced_probe(client, paced, every_s, stop))
     await asyncio.sleep(seconds)
     stop.set()
-    return await task
+    return (await task)[0], await task2
 
 
 def _stats(ms: list[float]) -> dict[str, Any]:
@@ -181,20 +201,24 @@ async def run_once(
     sampler = PssSampler(parent=os.getpid(), needle=MESH_NEEDLE)
     try:
         async with Client(params) as client:
+            # Two probe sessions: open loop (the target) and closed loop (one call at a time).
             probe_addr = await _session(client, f"{tag}-probe")
-            nav = await client.call_tool(
-                "browser_navigate", {**probe_addr, "url": app.base_url + "/login"}
-            )
-            if nav.is_error:
-                raise FlowError(f"probe navigate: {_text(nav)[:300]}")
-            await _timed_probe(client, probe_addr, every_s, 0.5)  # warm-up
-            idle, _ = await _timed_probe(client, probe_addr, every_s, 3.0)
+            paced_addr = await _session(client, f"{tag}-paced")
+            for addr in (probe_addr, paced_addr):
+                nav = await client.call_tool(
+                    "browser_navigate", {**addr, "url": app.base_url + "/login"}
+                )
+                if nav.is_error:
+                    raise FlowError(f"probe navigate: {_text(nav)[:300]}")
+            await _timed_probes(client, probe_addr, paced_addr, every_s, 0.5)  # warm-up
+            idle, paced_idle = await _timed_probes(client, probe_addr, paced_addr, every_s, 3.0)
             # The load: N flows at once, the probe running the whole time.
             stop = asyncio.Event()
             sampler.mark()
             started = time.perf_counter()
             timeline: list[tuple[float, float]] = []
             prober = asyncio.create_task(probe(client, probe_addr, every_s, stop, timeline))
+            pacer = asyncio.create_task(paced_probe(client, paced_addr, every_s, stop))
 
             async def one(i: int) -> str:
                 try:
@@ -209,9 +233,10 @@ async def run_once(
             wall = time.perf_counter() - started
             stop.set()
             loaded, probe_errors = await prober
+            paced = await pacer
             sampler.end()
             opened = [r for r in results if isinstance(r, str)]
-            for sid in [*opened, probe_addr["sessionId"]]:
+            for sid in [*opened, probe_addr["sessionId"], paced_addr["sessionId"]]:
                 await client.call_tool("browser_session_close", {"sessionId": sid})
         pss = sampler.stop()
     finally:
@@ -236,6 +261,8 @@ async def run_once(
         timeline,
         [c for per in calls for c in per],
         pss,
+        paced,
+        paced_idle,
     )
 
 
@@ -252,6 +279,8 @@ def _result(
     timeline: list[tuple[float, float]],
     calls: list[tuple[str, float]],
     pss: Any,
+    paced: list[float],
+    paced_idle: list[float],
 ) -> dict[str, Any]:
     durations = [d * 1000 for _s, d in calls]
     steps = sorted({s for s, _d in calls})
@@ -270,6 +299,8 @@ def _result(
         "probe_loaded": _stats(loaded),
         "probe_errors": probe_errors,
         "probe_idle": _stats(idle),
+        "paced_loaded": _stats(paced),
+        "paced_idle": _stats(paced_idle),
         "call": {
             "n": len(durations),
             "median_ms": round(median(durations), 1) if durations else None,
@@ -353,6 +384,8 @@ def run_floor_once(app: ShopApp, n: int, every_s: float, tag: str, timeout_ms: i
         [],
         [(s, d) for s, d in data["calls"]],
         pss,
+        data["paced"],
+        data["paced_idle"],
     )
 
 
@@ -425,6 +458,8 @@ def table(rows: list[dict[str, Any]]) -> str:
             "probe max (ms)",
             "probe calls",
             "idle p50 / p95 (ms)",
+            "closed-loop p50 / p95 (ms)",
+            "closed-loop idle p50 / p95 (ms)",
             "flow call median / p95 (ms)",
             "peak PSS (MiB)",
             "PSS/session (MiB)",
@@ -444,6 +479,8 @@ def table(rows: list[dict[str, Any]]) -> str:
                 _fmt(r["probe_loaded"]["max_ms"]),
                 r["probe_loaded"]["n"],
                 f"{_fmt(r['probe_idle']['p50_ms'])} / {_fmt(r['probe_idle']['p95_ms'])}",
+                f"{_fmt(r['paced_loaded']['p50_ms'])} / {_fmt(r['paced_loaded']['p95_ms'])}",
+                f"{_fmt(r['paced_idle']['p50_ms'])} / {_fmt(r['paced_idle']['p95_ms'])}",
                 f"{_fmt(r['call']['median_ms'], 0)} / {_fmt(r['call']['p95_ms'], 0)}",
                 _fmt(r["pss_peak_mib"], 0),
                 _fmt(r["pss_per_session_mib"], 1),
@@ -526,6 +563,10 @@ def render(data: dict[str, Any]) -> str:
         "10 s is shorter than a call waits in this queue). One more *probe* session calls "
         f"`{c['probe_tool']}` every {c['every_ms']:g} ms (open loop, latency from when the call "
         "was due) during the whole run; *idle*: the same probe for 3 s before the flows start. "
+        "A second probe session calls it *closed loop*: the next call when the previous one "
+        f"answered, at most every {c['every_ms']:g} ms, latency from send to answer (one agent "
+        "using its session; BrowserMesh runs one call at a time per session, so the open-loop "
+        "probe's own calls queue behind each other once one takes longer than the interval). "
         "**Floor**: the same flows in plain Playwright (new context + page, `goto`, `fill` ×2, "
         "`click`, `aria_snapshot`, `inner_text`), N contexts of one Chromium, the probe page's "
         "`title()` on the same schedule (`benchmarks/scale_floor.py`). *wall*: first call to "
@@ -614,7 +655,9 @@ async def run_all(args: argparse.Namespace) -> dict[str, Any]:
                         f"scale {binary} {way} N={args.n} run {rep}: ok {run['flows_ok']}/"
                         f"{args.n} wall {run['wall_s']:.1f} s  probe p50/p95 "
                         f"{run['probe_loaded']['p50_ms']}/{run['probe_loaded']['p95_ms']} ms "
-                        f"(idle {run['probe_idle']['p95_ms']})  PSS {run['pss_peak_mib']:.0f} "
+                        f"(idle {run['probe_idle']['p95_ms']}; closed loop "
+                        f"{run['paced_loaded']['p50_ms']}/{run['paced_loaded']['p95_ms']})  "
+                        f"PSS {run['pss_peak_mib']:.0f} "
                         f"MiB ({run['pss_per_session_mib']:.1f}/session)  other CPU "
                         f"{run['foreign_cpu']:.0%}  [{time.monotonic() - t0:.0f} s]",
                         file=sys.stderr,

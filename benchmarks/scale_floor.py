@@ -6,7 +6,8 @@ Chromium runs and the probe page has opened ``/login`` (and its idle latencies a
 for one line on stdin, then runs N flows in N contexts of one Chromium (new context + page,
 ``goto /login``, fill Username and Password, click "Sign in", ``aria_snapshot`` of the body,
 ``inner_text`` of the body) while the probe page's ``title()`` is called every EVERY_S (open
-loop, latency from when due); prints one JSON line. The binary is the benchmark's
+loop, latency from when due) and a second probe page's ``title()`` closed loop (the next call
+when the previous answered); prints one JSON line. The binary is the benchmark's
 (``BENCH_CHROMIUM``).
 """
 
@@ -67,6 +68,26 @@ async def probe(page: Page, every_s: float, stop: asyncio.Event) -> list[float]:
     return latencies
 
 
+async def paced_probe(page: Page, every_s: float, stop: asyncio.Event) -> list[float]:
+    """Closed loop: the next ``title()`` when the previous answered, at most every ``every_s``."""
+    latencies: list[float] = []
+    while not stop.is_set():
+        sent = time.perf_counter()
+        await page.title()
+        latencies.append((time.perf_counter() - sent) * 1000)
+        await asyncio.sleep(max(0.0, sent + every_s - time.perf_counter()))
+    return latencies
+
+
+async def probes(page: Page, paced: Page, every_s: float, seconds: float) -> Any:
+    stop = asyncio.Event()
+    task = asyncio.create_task(probe(page, every_s, stop))
+    task2 = asyncio.create_task(paced_probe(paced, every_s, stop))
+    await asyncio.sleep(seconds)
+    stop.set()
+    return await task, await task2
+
+
 async def run(base: str, n: int, tag: str, every_s: float, timeout_ms: float) -> dict[str, Any]:
     TIMEOUT_MS[0] = timeout_ms
     users = [f"{tag}-{i}" for i in range(n)]
@@ -78,32 +99,31 @@ async def run(base: str, n: int, tag: str, every_s: float, timeout_ms: float) ->
         context = await browser.new_context()
         page = await context.new_page()
         await page.goto(base + "/login")
-        stop = asyncio.Event()
-        task = asyncio.create_task(probe(page, every_s, stop))
-        await asyncio.sleep(0.5)
-        stop.set()
-        await task
-        stop = asyncio.Event()
-        task = asyncio.create_task(probe(page, every_s, stop))
-        await asyncio.sleep(3.0)
-        stop.set()
-        idle = await task
+        paced_context = await browser.new_context()
+        paced_page = await paced_context.new_page()
+        await paced_page.goto(base + "/login")
+        await probes(page, paced_page, every_s, 0.5)  # warm-up
+        idle, paced_idle = await probes(page, paced_page, every_s, 3.0)
         print("ready", flush=True)
         await asyncio.to_thread(sys.stdin.readline)
         stop = asyncio.Event()
         started = time.perf_counter()
         task = asyncio.create_task(probe(page, every_s, stop))
+        task2 = asyncio.create_task(paced_probe(paced_page, every_s, stop))
         results = await asyncio.gather(
             *(flow(browser, base, users[i], calls[i]) for i in range(n)), return_exceptions=True
         )
         wall = time.perf_counter() - started
         stop.set()
         loaded = await task
+        paced = await task2
         await browser.close()
     return {
         "wall_s": wall,
         "idle": idle,
         "loaded": loaded,
+        "paced": paced,
+        "paced_idle": paced_idle,
         "calls": [c for per in calls for c in per],
         "ok_users": [u for u, r in zip(users, results, strict=True) if r is None],
         "errors": [f"{type(r).__name__}: {str(r)[:300]}" for r in results if r is not None],
