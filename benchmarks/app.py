@@ -384,6 +384,10 @@ class ShopApp(LoopbackSite):
     def logins(self) -> int:
         return self._state.logins
 
+    def signed_in(self) -> set[str]:
+        """Every user who has signed in (a form POST with the right password) so far."""
+        return {user for user, _items in self._state.users()}
+
 
 if __name__ == "__main__":  # manual check: python -m benchmarks.app
     import time

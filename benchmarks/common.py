@@ -16,7 +16,19 @@ from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
 RESULTS = REPO / "benchmarks" / "results"
-CHROMIUM = os.environ.get("BENCH_CHROMIUM", "/usr/bin/chromium")
+# The two Chromium builds the benchmarks compare: Debian's full browser (run in its new headless
+# mode) and Debian's `chromium-headless-shell` (the old headless mode, the build Playwright uses
+# for headless runs when it can download one).
+BINARIES = {
+    "chromium": "/usr/bin/chromium",
+    "headless-shell": "/usr/bin/chromium-headless-shell",
+}
+# The binary every benchmark starts: BENCH_CHROMIUM (a path) wins, else BENCH_BINARY (a name of
+# BINARIES), else the full browser. `use_binary()` switches it for the rest of the process and
+# for the child processes it starts (the floor's worker reads BENCH_CHROMIUM).
+CHROMIUM = os.environ.get("BENCH_CHROMIUM") or BINARIES.get(
+    os.environ.get("BENCH_BINARY", "chromium"), BINARIES["chromium"]
+)
 # The same four flags BrowserMesh passes (engine QUIET_FLAGS); --no-sandbox as we run as root.
 QUIET_FLAGS = (
     "--disable-background-networking",
@@ -29,6 +41,38 @@ FLOOR_ARGS = ("--no-sandbox", *QUIET_FLAGS)
 PEER_DIR = Path(os.environ.get("BENCH_PEER_DIR", str(REPO / ".tools" / "peer")))
 PEER_CLI = PEER_DIR / "node_modules" / "@playwright" / "mcp" / "cli.js"
 PEER_VERSION = "0.0.83"
+
+
+def binary_path(name: str) -> str:
+    """The path of a binary given by name (``chromium``, ``headless-shell``) or by path."""
+    return BINARIES.get(name, name)
+
+
+def binary_label(path: str | None = None) -> str:
+    """The name of a binary path (its key in BINARIES), else the path itself."""
+    path = CHROMIUM if path is None else path
+    return next((k for k, v in BINARIES.items() if v == path), path)
+
+
+def use_binary(name: str) -> str:
+    """Make ``name`` (a key of BINARIES or a path) the Chromium of this process and of the
+    processes it starts from now on; returns its path."""
+    global CHROMIUM
+    path = binary_path(name)
+    if not os.path.exists(path):
+        raise SystemExit(
+            f"no Chromium at {path}"
+            + (" (apt-get install chromium-headless-shell)" if "headless-shell" in path else "")
+        )
+    CHROMIUM = path
+    os.environ["BENCH_CHROMIUM"] = path
+    return path
+
+
+def binaries_arg(value: str) -> list[str]:
+    """A comma-separated ``--binary`` value: names of BINARIES (``both``: all) or paths."""
+    names = [v for v in value.split(",") if v]
+    return list(BINARIES) if names == ["both"] else names
 
 
 def browsermesh_args() -> list[str]:
@@ -136,8 +180,10 @@ def environment() -> dict[str, Any]:
         "mcp": version("mcp"),
         "playwright_python": version("playwright"),
         "chromium": _run(["/usr/lib/chromium/chromium", "--version"])
-        if os.path.exists("/usr/lib/chromium/chromium")
+        if os.path.exists("/usr/lib/chromium/chromium") and binary_label() == "chromium"
         else _run([CHROMIUM, "--version"]),
+        "binary": binary_label(),
+        "binary_path": CHROMIUM,
         "node": _run(["node", "--version"]),
         "playwright_mcp": peer,
     }

@@ -51,15 +51,18 @@ from typing import Any
 
 from benchmarks.app import PASSWORD, ShopApp
 from benchmarks.common import (
+    BINARIES,
     PEER_CLI,
     REPO,
     RESULTS,
+    binaries_arg,
     browsermesh_params,
     environment,
     md_table,
     median,
     peer_params,
     percentile,
+    use_binary,
     write_json,
 )
 from benchmarks.pss import PssResult, PssSampler
@@ -78,11 +81,11 @@ RUN_TIMEOUT_S = 300.0
 FOREIGN_MAX = 0.20
 PEER_NEEDLE = "@playwright/mcp/cli.js"
 MESH_NEEDLE = "browsermesh"
-# The targets of the brief, checked and printed at the end.
+# The targets (issue 16), checked and printed at the end, for each binary.
 TARGETS = {
-    "wall_vs_floor_n8": 1.3,
+    "wall_vs_floor_n8": 1.1,
     "wall_vs_peer_n8": 0.5,
-    "pss_vs_peer_n16": 0.5,
+    "pss_vs_peer_n16": 0.4,
     "get_url_median_ms": 2.0,
     "initialize_median_s": 0.6,
 }
@@ -1028,7 +1031,8 @@ def _reference_lines(rows: list[dict[str, Any]]) -> list[str]:
     return [*lines, ""] if lines else []
 
 
-def plot(rows: list[dict[str, Any]], path: Path) -> bool:
+def plot(per_binary: dict[str, dict[str, Any]], path: Path) -> bool:
+    """Wall time and PSS per session against N: one colour per way, one line style per binary."""
     try:
         import matplotlib
 
@@ -1037,14 +1041,21 @@ def plot(rows: list[dict[str, Any]], path: Path) -> bool:
     except ImportError:
         print("matplotlib is not installed: no plot", file=sys.stderr)
         return False
-    fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4.2))
-    for way, marker in zip(WAYS, ("o", "s", "^"), strict=True):
-        mine = [r for r in rows if r["way"] == way]
-        if not mine:
-            continue
-        ns = [r["n"] for r in mine]
-        left.plot(ns, [r["wall_s"] for r in mine], marker=marker, label=LABELS[way])
-        right.plot(ns, [r["pss_per_session_mib"] for r in mine], marker=marker, label=LABELS[way])
+    fig, (left, right) = plt.subplots(1, 2, figsize=(12, 4.8))
+    styles = ("-", "--", ":", "-.")
+    colours = {"floor": "tab:blue", "browsermesh": "tab:orange", "peer": "tab:green"}
+    all_ns: set[int] = set()
+    for (binary, data), style in zip(per_binary.items(), styles, strict=False):
+        for way, marker in zip(WAYS, ("o", "s", "^"), strict=True):
+            mine = [r for r in data["rows"] if r["way"] == way]
+            if not mine:
+                continue
+            ns = [r["n"] for r in mine]
+            all_ns.update(ns)
+            kw = {"marker": marker, "linestyle": style, "color": colours[way]}
+            label = f"{LABELS[way]}, {binary}"
+            left.plot(ns, [r["wall_s"] for r in mine], label=label, **kw)
+            right.plot(ns, [r["pss_per_session_mib"] for r in mine], label=label, **kw)
     for ax, title, ylabel in (
         (left, "Wall time", "seconds"),
         (right, "Peak PSS per session", "MiB"),
@@ -1052,15 +1063,98 @@ def plot(rows: list[dict[str, Any]], path: Path) -> bool:
         ax.set_title(title)
         ax.set_xlabel("concurrent sessions (N)")
         ax.set_ylabel(ylabel)
-        ax.set_xticks(sorted({r["n"] for r in rows}))
+        ax.set_xticks(sorted(all_ns))
         ax.grid(True, alpha=0.3)
         ax.set_ylim(bottom=0)
-    left.legend()
-    fig.suptitle("Sign in → product → add to cart → read cart → screenshot, N sessions at once")
+    left.legend(fontsize=7)
+    fig.suptitle(
+        "Sign in → product → add to cart → read cart → screenshot, N sessions at once "
+        "(solid: full chromium, dashed: chromium-headless-shell)",
+        fontsize=10,
+    )
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
     return True
+
+
+def side_by_side(per_binary: dict[str, dict[str, Any]]) -> str:
+    """One row per (N, way): wall time, wall vs floor and PSS per session for every binary."""
+    binaries = list(per_binary)
+    keys = sorted({(r["n"], WAYS.index(r["way"])) for d in per_binary.values() for r in d["rows"]})
+    headers = ["N", "way"]
+    for b in binaries:
+        headers += [f"wall {b} (s)", f"vs floor ({b})"]
+    if len(binaries) == 2:
+        headers.append(f"wall {binaries[1]} / {binaries[0]}")
+    headers += [f"PSS/session {b} (MiB)" for b in binaries]
+    headers += ["flows OK", "clean runs"]
+    out = []
+    for n, w in keys:
+        way = WAYS[w]
+        rows = {b: _row(d["rows"], n, way) for b, d in per_binary.items()}
+        line: list[object] = [n, LABELS[way]]
+        for b in binaries:
+            r, floor = rows[b], _row(per_binary[b]["rows"], n, "floor")
+            line.append(_fmt(r["wall_s"]) if r else "—")
+            line.append(f"{r['wall_s'] / floor['wall_s']:.2f}×" if r and floor else "—")
+        if len(binaries) == 2:
+            a, c = rows[binaries[0]], rows[binaries[1]]
+            line.append(f"{c['wall_s'] / a['wall_s']:.2f}×" if a and c else "—")
+        line += [_fmt(rows[b]["pss_per_session_mib"], 0) if rows[b] else "—" for b in binaries]
+        line.append(" / ".join(f"{r['ok_flows']}/{r['flows']}" for r in rows.values() if r))
+        line.append(" / ".join(f"{r['clean_runs']}/{r['runs']}" for r in rows.values() if r))
+        out.append(line)
+    return md_table(headers, out)
+
+
+def target_rows(targets: list[dict[str, Any]]) -> str:
+    return md_table(
+        ["binary", "target", "measured", "goal", "result", "basis"],
+        [
+            [
+                t.get("binary", ""),
+                t["text"],
+                f"{_fmt(t['value'], 3)} {t['unit']}",
+                f"≤ {t['goal']} {t['unit']}",
+                {True: "met", False: "**missed**", None: "not measured"}[t["met"]],
+                t.get("basis", ""),
+            ]
+            for t in targets
+        ],
+    )
+
+
+def render_combined(combined: dict[str, Any]) -> str:
+    """The report: both binaries side by side, then each binary's full report."""
+    per_binary = combined["binaries"]
+    lines = [
+        "# Multisession benchmark",
+        "",
+        "Generated by `python -m benchmarks.multisession --binary "
+        + ",".join(per_binary)
+        + "`: the same three ways (floor, BrowserMesh, peer) run once with each Chromium "
+        "binary, all three ways given the same binary ("
+        + "; ".join(
+            f"{b}: `{BINARIES.get(b, b)}`, {d['environment']['chromium']}"
+            for b, d in per_binary.items()
+        )
+        + "). Each binary's section below says how its runs went (clean runs, other CPU).",
+        "",
+        "## Both binaries",
+        "",
+        side_by_side(per_binary),
+        "",
+        "## Targets",
+        "",
+        target_rows(combined["targets"]),
+        "",
+    ]
+    for binary, data in per_binary.items():
+        body = render(data).splitlines()
+        lines += [f"## Binary: {binary} (`{BINARIES.get(binary, binary)}`)", ""]
+        lines += [("#" + line if line.startswith("## ") else line) for line in body[1:]]
+    return "\n".join(lines)
 
 
 # ------------------------------------------------------------------------------------ main
@@ -1237,8 +1331,15 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         help="niceness increment for the benchmark and everything it starts (negative needs root;"
         " use on a machine shared with other work)",
     )
+    parser.add_argument(
+        "--binary",
+        default=os.environ.get("BENCH_BINARY", "both"),
+        help="the Chromium of all three ways: chromium, headless-shell, both (default; "
+        "BENCH_BINARY) or a path; comma-separated, run one after the other",
+    )
     parser.add_argument("--out", type=Path, default=RESULTS, help="results directory")
     args = parser.parse_args(argv)
+    args.binary = binaries_arg(args.binary)
     args.ns = [int(x) for x in args.ns.split(",") if x]
     args.ways = [w for w in args.ways.split(",") if w]
     unknown = set(args.ways) - set(WAYS)
@@ -1258,23 +1359,37 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     if args.nice:
         os.nice(args.nice)
-    env = environment()
-    data = asyncio.run(run_all(args))
-    data["environment"] = env
+    per_binary: dict[str, dict[str, Any]] = {}
+    spawns = args.spawns
+    for binary in args.binary:
+        use_binary(binary)
+        print(f"== multisession, binary {binary}", file=sys.stderr, flush=True)
+        env = environment()
+        data = asyncio.run(run_all(args))
+        data["environment"] = env
+        per_binary[binary] = data
+        # Spawn → initialize starts no browser: measured with the first binary only.
+        args.spawns = 0
+    args.spawns = spawns
+    combined = {
+        "binaries": per_binary,
+        "targets": [t | {"binary": b} for b, d in per_binary.items() for t in d["targets"]],
+    }
     args.out.mkdir(parents=True, exist_ok=True)
-    write_json(args.out / "multisession.json", data)
-    text = render(data)
+    write_json(args.out / "multisession.json", combined)
+    text = render_combined(combined)
     (args.out / "multisession.md").write_text(text)
-    plot(data["rows"], args.out / "multisession.png")
+    plot(per_binary, args.out / "multisession.png")
     print(text)
     print("Targets:", file=sys.stderr)
-    for t in data["targets"]:
+    for t in combined["targets"]:
         print(
-            f"  {t['text']}: {_fmt(t['value'], 3)} {t['unit']} (goal ≤ {t['goal']} {t['unit']}) "
+            f"  [{t['binary']}] {t['text']}: {_fmt(t['value'], 3)} {t['unit']} "
+            f"(goal ≤ {t['goal']} {t['unit']}) "
             f"-> {({True: 'met', False: 'MISSED', None: 'not measured'})[t['met']]}",
             file=sys.stderr,
         )
-    bad = [r for r in data["rows"] if r["ok_flows"] != r["flows"]]
+    bad = [r for d in per_binary.values() for r in d["rows"] if r["ok_flows"] != r["flows"]]
     return 1 if bad else 0
 
 

@@ -2,9 +2,11 @@
 
 ``bash benchmarks/run.sh`` installs what the benchmarks need first (the peer, matplotlib, py-spy)
 and then calls this. Extra arguments go to the multisession benchmark (see
-``python -m benchmarks.multisession --help``), e.g. ``--repeat 1`` for a quicker run. When a
-multisession target is missed and py-spy is available, the BrowserMesh server is profiled under
-the same workload (``python -m benchmarks.profile_mesh``).
+``python -m benchmarks.multisession --help``), e.g. ``--repeat 1`` for a quicker run; its
+``--binary`` (default both: ``chromium,headless-shell``; ``BENCH_BINARY``) is passed on to the
+scale benchmark (``python -m benchmarks.scale``, 50 sessions in one server). When a multisession
+target is missed and py-spy is available, the BrowserMesh server is profiled under the same
+workload (``python -m benchmarks.profile_mesh``), with the binary of the first missed target.
 """
 
 from __future__ import annotations
@@ -15,8 +17,8 @@ import sys
 import time
 from pathlib import Path
 
-from benchmarks import agent_tasks, backends, multisession, snapshot_size
-from benchmarks.common import RESULTS
+from benchmarks import agent_tasks, backends, multisession, scale, snapshot_size
+from benchmarks.common import RESULTS, use_binary
 
 
 def _py_spy() -> str | None:
@@ -38,16 +40,21 @@ def main(argv: list[str] | None = None) -> int:
     code = backends.main() or code
     print("== multisession", file=sys.stderr, flush=True)
     code = multisession.main(args) or code
-    out = multisession.parse_args(args).out
+    parsed = multisession.parse_args(args)
+    out = parsed.out
+    print("== scale (50 sessions in one server)", file=sys.stderr, flush=True)
+    code = scale.main(["--binary", ",".join(parsed.binary), "--out", str(out)]) or code
     try:
         targets = json.loads((out / "multisession.json").read_text())["targets"]
     except (OSError, ValueError, KeyError):
         targets = []
-    missed = [t["target"] for t in targets if t["met"] is False]
+    missed = [t for t in targets if t["met"] is False and t["target"].startswith("wall")]
     if missed and _py_spy() is not None and out == RESULTS:
-        print(f"== profile (missed: {', '.join(missed)})", file=sys.stderr, flush=True)
+        names = ", ".join(f"{t['target']} ({t.get('binary', '?')})" for t in missed)
+        print(f"== profile (missed: {names})", file=sys.stderr, flush=True)
         from benchmarks import profile_mesh
 
+        use_binary(missed[0].get("binary", "chromium"))
         profile_mesh.main([])
     elif missed:
         print("== no profile: py-spy is not installed (pip install py-spy)", file=sys.stderr)

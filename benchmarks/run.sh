@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
 # Run every benchmark and write benchmarks/results/ (snapshot_size.md, agent_tasks.{md,json},
-# multisession.{md,json,png}, ...).
+# multisession.{md,json,png}, scale.{md,json}, ...).
 #
-#   bash benchmarks/run.sh            # about 10-12 minutes on 2 cores
+#   bash benchmarks/run.sh            # about 25-30 minutes on 2 cores (both binaries)
+#   bash benchmarks/run.sh --binary headless-shell   # one binary only (multisession and scale)
 #   bash benchmarks/run.sh --repeat 1 # extra arguments go to benchmarks.multisession
 #
-# Needs the project's .venv (bash scripts/run.sh or scripts/test.sh creates it), Node + npm and a
-# Chromium at /usr/bin/chromium (BENCH_CHROMIUM overrides). Installs, when missing:
+# Needs the project's .venv (bash scripts/run.sh or scripts/test.sh creates it), Node + npm, the
+# full Chromium at /usr/bin/chromium and the headless shell at /usr/bin/chromium-headless-shell
+# (Debian's chromium-headless-shell; BENCH_CHROMIUM=<path> makes every benchmark use one binary).
+# Installs, when missing:
 #   - @playwright/mcp (the peer) with npm into .tools/peer (git-ignored; BENCH_PEER_DIR overrides);
 #   - matplotlib into .venv, for the plot, and py-spy, to profile the server when a target is
 #     missed (benchmark-only dependencies, not in pyproject.toml);
@@ -32,6 +35,12 @@ if [ ! -f "$peer_pkg" ] || [ "$(peer_version 2>/dev/null)" != "$PEER_VERSION" ];
     --no-update-notifier --loglevel=error "@playwright/mcp@$PEER_VERSION" </dev/null >/dev/null
 fi
 
+if [ ! -x /usr/bin/chromium-headless-shell ] && [ -z "${BENCH_CHROMIUM:-}" ] \
+  && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+  say "installing Debian's chromium-headless-shell (the second binary measured)"
+  apt-get install -y -q chromium-headless-shell >/dev/null \
+    || say "chromium-headless-shell did not install: pass --binary chromium"
+fi
 if ! "$PY" -c "import matplotlib" 2>/dev/null; then
   say "installing matplotlib into .venv (benchmark-only)"
   "$PY" -m pip install --quiet matplotlib
