@@ -10,9 +10,12 @@ import platform
 import shutil
 import subprocess
 import sys
-from collections.abc import Sequence
+import time
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
+
+T = TypeVar("T")
 
 REPO = Path(__file__).resolve().parent.parent
 RESULTS = REPO / "benchmarks" / "results"
@@ -125,6 +128,19 @@ def peer_params(output_dir: Path) -> Any:
     return StdioServerParameters(
         command=shutil.which("node") or "node", args=peer_args(output_dir), cwd=str(output_dir)
     )
+
+
+def step_timer(calls: list[tuple[str, float]]) -> Callable[[str, Awaitable[T]], Awaitable[T]]:
+    """``timed(step, awaitable)``: await it and append ``(step, seconds)`` to `calls` (the
+    floors' per-call timings)."""
+
+    async def timed(step: str, awaitable: Awaitable[T]) -> T:
+        started = time.perf_counter()
+        result = await awaitable
+        calls.append((step, time.perf_counter() - started))
+        return result
+
+    return timed
 
 
 def percentile(values: Sequence[float], q: float) -> float:

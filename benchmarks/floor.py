@@ -21,17 +21,13 @@ from typing import Any
 from playwright.async_api import Browser, async_playwright
 
 from benchmarks.app import PASSWORD
-from benchmarks.common import CHROMIUM, FLOOR_ARGS
+from benchmarks.common import CHROMIUM, FLOOR_ARGS, step_timer
 
 CART_LINE = "Blue teapot × 1"
 
 
 async def flow(browser: Browser, base: str, user: str, calls: list[tuple[str, float]]) -> None:
-    async def timed(step: str, awaitable: Any) -> Any:
-        started = time.perf_counter()
-        result = await awaitable
-        calls.append((step, time.perf_counter() - started))
-        return result
+    timed = step_timer(calls)
 
     async def open_page() -> Any:
         context = await browser.new_context()

@@ -22,17 +22,13 @@ from typing import Any
 from playwright.async_api import Browser, Page, async_playwright
 
 from benchmarks.app import PASSWORD
-from benchmarks.common import CHROMIUM, FLOOR_ARGS
+from benchmarks.common import CHROMIUM, FLOOR_ARGS, step_timer
 
 TIMEOUT_MS = [30_000.0]  # per call, as the BrowserMesh server's budget in the same run
 
 
 async def flow(browser: Browser, base: str, user: str, calls: list[tuple[str, float]]) -> None:
-    async def timed(step: str, awaitable: Any) -> Any:
-        started = time.perf_counter()
-        result = await awaitable
-        calls.append((step, time.perf_counter() - started))
-        return result
+    timed = step_timer(calls)
 
     async def open_page() -> Page:
         context = await browser.new_context()
