@@ -31,7 +31,7 @@ from browsermesh.model.text import well_formed
 from browsermesh.redact import cut_chars, sanitize_url
 
 if TYPE_CHECKING:
-    from playwright.async_api import Dialog, JSHandle, Request, Response
+    from playwright.async_api import Dialog, Request, Response
 
     from browsermesh.engine.playwright_engine import PwPage
 
@@ -62,7 +62,8 @@ _LIVE = "[role=alert],[role=status],[role=log],[aria-live]:not([aria-live=off]),
     NOTICES_SELECTOR
 )
 
-# Returns the watch state object; its handle is read once after the action.
+# Keeps the watch state on the window under a registered symbol (read and dropped once after
+# the action): a returned handle would cost a round trip more to release.
 _INSTALL = """([interactive, live]) => {
   const count = n => n.nodeType !== 1 ? 0
     : (n.matches(interactive) ? 1 : 0) + n.querySelectorAll(interactive).length;
@@ -94,10 +95,15 @@ _INSTALL = """([interactive, live]) => {
     st.navEvents = [];
     window.navigation.addEventListener('navigate', st.onNavigate);
   }
-  return st;
+  window[Symbol.for('browsermesh.changes')] = st;
+  return true;
 }"""
 
-_READ = """async (st, [quietMs, maxMs, maxTexts, textChars]) => {
+_READ = """async ([quietMs, maxMs, maxTexts, textChars]) => {
+  const key = Symbol.for('browsermesh.changes');
+  const st = window[key];
+  if (!st) return null;
+  delete window[key];
   const start = performance.now();
   st.last = Math.max(st.last, start - (quietMs ? 0 : 1));
   const started = () => (st.navEvents || []).some(e => !e.defaultPrevented);
@@ -145,7 +151,7 @@ class ChangeWatch:
 
     page: PwPage
     handle_dialogs: bool = True
-    _state: JSHandle | None = None
+    _installed: bool = False
     _url_before: str = ""
     _listeners: Listeners | None = None
     _navigated: asyncio.Event = field(default_factory=asyncio.Event)
@@ -175,8 +181,10 @@ class ChangeWatch:
         # than eating the action's budget: the action then reports what the listeners saw.
         budget = min(INSTALL_MAX_MS, max(ctx.deadline.remaining_ms() / 4, 1))
         with contextlib.suppress(Exception):
-            self._state = await asyncio.wait_for(
-                p.evaluate_handle(_INSTALL, [_INTERACTIVE, _LIVE]), timeout=budget / 1000
+            self._installed = bool(
+                await asyncio.wait_for(
+                    p.evaluate(_INSTALL, [_INTERACTIVE, _LIVE]), timeout=budget / 1000
+                )
             )
 
     def _count(self, kind: str) -> None:
@@ -225,24 +233,23 @@ class ChangeWatch:
         if self._dismissals:
             await asyncio.gather(*self._dismissals)
             self._dismissals.clear()
-        if self._state is not None:
-            state, self._state = self._state, None
-            await quietly(state.dispose())
+        # An observer left installed (the action failed) disconnects with its document; it
+        # holds nothing but counters and the elements it saw change.
 
     async def _finish(self, ctx: OperationContext, settle: bool) -> dict[str, Any]:
         p = self.page.page
         changes: dict[str, Any] = {}
         read: dict[str, Any] | None = None
-        if self._state is not None and not p.is_closed():
+        if self._installed and not p.is_closed():
             quiet = QUIET_MS if settle else 0
             budget = min(SETTLE_MAX_MS + 500, max(ctx.deadline.remaining_ms() - 50, 1))
             with contextlib.suppress(Exception):  # the document went away: it navigated
                 read = await asyncio.wait_for(
-                    self._state.evaluate(_READ, [quiet, SETTLE_MAX_MS, MAX_TEXTS, TEXT_CHARS]),
+                    p.evaluate(_READ, [quiet, SETTLE_MAX_MS, MAX_TEXTS, TEXT_CHARS]),
                     timeout=budget / 1000,
                 )
         # An installed observer that cannot be read any more means its document went away.
-        lost = self._state is not None and read is None
+        lost = self._installed and read is None
         navigating = lost or (read is not None and bool(read["navigating"]))
         if (
             (navigating or self._navigated.is_set())
