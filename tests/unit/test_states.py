@@ -9,6 +9,7 @@ import os
 import re
 import stat
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -18,6 +19,7 @@ import pytest
 
 from browsermesh.errors import BrowserMeshError, ErrorCode, error_payload
 from browsermesh.model.clock import iso_from_epoch
+from browsermesh.persistence import states
 from browsermesh.persistence.states import (
     STATE_ID_RE,
     StateRepository,
@@ -446,15 +448,17 @@ async def test_failing_write_removes_temp(
 async def test_cancelled_save_finishes_the_write_before_releasing_the_lock(
     repo: StateRepository, data_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    original = StateRepository._write_temp
+    original = states.write_exclusive
+    started = threading.Event()
 
-    def slow_write(temp: Path, payload: bytes) -> None:
-        time.sleep(0.2)
-        original(temp, payload)
+    def slow_write(path: Path, data: bytes, *, sync: bool) -> None:
+        started.set()
+        time.sleep(0.2)  # a slow disk: the write is still running when the save is cancelled
+        original(path, data, sync=sync)
 
-    monkeypatch.setattr(StateRepository, "_write_temp", staticmethod(slow_write))
+    monkeypatch.setattr(states, "write_exclusive", slow_write)
     task = asyncio.ensure_future(repo.save("local", "s", sample_state()))
-    await asyncio.sleep(0.05)
+    assert await asyncio.to_thread(started.wait, 10)
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task

@@ -170,8 +170,8 @@ class ChangeWatch:
         listeners = Listeners(self.page)
         main = p.main_frame
         listeners.on("framenavigated", lambda f: self._navigated.set() if f == main else None)
-        listeners.on("popup", lambda _: self._count("popup"))
-        listeners.on("download", lambda _: self._count("download"))
+        listeners.on("popup", self._on_popup)
+        listeners.on("download", self._on_download)
         listeners.on("requestfailed", self._on_request_failed)
         listeners.on("response", self._on_response)
         if self.handle_dialogs:
@@ -187,12 +187,12 @@ class ChangeWatch:
                 )
             )
 
-    def _count(self, kind: str) -> None:
-        if kind == "popup":
-            self._popups += 1
-        else:
-            self._downloads += 1
-            self._no_document.set()
+    def _on_popup(self, _: object) -> None:
+        self._popups += 1
+
+    def _on_download(self, _: object) -> None:
+        self._downloads += 1
+        self._no_document.set()  # a navigation that became a download loads no document
 
     def _main_navigation(self, request: Request) -> bool:
         try:

@@ -19,6 +19,7 @@ a node without one cannot get an element handle), excluding ``option`` nodes of 
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 from collections import Counter
@@ -228,54 +229,45 @@ def _collapsed_regions(
     return regions
 
 
+def _main_path(nodes: list[AriaNode]) -> list[AriaNode]:
+    """The nodes from a top node down to the first ``main`` landmark in document order (outside
+    iframes), or [] when there is none. Iterative: real DOMs nest deeper than Python recurses."""
+    stack: list[tuple[AriaNode, int]] = [(n, 0) for n in reversed(nodes)]
+    path: list[AriaNode] = []
+    while stack:
+        node, depth = stack.pop()
+        del path[depth:]
+        path.append(node)
+        if node.role == "main":
+            return path
+        if node.role != "iframe":
+            stack.extend((c, depth + 1) for c in reversed(node.children))
+    return []
+
+
 def _main_first(nodes: list[AriaNode]) -> list[AriaNode]:
     """The scope's top nodes with the first ``main`` landmark lifted out in front.
 
     The returned list is a new forest: the ``main`` node first, then the original top nodes
-    with ``main`` removed from its parent (shallow copies of its ancestors only).
+    with ``main`` removed from its parent (shallow copies of its ancestors only, so the parsed
+    tree stays intact).
     """
-    path: list[AriaNode] = []
-
-    def find(siblings: list[AriaNode]) -> bool:
-        for node in siblings:
-            if node.role == "iframe":
-                continue
-            path.append(node)
-            if node.role == "main" or find(node.children):
-                return True
-            path.pop()
-        return False
-
-    if not find(nodes) or len(path) == 0:
+    path = _main_path(nodes)
+    if not path:
         return nodes
     main = path[-1]
     if len(path) == 1:
         return [main, *(n for n in nodes if n is not main)]
-    # Rebuild the ancestors of main without it (copies, so the parsed tree stays intact).
-    child: AriaNode | None = None
-    for depth in range(len(path) - 2, -1, -1):
-        ancestor, below = path[depth], path[depth + 1]
-        if child is None:
-            kept = [c for c in ancestor.children if c is not main]
-        else:
-            kept = [child if c is below else c for c in ancestor.children]
-        child = _copy_with(ancestor, kept)
-    assert child is not None
-    top, copy = path[0], child
+    below: AriaNode = path[-2]
+    copy = dataclasses.replace(below, children=[c for c in below.children if c is not main])
+    for ancestor in reversed(path[:-2]):
+        original = below
+        below = ancestor
+        copy = dataclasses.replace(
+            ancestor, children=[copy if c is original else c for c in ancestor.children]
+        )
+    top = path[0]
     return [main, *(copy if n is top else n for n in nodes)]
-
-
-def _copy_with(node: AriaNode, children: list[AriaNode]) -> AriaNode:
-    return AriaNode(
-        role=node.role,
-        name=node.name,
-        key=node.key,
-        pw_ref=node.pw_ref,
-        value=node.value,
-        props=node.props,
-        children=children,
-        attrs=node.attrs,
-    )
 
 
 def table_candidates(
@@ -418,11 +410,8 @@ def _key_lines(
     ]
     h1 = [line for line in headings if line.startswith("h1 ")]
     h2 = [line for line in headings if line.startswith("h2 ")][:MAX_H2_LINES]
-    out: list[str] = []
-    for line in [*live, *dict.fromkeys(notes), *h1, *summaries, *h2]:
-        if line not in out:
-            out.append(line)
-    return out[:MAX_KEY_LINES]
+    # dict.fromkeys: the first occurrence of each line, in this order.
+    return list(dict.fromkeys([*live, *notes, *h1, *summaries, *h2]))[:MAX_KEY_LINES]
 
 
 @dataclass

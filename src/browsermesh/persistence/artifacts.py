@@ -49,7 +49,13 @@ from browsermesh.errors import Bound, BrowserMeshError, ErrorCode, invalid_argum
 from browsermesh.model.arguments import bounded_int
 from browsermesh.model.clock import iso_now
 from browsermesh.model.ids import short_id
-from browsermesh.persistence.states import distrust
+from browsermesh.persistence.states import (
+    DIR_MODE,
+    FILE_MODE,
+    SAFE_OPEN,
+    distrust,
+    write_exclusive,
+)
 from browsermesh.redact import cut_chars, sanitize_url
 
 if TYPE_CHECKING:
@@ -58,8 +64,6 @@ if TYPE_CHECKING:
 ArtifactKind = Literal["download", "pdf"]
 ArtifactState = Literal["in_progress", "completed", "failed", "canceled"]
 
-DIR_MODE: Final = 0o700
-FILE_MODE: Final = 0o600
 PART_SUFFIX: Final = ".part"
 NAME_MAX_CHARS: Final = 128
 DEFAULT_NAME: Final = "download"
@@ -77,9 +81,6 @@ VAR_MAX_TOTAL_BYTES: Final = "BROWSERMESH_MAX_ARTIFACT_TOTAL_BYTES"
 GET_RULE: Final = "an artifactId of this session (browser_downloads lists them)"
 COMPLETED_RULE: Final = "a completed artifact"
 
-_O_BINARY: Final = getattr(os, "O_BINARY", 0)
-_O_NOFOLLOW: Final = getattr(os, "O_NOFOLLOW", 0)
-_O_CLOEXEC: Final = getattr(os, "O_CLOEXEC", 0)
 _DROPPED_CATEGORIES: Final = frozenset({"Cc", "Cf", "Cs", "Zl", "Zp"})
 _LEADING_JUNK: Final = re.compile(r"^[.\s]+")
 
@@ -378,7 +379,7 @@ class ArtifactStore:
         """`begin` + write `data` (mode 0600) + `complete`, for content the server made (PDFs)."""
         artifact = self.begin(session_id, principal, page_id, kind, name, mime_type, source_url)
         try:
-            _write_new(artifact.part_path, data)
+            write_exclusive(artifact.part_path, data, sync=False)
         except OSError as exc:
             self.fail(artifact)
             raise _os_failure(exc, "artifact write failed") from None
@@ -537,23 +538,9 @@ class ArtifactStore:
             os.rmdir(artifact.path.parent)
 
 
-def _write_new(path: Path, data: bytes) -> None:
-    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | _O_NOFOLLOW | _O_BINARY | _O_CLOEXEC
-    fd = os.open(path, flags, FILE_MODE)
-    try:
-        os.chmod(path, FILE_MODE)  # umask-independent
-        view = memoryview(data)
-        while view:
-            written = os.write(fd, view)
-            view = view[written:]
-    finally:
-        os.close(fd)
-
-
 def _read_range(path: Path, offset: int, max_bytes: int) -> bytes:
-    flags = os.O_RDONLY | _O_NOFOLLOW | _O_BINARY | _O_CLOEXEC
     try:
-        fd = os.open(path, flags)
+        fd = os.open(path, os.O_RDONLY | SAFE_OPEN)
     except OSError as exc:
         raise _os_failure(exc, "artifact open failed") from None
     try:

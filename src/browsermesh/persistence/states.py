@@ -78,6 +78,8 @@ _O_BINARY: Final = getattr(os, "O_BINARY", 0)
 _O_NOFOLLOW: Final = getattr(os, "O_NOFOLLOW", 0)
 _O_NONBLOCK: Final = getattr(os, "O_NONBLOCK", 0)
 _O_CLOEXEC: Final = getattr(os, "O_CLOEXEC", 0)
+SAFE_OPEN: Final = _O_NOFOLLOW | _O_BINARY | _O_CLOEXEC
+"""Flags every open of a persistence file adds: no symlink, binary, not inherited."""
 
 _T = TypeVar("_T")
 
@@ -549,7 +551,7 @@ class StateRepository:
         target = directory / (state_id + STATE_SUFFIX)
         temp = directory / f"{target.name}.{os.getpid()}.{uuid.uuid4()}.tmp"
         try:
-            self._write_temp(temp, payload)
+            write_exclusive(temp, payload, sync=True)
             os.replace(temp, target)
             mtime = os.stat(target, follow_symlinks=False).st_mtime
         except OSError as exc:
@@ -560,20 +562,6 @@ class StateRepository:
         _fsync_dir(directory)
         created: str = iso_from_epoch(mtime)
         return created
-
-    @staticmethod
-    def _write_temp(temp: Path, payload: bytes) -> None:
-        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | _O_NOFOLLOW | _O_BINARY | _O_CLOEXEC
-        fd = os.open(temp, flags, FILE_MODE)
-        try:
-            os.chmod(temp, FILE_MODE)  # umask-independent
-            view = memoryview(payload)
-            while view:
-                written = os.write(fd, view)
-                view = view[written:]
-            os.fsync(fd)
-        finally:
-            os.close(fd)
 
     def _read_sync(self, path: Path) -> bytes:
         limit = self.max_state_bytes
@@ -644,6 +632,23 @@ class StateRepository:
         except OSError as exc:
             raise _os_failure(exc, "saved-state removal failed") from None
         _fsync_dir(path.parent)
+
+
+def write_exclusive(path: Path, data: bytes, *, sync: bool) -> None:
+    """Create `path` (never an existing file or a symlink) with mode 0600 whatever the umask,
+    write all of `data`, and with `sync` flush it to disk before closing (saved states and
+    artifacts both write this way)."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | SAFE_OPEN, FILE_MODE)
+    try:
+        os.chmod(path, FILE_MODE)  # umask-independent
+        view = memoryview(data)
+        while view:
+            written = os.write(fd, view)
+            view = view[written:]
+        if sync:
+            os.fsync(fd)
+    finally:
+        os.close(fd)
 
 
 def _fsync_dir(directory: Path) -> None:

@@ -15,6 +15,7 @@ from urllib.parse import urlsplit
 
 from browsermesh.config import Config
 from browsermesh.engine.protocol import ContextOptions, Engine, EnginePage, HistoryStep
+from browsermesh.engine.snapshot import Capture
 from browsermesh.errors import Bound, BrowserMeshError, ErrorCode, internal_error, invalid_argument
 from browsermesh.log import EventLog
 from browsermesh.model.arguments import action_argument, bounded_int, bounded_string
@@ -43,6 +44,8 @@ from browsermesh.model.observe import ObserveLimits, PageObservations
 from browsermesh.model.observe_query import parse_query
 from browsermesh.model.paging import (
     SNAPSHOT_OPTION_KEYS,
+    Page,
+    SnapshotOptions,
     SnapshotStore,
     normalize_snapshot_options,
     snapshot_result,
@@ -817,14 +820,7 @@ class Runtime:
         if mode == "diff":
             refs = [r["ref"] for r in cap.refs]
             return {"diff": table_diff(previous, page.last_table, refs)}
-        bounds = {
-            **opts.applied_bounds(None),
-            "_omissions": cap.omissions,
-            "_pageRefs": cap.page_refs,
-        }
-        piece, pagination = page.snapshots.first_page(
-            cap.content, bounds, "actions", cap.clipped, cap.stops
-        )
+        piece, pagination, _ = _first_page(page, opts, None, cap)
         out = {"snapshot": piece.text}
         if pagination["nextCursor"] is not None:
             out["nextCursor"] = pagination["nextCursor"]
@@ -1100,14 +1096,7 @@ class Runtime:
                     stops=entry.stops,
                 )
             cap = await self.engine.snapshot(page.handle, parsed, scope, ctx)
-            bounds = {
-                **parsed.applied_bounds(scope_wire),
-                "_omissions": cap.omissions,
-                "_pageRefs": cap.page_refs,
-            }
-            piece, pagination = page.snapshots.first_page(
-                cap.content, bounds, parsed.format, cap.clipped, cap.stops
-            )
+            piece, pagination, bounds = _first_page(page, parsed, scope_wire, cap)
             if parsed.format == "actions" and scope is None:
                 page.last_table = TableLines(tuple(cap.keys), tuple(cap.lines))
             given = any(key in args for key in SNAPSHOT_OPTION_KEYS if key != "format")
@@ -1300,6 +1289,22 @@ class Runtime:
             errors.append(err)
         if errors:
             raise BrowserMeshError(ErrorCode.BROWSER_ERROR, cause=f"{len(errors)} shutdown errors")
+
+
+def _first_page(
+    page: PageRecord, opts: SnapshotOptions, scope_wire: dict[str, Any] | None, cap: Capture
+) -> tuple[Page, dict[str, Any], dict[str, Any]]:
+    """A fresh capture's first page (retained when more follows): the page, ``pagination`` and
+    the bounds it was retained with (``appliedBounds`` plus ``_omissions`` and ``_pageRefs``)."""
+    bounds = {
+        **opts.applied_bounds(scope_wire),
+        "_omissions": cap.omissions,
+        "_pageRefs": cap.page_refs,
+    }
+    piece, pagination = page.snapshots.first_page(
+        cap.content, bounds, opts.format, cap.clipped, cap.stops
+    )
+    return piece, pagination, bounds
 
 
 async def _settle(task: asyncio.Task[None]) -> None:
