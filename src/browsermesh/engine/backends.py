@@ -30,6 +30,7 @@ from urllib.parse import urlsplit
 
 from browsermesh.engine.failures import browser_error, timed
 from browsermesh.errors import BrowserMeshError, ErrorCode
+from browsermesh.model import progress
 from browsermesh.model.deadline import Deadline
 from browsermesh.redact import ENDPOINT_SCHEMES, INVALID_URL, REDACTED_URL, sanitize_url
 
@@ -191,6 +192,7 @@ class BrowserSlot:
                 raise self._last_error  # the start we waited for failed just now
             self._attempts += 1
             self._last_error = None
+            progress.report(self.starting, total_ms=timeout_ms)
             pw = await host.playwright()
             try:
                 browser = await self._start(pw, timeout_ms)
@@ -205,6 +207,9 @@ class BrowserSlot:
             self.failed_at = None
             browser.on("disconnected", lambda _b: host.browser_gone(self, browser))
             return browser
+
+    starting = "connecting to the browser"
+    """The progress phase while this slot starts (model.progress)."""
 
     async def _start(self, pw: Playwright, timeout_ms: float) -> Browser:
         raise NotImplementedError
@@ -233,6 +238,8 @@ class BrowserSlot:
 
 class LocalSlot(BrowserSlot):
     """The local Chromium (§14.1): launched by us, one process for every session."""
+
+    starting = "launching Chromium"
 
     def __init__(
         self,

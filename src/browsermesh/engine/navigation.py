@@ -17,6 +17,7 @@ from urllib.parse import urlsplit
 
 from browsermesh.engine.failures import navigation_error
 from browsermesh.errors import BrowserMeshError
+from browsermesh.model import progress
 from browsermesh.model.deadline import Deadline
 
 if TYPE_CHECKING:
@@ -42,6 +43,7 @@ def same_url(a: str, b: str) -> bool:
 
 async def goto(page: Page, url: str, deadline: Deadline) -> str:
     """Navigate to `url` and wait for `load` within `deadline`; returns the page's URL."""
+    progress.report(progress.loading_phase(url), total_ms=deadline.remaining_ms())
     attempt = 1
     while True:
         try:

@@ -22,6 +22,7 @@ from browsermesh.engine.failures import (
     within,
 )
 from browsermesh.errors import BrowserMeshError, ErrorCode, invalid_argument
+from browsermesh.model import progress
 from browsermesh.model.deadline import OperationCancelled, OperationContext
 from browsermesh.model.matchers import (
     ActionSpec,
@@ -37,6 +38,7 @@ from browsermesh.model.matchers import (
     UrlCondition,
     WaitSpec,
 )
+from browsermesh.model.progress import condition_phase, event_phase
 from browsermesh.model.text import well_formed
 from browsermesh.redact import cut_chars, sanitize_url
 
@@ -95,6 +97,7 @@ async def _satisfied(page: Page, cond: Condition, ctx: OperationContext) -> bool
 
 async def wait_for(page: Page, cond: Condition, ctx: OperationContext) -> None:
     """Poll `cond` until satisfied; the deadline gives OPERATION_TIMEOUT for every kind."""
+    progress.report(condition_phase(cond), total_ms=ctx.deadline.remaining_ms())
     while True:
         try:
             if await _satisfied(page, cond, ctx):
@@ -320,6 +323,7 @@ async def action_and_wait(
         )
     )
     outcome: WaitOutcome | None = None
+    progress.report(event_phase(wait), total_ms=ctx.deadline.remaining_ms())
     try:
         while outcome is None:
             if act.done() and act.exception() is not None:

@@ -5,17 +5,24 @@ Built on the SDK's low-level `Server` so the published schemas are exactly ours 
 
 from __future__ import annotations
 
+import contextlib
 import json
+import warnings
+from collections.abc import AsyncIterator
 from typing import Any
 
+import anyio
 import mcp.types as types
 from mcp import MCPError
 from mcp.server import Server, ServerRequestContext
+from mcp.shared.exceptions import MCPDeprecationWarning
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS as MODERN_ERA
 
 from browsermesh._version import __version__
 from browsermesh.config import Config
 from browsermesh.errors import BrowserMeshError
-from browsermesh.mcp import prompts
+from browsermesh.mcp import feed, prompts
+from browsermesh.mcp.clients import LOGGER, MCP_LEVELS, Clients, connection_of
 from browsermesh.mcp.registry import ToolDispatcher, ToolSpec
 from browsermesh.runtime.runtime import LOCAL_PRINCIPAL, Runtime
 
@@ -88,10 +95,31 @@ def create_server(runtime: Runtime, *, instructions: str | None = None) -> Serve
     ) -> types.ListToolsResult:
         return types.ListToolsResult(tools=published)
 
+    clients = Clients(runtime.owner_of)
+    runtime.log.sinks.append(clients.on_record)
+
     async def call_tool(
         ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
     ) -> types.CallToolResult:
-        return await dispatcher.call(params.name, params.arguments, principal_of(ctx))
+        principal = principal_of(ctx)
+        async with feed.running(call_feed(ctx, clients)):
+            return await dispatcher.call(params.name, params.arguments, principal)
+
+    async def set_logging_level(
+        ctx: ServerRequestContext[Any], params: types.SetLevelRequestParams
+    ) -> types.EmptyResult:
+        clients.listener(ctx, principal_of(ctx)).log_level = params.level
+        return types.EmptyResult()
+
+    @contextlib.asynccontextmanager
+    async def lifespan(_server: Server[Any]) -> AsyncIterator[dict[str, Any]]:
+        # The one sender of between-call notifications; it lives as long as the server runs.
+        async with anyio.create_task_group() as group:
+            group.start_soon(clients.run)
+            try:
+                yield {}
+            finally:
+                group.cancel_scope.cancel()
 
     async def list_prompts(
         ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
@@ -123,18 +151,53 @@ def create_server(runtime: Runtime, *, instructions: str | None = None) -> Serve
         )
         return types.ReadResourceResult(contents=[contents])
 
-    server: Server[Any] = Server(
-        "browsermesh",
-        version=__version__,
-        instructions=instructions,
-        on_list_tools=list_tools,
-        on_call_tool=call_tool,
-        on_list_prompts=list_prompts,
-        on_get_prompt=get_prompt,
-        on_list_resources=list_resources,
-        on_read_resource=read_resource,
-    )
+    with warnings.catch_warnings():
+        # The SDK marks logging deprecated for the 2026-07-28 wire; handshake-era clients
+        # (most in the field) still use logging/setLevel.
+        warnings.simplefilter("ignore", MCPDeprecationWarning)
+        server: Server[Any] = Server(
+            "browsermesh",
+            version=__version__,
+            instructions=instructions,
+            on_list_tools=list_tools,
+            on_call_tool=call_tool,
+            on_list_prompts=list_prompts,
+            on_get_prompt=get_prompt,
+            on_list_resources=list_resources,
+            on_read_resource=read_resource,
+            on_set_logging_level=set_logging_level,
+            lifespan=lifespan,
+        )
     return server
+
+
+def call_feed(ctx: ServerRequestContext[Any], clients: Clients) -> feed.CallFeed | None:
+    """The feed of a call that asked for progress or log lines; None when it asked for none."""
+    meta: dict[str, Any] = dict(ctx.meta or {})
+    wants_progress = meta.get("progressToken", meta.get("progress_token")) is not None
+    if ctx.protocol_version in MODERN_ERA:
+        threshold = meta.get(types.LOG_LEVEL_META_KEY)
+    else:
+        threshold = clients.log_level(ctx)
+    wants_logs = threshold in MCP_LEVELS
+    if not wants_progress and not wants_logs:
+        return None
+    session, request_id = ctx.session, ctx.request_id
+
+    async def send_progress(value: float, message: str) -> None:
+        await session.report_progress(value, None, message)
+
+    async def send_log(level: str, data: dict[str, Any]) -> None:
+        params = types.LoggingMessageNotificationParams(level=level, logger=LOGGER, data=data)  # type: ignore[arg-type]
+        note = types.LoggingMessageNotification(params=params)
+        await session.send_notification(note, related_request_id=request_id)
+
+    return feed.CallFeed(
+        send_progress=send_progress if wants_progress else None,
+        send_log=send_log if wants_logs else None,
+        log_threshold=threshold if wants_logs else None,
+        connection=connection_of(ctx),
+    )
 
 
 SESSIONS_URI = "browsermesh://sessions"

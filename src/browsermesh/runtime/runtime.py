@@ -18,6 +18,7 @@ from browsermesh.engine.protocol import ContextOptions, Engine, EnginePage, Hist
 from browsermesh.engine.snapshot import Capture
 from browsermesh.errors import Bound, BrowserMeshError, ErrorCode, internal_error, invalid_argument
 from browsermesh.log import EventLog
+from browsermesh.model import progress
 from browsermesh.model.arguments import action_argument, bounded_int, bounded_string
 from browsermesh.model.clock import Clock, iso_from_epoch
 from browsermesh.model.deadline import Deadline, OperationCancelled, OperationContext
@@ -241,6 +242,11 @@ class Runtime:
             raise BrowserMeshError(ErrorCode.PAGE_NOT_FOUND)
         return page
 
+    def owner_of(self, session_id: str) -> str | None:
+        """The principal owning `session_id` (live or a kept tombstone); None if unknown."""
+        rec = self._sessions.get(session_id)
+        return None if rec is None else rec.principal
+
     def _make_terminal(self, rec: SessionRecord) -> None:
         """Move a record that just became terminal to the end and prune old tombstones; its
         artifacts go with it."""
@@ -350,6 +356,7 @@ class Runtime:
         self.log.info("operation.started", **fields)
 
         async def guarded() -> T:
+            progress.report(f"running {tool}", total_ms=deadline.remaining_ms())
             try:
                 return await job(ctx)
             except BrowserMeshError:
@@ -363,6 +370,11 @@ class Runtime:
                     raise BrowserMeshError(ErrorCode.BROWSER_DISCONNECTED) from None
                 raise internal_error(exc) from None
 
+        if rec.queue.pending:
+            ahead = rec.queue.pending
+            progress.report(
+                f"waiting in session queue ({ahead} ahead)", total_ms=deadline.remaining_ms()
+            )
         try:
             result = await await_job(ctx, rec.queue.submit(ctx, guarded))
             rec.last_touch = self.clock.monotonic()
