@@ -1,0 +1,250 @@
+"""Progress notifications and log lines sent to MCP clients (issue 17), with the real SDK
+client in both eras, a real runtime and Chromium.
+
+Progress: a call with a progress token gets readable phases in order, all before its result;
+a call without one gets none. Log lines: at or above the client's level only (handshake era:
+`logging/setLevel` on the connection; 2026-07-28: the `_meta` opt-in on each request), and never
+page text, form values or URL secrets.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import anyio
+import httpx2
+import mcp.types as types
+import pytest
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+
+from tests.conftest import ERAS, ToolClient
+from tests.fixtures.site import FixtureSite
+from tests.integration.test_http import TOKENS, Running, http_server
+
+pytestmark = pytest.mark.anyio
+
+CANARY_TEXT = "page-text-canary-51ab"
+CANARY_VALUE = "typed-value-canary-93cd"
+CANARY_QUERY = "query-canary-0e77"
+FORM_PAGE = f"""<!doctype html><title>Form</title><main><h1>{CANARY_TEXT}</h1>
+<label>Note <input id=n></label><label>Secret <input type=password id=s></label>
+<button onclick="document.title = n.value">Save</button></main>"""
+
+
+class Seen:
+    """Every server notification the client received, in order."""
+
+    def __init__(self) -> None:
+        self.items: list[types.ServerNotification | Any] = []
+
+    async def handler(self, message: Any) -> None:
+        if isinstance(message, types.ServerNotification | types.LoggingMessageNotification):
+            self.items.append(message)
+
+    def progress(self) -> list[types.ProgressNotificationParams]:
+        return [m.params for m in self.items if isinstance(m, types.ProgressNotification)]
+
+
+@pytest.fixture
+async def served(tmp_path: Path) -> AsyncIterator[Running]:
+    """The real HTTP transport on a real runtime (the SDK's in-memory dispatch carries no
+    progress token, so both eras go over Streamable HTTP here)."""
+    async with http_server(tmp_path) as running:
+        yield running
+
+
+@asynccontextmanager
+async def _connect(
+    served: Running, mode: str, token: str | None = None, **kw: Any
+) -> AsyncIterator[ToolClient]:
+    headers = {} if token is None else {"Authorization": f"Bearer {token}"}
+    http = httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30, read=60))
+    async with Client(streamable_http_client(served.url, http_client=http), mode=mode, **kw) as c:
+        yield ToolClient(c, {t.name: t for t in (await c.list_tools()).tools})
+
+
+def _wait_args(addr: dict[str, str], text: str, timeout_ms: int) -> dict[str, Any]:
+    condition = {"kind": "text", "text": text, "state": "present"}
+    return {**addr, "condition": condition, "timeoutMs": timeout_ms}
+
+
+@pytest.mark.parametrize("mode", ERAS)
+async def test_progress_arrives_in_order_and_stops_at_the_result(
+    served: Running, mode: str
+) -> None:
+    async with _connect(served, mode) as c:
+        sid, pid = await c.session()
+        seen: list[tuple[float, str | None, bool]] = []
+        returned = False
+
+        async def on_progress(value: float, total: float | None, message: str | None) -> None:
+            assert total is None
+            seen.append((value, message, returned))
+
+        started = time.monotonic()
+        args = _wait_args({"sessionId": sid, "pageId": pid}, "Saved", 1600)
+        result = await c.raw("browser_wait", args, progress_callback=on_progress)
+        elapsed = time.monotonic() - started
+        returned = True
+        assert result.is_error and "OPERATION_TIMEOUT" in result.content[0].text
+        assert len(seen) >= 2, seen
+        values = [v for v, _, _ in seen]
+        assert values == sorted(values) and len(set(values)) == len(values)
+        assert all(not late for _, _, late in seen)  # nothing after the result
+        pattern = re.compile(r"waiting for text 'Saved' \(\d+(\.\d)? s of 1(\.\d)? s\)")
+        assert all(m is not None and pattern.fullmatch(m) for _, m, _ in seen), seen
+        assert len(seen) <= elapsed * 4 + 1  # rate-limited: at most a few per second
+
+
+@pytest.mark.parametrize("mode", ERAS)
+async def test_no_progress_without_a_token(served: Running, mode: str) -> None:
+    seen = Seen()
+    async with _connect(served, mode, message_handler=seen.handler) as c:
+        sid, pid = await c.session()
+        args = _wait_args({"sessionId": sid, "pageId": pid}, "Saved", 800)
+        await c.raw("browser_wait", args)
+        assert seen.progress() == []
+
+
+async def test_queue_wait_is_a_phase(served: Running) -> None:
+    """A call behind another in the same session says so before it runs."""
+    async with _connect(served, "legacy") as c:
+        sid, pid = await c.session()
+        addr = {"sessionId": sid, "pageId": pid}
+        messages: list[str] = []
+
+        async def on_progress(value: float, total: float | None, message: str | None) -> None:
+            messages.append(message or "")
+
+        async with anyio.create_task_group() as group:
+            group.start_soon(c.raw, "browser_wait", _wait_args(addr, "never", 1200))
+            with anyio.fail_after(5):
+                while not served.runtime.sessions_snapshot()[sid].queue.pending:
+                    await anyio.sleep(0.01)
+            await c.raw("browser_snapshot", addr, progress_callback=on_progress)
+        assert messages and messages[0].startswith("waiting in session queue (1 ahead)")
+
+
+def _log_data(seen: Seen) -> list[dict[str, Any]]:
+    return [
+        m.params.data
+        for m in seen.items
+        if isinstance(m, types.LoggingMessageNotification) and isinstance(m.params.data, dict)
+    ]
+
+
+async def _exercise(c: ToolClient, site: FixtureSite) -> str:
+    """A session that reads a page with canary text, fills canary values and navigates to a
+    URL with a canary query; then a failing call. Returns the session id."""
+    sid, pid = await c.session()
+    addr = {"sessionId": sid, "pageId": pid}
+    await c.ok("browser_navigate", {**addr, "url": site.url(f"/form?q={CANARY_QUERY}")})
+    await c.ok("browser_snapshot", addr)
+    note = {"strategy": "label", "value": "Note"}
+    secret = {"strategy": "label", "value": "Secret"}
+    await c.ok("browser_fill", {**addr, "locator": note, "value": CANARY_VALUE})
+    await c.ok("browser_fill_form", {**addr, "fields": [{"target": secret, "value": CANARY_VALUE}]})
+    await c.err(
+        "browser_click",
+        {**addr, "locator": {"strategy": "text", "value": "Nope"}, "timeoutMs": 300},
+    )
+    return sid
+
+
+def _levels(seen: Seen) -> set[str]:
+    return {m.params.level for m in seen.items if isinstance(m, types.LoggingMessageNotification)}
+
+
+async def _until_logged(seen: Seen, kind: str) -> None:
+    with anyio.fail_after(5):
+        while not any(d.get("type") == kind for d in _log_data(seen)):
+            await anyio.sleep(0.01)
+
+
+@pytest.mark.parametrize("mode", ERAS)
+async def test_log_lines_respect_the_level_and_carry_no_secrets(
+    served: Running, site: FixtureSite, mode: str
+) -> None:
+    site.pages["/form"] = FORM_PAGE
+    quiet, chatty = Seen(), Seen()
+    # Handshake era: logging/setLevel on the connection; 2026-07-28: the _meta opt-in.
+    legacy = mode == "legacy"
+    async with _connect(
+        served, mode, message_handler=quiet.handler, **({} if legacy else {"log_level": "warning"})
+    ) as c:
+        if legacy:
+            await c.client.set_logging_level("warning")
+        await _exercise(c, site)
+        # Every record of these calls is info-level: none may arrive at "warning".
+        assert _log_data(quiet) == []
+    async with _connect(
+        served, mode, message_handler=chatty.handler, **({} if legacy else {"log_level": "info"})
+    ) as c:
+        if legacy:
+            await c.client.set_logging_level("info")
+        sid = await _exercise(c, site)
+        await _until_logged(chatty, "operation.failed")
+        records = _log_data(chatty)
+        kinds = {d["type"] for d in records}
+        assert {"operation.started", "operation.completed", "operation.failed"} <= kinds
+        assert {"session.created", "page.created"} <= kinds
+        assert _levels(chatty) == {"info"}
+        failed = [d for d in records if d["type"] == "operation.failed"]
+        assert failed[-1]["code"] == "ELEMENT_NOT_FOUND" and failed[-1]["sessionId"] == sid
+        assert all(
+            m.params.logger == "browsermesh"
+            for m in chatty.items
+            if isinstance(m, types.LoggingMessageNotification)
+        )
+    assert_clean(_log_data(chatty), CANARY_TEXT, CANARY_VALUE, CANARY_QUERY)
+
+
+async def test_no_log_lines_without_asking(served: Running, site: FixtureSite) -> None:
+    site.pages["/form"] = FORM_PAGE
+    for mode in ERAS:
+        seen = Seen()
+        async with _connect(served, mode, message_handler=seen.handler) as c:
+            await _exercise(c, site)
+        assert _log_data(seen) == []
+
+
+async def test_principals_hear_only_about_their_own_sessions(
+    tmp_path: Path, site: FixtureSite
+) -> None:
+    """Over HTTP with tokens: alice's second connection (which makes no calls) hears alice's
+    operations on the connection-wide stream; bob, listening at debug, never hears of them."""
+    site.pages["/form"] = FORM_PAGE
+    idle_alice, bob_seen = Seen(), Seen()
+    async with http_server(tmp_path, tokens=True) as srv:
+        async with (
+            _connect(srv, "legacy", TOKENS["alice"]) as alice,
+            _connect(srv, "legacy", TOKENS["alice"], message_handler=idle_alice.handler) as alice2,
+            _connect(srv, "legacy", TOKENS["bob"], message_handler=bob_seen.handler) as bob,
+        ):
+            await alice2.client.set_logging_level("info")
+            await bob.client.set_logging_level("debug")
+            alice_sid = await _exercise(alice, site)
+            await _until_logged(idle_alice, "operation.failed")
+            heard = _log_data(idle_alice)
+            assert {d["sessionId"] for d in heard if "sessionId" in d} == {alice_sid}
+            assert {d["principal"] for d in heard if "principal" in d} == {"alice"}
+            # bob's own call proves bob's channel works; only bob's records ever reach it
+            bob_sid, _ = await bob.session()
+            await _until_logged(bob_seen, "session.created")
+            sessions = {d.get("sessionId") for d in _log_data(bob_seen)}
+            assert sessions == {bob_sid}
+            assert alice_sid not in json.dumps(_log_data(bob_seen))
+        assert_clean(_log_data(idle_alice), CANARY_TEXT, CANARY_VALUE, CANARY_QUERY)
+
+
+def assert_clean(data: Any, *secrets: str) -> None:
+    blob = json.dumps(data, ensure_ascii=False)
+    for secret in secrets:
+        assert secret not in blob
