@@ -65,15 +65,21 @@ _MESSAGES: dict[ErrorCode, str] = {
     ErrorCode.PERSISTENCE_DISABLED: "Persistence is disabled.",
 }
 
-BrowserErrorVariant = Literal["launch", "connect", "operation", "page_crashed", "headed"]
+BrowserErrorVariant = Literal[
+    "launch", "connect", "operation", "page_crashed", "headed", "installing"
+]
 _BROWSER_ERROR_MESSAGES: dict[BrowserErrorVariant, str] = {
     "launch": "Chromium could not be started. Run: browsermesh --install-browser",
     "connect": "Could not connect to the configured browser endpoint.",
     "operation": "The browser operation failed.",
     "page_crashed": "The page's renderer crashed.",
     "headed": "PDF printing needs headless Chromium.",
+    "installing": "Chromium is being installed for the first session.",
 }
 _VARIANT_NEXT_STEPS: dict[BrowserErrorVariant, str] = {
+    "installing": (
+        "Retry the call in a minute: the install goes on (pass a progressToken to watch it)."
+    ),
     "headed": (
         "Restart the server with --headless to print PDFs, or use browser_screenshot with "
         "capture fullPage."
@@ -230,6 +236,7 @@ REASONS: frozenset[str] = frozenset(
         "locator_ambiguous",
         "element_not_found",
         "page_crashed",
+        "installing",
         "other",
         *ACTIONABILITY_REASONS,
     }

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
@@ -10,6 +11,8 @@ from browsermesh.log import EventLog
 from browsermesh.runtime.runtime import Runtime
 
 if TYPE_CHECKING:
+    from browsermesh.config import BinaryKind
+    from browsermesh.engine.backends import Installer
     from browsermesh.persistence.states import StateRepository
 
 
@@ -39,6 +42,7 @@ def create_engine(config: Config) -> object:
                 config.headless,
                 sandbox,
                 binary=None if found is None else found.kind,
+                installer=installer_for(config) if found is None else None,
             )
         )
     return PlaywrightEngine(
@@ -46,6 +50,21 @@ def create_engine(config: Config) -> object:
         ref_ttl_s=config.ref_ttl_ms / 1000,
         settle_ms=config.actionability_settle_ms,
     )
+
+
+def installer_for(config: Config) -> Installer | None:
+    """The first-session Chromium install (§19.4 step 2), when auto-install is on."""
+    if not config.auto_install:
+        return None
+
+    async def install(report: Callable[[str], None]) -> tuple[str, BinaryKind] | None:
+        from browsermesh.install_browser import auto_install_chromium
+
+        await auto_install_chromium(report)
+        found = locate_chromium(config, process_environ())
+        return None if found is None else (found.path, found.kind)
+
+    return install
 
 
 def warn_untrusted_storage(config: Config, log: EventLog) -> None:

@@ -10,10 +10,14 @@ instead, only the ones still missing.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import os
+import re
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from typing import IO, Any, Final
 
 from browsermesh.config import locate_full_chromium, locate_headless_shell, process_environ
@@ -27,6 +31,7 @@ __all__ = [
     "install_browser",
     "install_command",
     "missing_packages",
+    "progress_line",
 ]
 
 INSTALL_REMEDIATION: Final = "Run: browsermesh --install-browser"
@@ -70,7 +75,9 @@ def apt_commands(packages: list[str]) -> list[list[str]] | None:
     apt = shutil.which("apt-get")
     if not packages or apt is None or not running_as_root():
         return None
-    return [[apt, "update", "-qq"], [apt, "install", "-y", "-qq", *packages]]
+    # Status-Fd=1: machine-readable progress lines on stdout (auto-install reports them).
+    install = [apt, "install", "-y", "-qq", "-o", "APT::Status-Fd=1", *packages]
+    return [[apt, "update", "-qq"], install]
 
 
 def _exit_status(returncode: int) -> int:
@@ -138,22 +145,86 @@ def install_browser() -> int:
     return status if fallback is None else fallback
 
 
-def auto_install_chromium() -> bool:
-    """Serve-startup auto-install (§19.4 step 2). Returns True when a browser was installed.
+_PLAYWRIGHT_PERCENT = re.compile(r"\b(\d{1,3})% of \d")
 
-    stdout is discarded (it belongs to MCP), stdin is not shared (the MCP client owns it), and
-    stderr is inherited so the installer's own progress and errors stay visible. One-line
-    notices go to stderr before and after.
+
+def progress_line(line: str) -> str | None:
+    """The progress phase an installer output line reports, or None.
+
+    Playwright's installer prints ``|■■■■   |  40% of 167.3 MiB`` while it downloads; apt-get
+    with ``APT::Status-Fd`` prints ``dlstatus:<n>:<percent>:<text>`` while it downloads and
+    ``pmstatus:<package>:<percent>:<text>`` while it installs.
     """
+    if line.startswith(("dlstatus:", "pmstatus:")):
+        fields = line.split(":", 3)
+        try:
+            percent = float(fields[2])
+        except (IndexError, ValueError):
+            return None
+        verb = "downloading" if line.startswith("dl") else "installing"
+        return f"{verb} Chromium {min(100.0, max(0.0, percent)):.0f}%"
+    match = _PLAYWRIGHT_PERCENT.search(line)
+    return None if match is None else f"downloading Chromium {min(100, int(match[1]))}%"
+
+
+async def _stream(command: list[str], report: Callable[[str], None], timeout_s: float) -> int:
+    """Run one installer step, its progress lines to `report` and its other output to stderr
+    (stdout belongs to MCP, stdin to the MCP client); its exit status (1 when it cannot
+    start or runs out of time). A cancelled step ends its process before it returns."""
+    try:
+        proc = await asyncio.create_subprocess_exec(
+            *command,
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.STDOUT,
+            env={**process_environ(), "DEBIAN_FRONTEND": "noninteractive"},
+        )
+    except OSError as exc:
+        _note(
+            f"could not run the installer {os.path.basename(command[0])!r} ({type(exc).__name__})"
+        )
+        return 1
+    assert proc.stdout is not None
+    try:
+        async with asyncio.timeout(timeout_s):
+            async for raw in proc.stdout:
+                line = raw.decode(errors="replace").rstrip()
+                phase = progress_line(line)
+                if phase is not None:
+                    report(phase)
+                elif line:
+                    print(line, file=sys.stderr, flush=True)
+            return _exit_status(await proc.wait())
+    except TimeoutError:
+        _note(f"the installer {os.path.basename(command[0])!r} ran out of time")
+        return 1
+    finally:
+        if proc.returncode is None:
+            with contextlib.suppress(ProcessLookupError):
+                proc.kill()
+            await asyncio.shield(proc.wait())
+
+
+async def auto_install_chromium(report: Callable[[str], None]) -> bool:
+    """Install Chromium for the first session that needs one (§19.4 step 2, issue 17):
+    Playwright's installer, then Debian's packages as root. Real progress goes to `report`
+    ("downloading Chromium 40%"); one-line notices to stderr. True when it installed."""
     _note(
         "Chromium not found; installing it with 'python -m playwright install chromium' "
         "(the first run may download about 300 MB)"
     )
-    status, reason = _run(install_command(), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
+    report("installing Chromium")
+    status = await _stream(install_command(), report, _PLAYWRIGHT_TIMEOUT_S)
+    reason = f"exit status {status}"
     if status != 0:
-        fallback = _apt_fallback(stdout=subprocess.DEVNULL)
-        if fallback is not None:
-            status, reason = fallback, f"apt-get exit status {fallback}"
+        commands = apt_commands(missing_packages())
+        if commands is not None:
+            _note("Playwright's download is unavailable; installing Debian's packages")
+            for command in commands:
+                status = await _stream(command, report, _APT_TIMEOUT_S)
+                if status != 0:
+                    break
+            reason = f"apt-get exit status {status}"
     if status == 0:
         _note("Chromium installed")
         return True

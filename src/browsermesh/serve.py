@@ -43,24 +43,10 @@ def _note_loop_error() -> None:
         print('{"level":"warn","message":"loop.exception"}', file=sys.stderr, flush=True)
 
 
-def ensure_browser(config: Config) -> None:
-    """§19.4 step 2: with the local backend and no Chromium anywhere, install one (stdout is
-    never touched: it belongs to MCP). A failure does not stop the server."""
-    if config.backend != "local" or not config.auto_install:
-        return
-    from browsermesh.config import find_chromium, process_environ
-
-    if find_chromium(config, process_environ()) is None:
-        from browsermesh.install_browser import auto_install_chromium
-
-        auto_install_chromium()
-
-
 def serve(config: Config) -> int:
     """Run the server until the transport closes or a signal arrives; return the exit code."""
     route_library_logging()
     install_fatal_handlers()
-    ensure_browser(config)
     try:
         return asyncio.run(_serve(config))
     except KeyboardInterrupt:

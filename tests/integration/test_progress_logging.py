@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -24,7 +25,9 @@ import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
-from tests.conftest import ERAS, ToolClient
+from browsermesh import factory, install_browser
+from browsermesh.config import locate_chromium, process_environ
+from tests.conftest import ERAS, ToolClient, real_config
 from tests.fixtures.site import FixtureSite
 from tests.integration.test_http import TOKENS, Running, http_server
 
@@ -130,6 +133,45 @@ async def test_queue_wait_is_a_phase(served: Running) -> None:
                     await anyio.sleep(0.01)
             await c.raw("browser_snapshot", addr, progress_callback=on_progress)
         assert messages and messages[0].startswith("waiting in session queue (1 ahead)")
+
+
+SLOW_INSTALLER = (
+    "import time\n"
+    "for n in (1, 4, 7, 10):\n"
+    "    print(f'|{chr(9632) * n}   |  {n * 10}% of 167.3 MiB', flush=True)\n"
+    "    time.sleep(0.4)\n"
+)
+
+
+async def test_the_first_session_installs_chromium_with_progress(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No Chromium found at start: the first session's call installs it (a stand-in for
+    Playwright's installer printing its progress lines), reports the installer's real
+    percentages, then launches."""
+    real = locate_chromium(real_config(tmp_path), process_environ())
+    assert real is not None
+    lookups = iter([None])  # the factory's lookup finds nothing; the one after the install does
+    monkeypatch.setattr(factory, "locate_chromium", lambda *_a: next(lookups, real))
+    monkeypatch.setattr(
+        install_browser, "install_command", lambda *_a: [sys.executable, "-c", SLOW_INSTALLER]
+    )
+    monkeypatch.setattr(install_browser, "apt_commands", lambda _p: None)
+    async with http_server(tmp_path) as srv, _connect(srv, "legacy") as c:
+        messages: list[str] = []
+
+        async def on_progress(value: float, total: float | None, message: str | None) -> None:
+            messages.append(message or "")
+
+        await c.ok("browser_session_create", {}, progress_callback=on_progress)
+        phases = [m.rsplit(" (", 1)[0] for m in messages]
+        percents = [p for p in phases if p.startswith("downloading Chromium ")]
+        assert percents and percents[-1] == "downloading Chromium 100%", phases
+        assert [int(p.split()[-1][:-1]) for p in percents] == sorted(
+            int(p.split()[-1][:-1]) for p in percents
+        )
+        assert phases.index(percents[-1]) < phases.index("launching Chromium")
+        assert (await c.ok("browser_runtime_info"))["browserBinary"] == real.kind
 
 
 def _log_data(seen: Seen) -> list[dict[str, Any]]:

@@ -307,43 +307,84 @@ def test_install_browser_cannot_start(
     assert "FileNotFoundError" in capsys.readouterr().err
 
 
-def test_auto_install_success(
+def _fake_installer(monkeypatch: pytest.MonkeyPatch, script: str, apt: bool = False) -> None:
+    command = [sys.executable, "-c", script]
+    monkeypatch.setattr(install_browser, "install_command", lambda *_a: command)
+    monkeypatch.setattr(install_browser, "missing_packages", lambda: ["chromium"])
+    apt_steps = [[sys.executable, "-c", "print('pmstatus:chromium:50.0:Installing')"]]
+    monkeypatch.setattr(install_browser, "apt_commands", lambda _p: apt_steps if apt else None)
+
+
+PLAYWRIGHT_OUTPUT = (
+    "print('Downloading Chromium 140.0 from https://cdn.example/x.zip');"
+    "[print(f'|{chr(9632) * n}   |  {n * 10}% of 167.3 MiB') for n in (1, 5, 10)]"
+)
+
+
+@pytest.mark.anyio
+async def test_auto_install_reports_the_installers_progress(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    run = FakeRun(0)
-    monkeypatch.setattr("browsermesh.install_browser.subprocess.run", run)
-    assert install_browser.auto_install_chromium() is True
-    [(command, kwargs)] = run.calls
-    assert command == install_browser.install_command()
-    assert kwargs["stdout"] is subprocess.DEVNULL  # stdout belongs to MCP
-    assert kwargs["stdin"] is subprocess.DEVNULL  # stdin belongs to the MCP client
-    assert "stderr" not in kwargs  # inherited
+    _fake_installer(monkeypatch, PLAYWRIGHT_OUTPUT)
+    phases: list[str] = []
+    assert await install_browser.auto_install_chromium(phases.append) is True
+    assert phases == [
+        "installing Chromium",
+        "downloading Chromium 10%",
+        "downloading Chromium 50%",
+        "downloading Chromium 100%",
+    ]
     out, err = capsys.readouterr()
-    assert out == ""
+    assert out == ""  # stdout belongs to MCP
     lines = err.splitlines()
-    assert len(lines) == 2
-    assert "installing" in lines[0]
-    assert lines[1] == "browsermesh: Chromium installed"
+    assert "installing" in lines[0] and lines[-1] == "browsermesh: Chromium installed"
+    assert any(line.startswith("Downloading Chromium") for line in lines)  # the rest: stderr
 
 
-@pytest.mark.parametrize(
-    ("run", "reason"),
-    [
-        (FakeRun(1), "exit status 1"),
-        (FakeRun(-9), "exit status 137"),
-        (FakeRun(error=OSError()), "OSError"),
-    ],
-)
-def test_auto_install_failure(
-    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], run: FakeRun, reason: str
+@pytest.mark.anyio
+async def test_auto_install_falls_back_to_apt_with_its_progress(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    monkeypatch.setattr("browsermesh.install_browser.subprocess.run", run)
-    assert install_browser.auto_install_chromium() is False
+    _fake_installer(monkeypatch, "raise SystemExit(1)", apt=True)
+    phases: list[str] = []
+    assert await install_browser.auto_install_chromium(phases.append) is True
+    assert phases[-1] == "installing Chromium 50%"
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(
+    ("script", "reason"),
+    [("raise SystemExit(1)", "exit status 1"), ("import os; os.kill(os.getpid(), 9)", "137")],
+)
+async def test_auto_install_failure(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], script: str, reason: str
+) -> None:
+    _fake_installer(monkeypatch, script)
+    assert await install_browser.auto_install_chromium(lambda _m: None) is False
     out, err = capsys.readouterr()
     assert out == ""
     last = err.splitlines()[-1]
-    assert reason in last
-    assert "Run: browsermesh --install-browser" in last
+    assert reason in last and "Run: browsermesh --install-browser" in last
+
+
+@pytest.mark.anyio
+async def test_auto_install_cannot_start(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setattr(install_browser, "install_command", lambda *_a: ["/nonexistent/x"])
+    monkeypatch.setattr(install_browser, "apt_commands", lambda _p: None)
+    assert await install_browser.auto_install_chromium(lambda _m: None) is False
+    assert "could not run the installer 'x'" in capsys.readouterr().err
+
+
+def test_progress_lines() -> None:
+    line = install_browser.progress_line
+    assert line("|■■■■      |  40% of 167.3 MiB") == "downloading Chromium 40%"
+    assert line("dlstatus:3:42.5:Retrieving file 3 of 9") == "downloading Chromium 42%"
+    assert line("pmstatus:chromium:99.9:Setting up chromium") == "installing Chromium 100%"
+    assert line("pmstatus:chromium:x:odd") is None
+    assert line("Downloading Chromium from https://cdn/x (100% sure)") is None
+    assert line("") is None
 
 
 def test_install_command_installs_only_what_is_missing() -> None:
@@ -361,7 +402,7 @@ def test_apt_commands_need_root_and_apt(monkeypatch: pytest.MonkeyPatch) -> None
     monkeypatch.setattr("browsermesh.engine.backends.running_as_root", lambda: True)
     assert install_browser.apt_commands(["chromium-headless-shell"]) == [
         ["/x/apt-get", "update", "-qq"],
-        ["/x/apt-get", "install", "-y", "-qq", "chromium-headless-shell"],
+        ["/x/apt-get", "install", "-y", "-qq", "-o", "APT::Status-Fd=1", "chromium-headless-shell"],
     ]
     assert install_browser.apt_commands([]) is None
     monkeypatch.setattr("browsermesh.engine.backends.running_as_root", lambda: False)
@@ -400,7 +441,7 @@ def test_ensure_browsers_falls_back_to_apt(
     assert run_calls == [
         [sys.executable, "-m", "playwright", "install", "--only-shell", "chromium"],
         ["apt-get", "update", "-qq"],
-        ["apt-get", "install", "-y", "-qq", "chromium-headless-shell"],
+        ["apt-get", "install", "-y", "-qq", "-o", "APT::Status-Fd=1", "chromium-headless-shell"],
     ]
     assert "Debian's chromium-headless-shell" in capsys.readouterr().err
 

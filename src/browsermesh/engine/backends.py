@@ -19,12 +19,14 @@ server always adds `--no-sandbox` unless `chromiumSandbox: true` is passed.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import contextvars
 import ipaddress
 import json
 import os
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Coroutine, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 from urllib.parse import urlsplit
 
@@ -38,6 +40,12 @@ if TYPE_CHECKING:
     from playwright.async_api import Browser, BrowserContext, Playwright
 
     from browsermesh.config import BinaryKind
+
+    # `installer(report)`: install Chromium, reporting progress phases; the executable and its
+    # kind afterwards, None when the install failed.
+    Installer = Callable[
+        [Callable[[str], None]], Coroutine[Any, Any, tuple[str, BinaryKind] | None]
+    ]
 
 # Chromium must not phone home on a closed network (and we promise no background traffic).
 QUIET_FLAGS = (
@@ -208,8 +216,10 @@ class BrowserSlot:
             browser.on("disconnected", lambda _b: host.browser_gone(self, browser))
             return browser
 
-    starting = "connecting to the browser"
-    """The progress phase while this slot starts (model.progress)."""
+    @property
+    def starting(self) -> str:
+        """The progress phase while this slot starts (model.progress)."""
+        return "connecting to the browser"
 
     async def _start(self, pw: Playwright, timeout_ms: float) -> Browser:
         raise NotImplementedError
@@ -237,9 +247,20 @@ class BrowserSlot:
 
 
 class LocalSlot(BrowserSlot):
-    """The local Chromium (§14.1): launched by us, one process for every session."""
+    """The local Chromium (§14.1): launched by us, one process for every session.
 
-    starting = "launching Chromium"
+    With no executable found and an `installer` (auto-install on), the first start installs
+    Chromium. The install is the slot's own task: a call whose budget ends meanwhile fails
+    with a retry hint while the install goes on, later calls wait for the same install, and
+    every waiting call reports the installer's progress as its own phase."""
+
+    @property
+    def starting(self) -> str:
+        return self._install_phase if self._must_install else "launching Chromium"
+
+    @property
+    def _must_install(self) -> bool:
+        return self.executable_path is None and self._installer is not None
 
     def __init__(
         self,
@@ -248,6 +269,7 @@ class LocalSlot(BrowserSlot):
         sandbox: bool,
         *,
         binary: BinaryKind | None = None,
+        installer: Installer | None = None,
     ) -> None:
         super().__init__("local")
         self.executable_path = executable_path
@@ -256,8 +278,63 @@ class LocalSlot(BrowserSlot):
         # The kind of binary the executable is (`browser_runtime_info.browserBinary`);
         # None when no executable was found (Playwright's own default then applies).
         self.binary = binary
+        self._installer = installer
+        self._install: asyncio.Task[tuple[str, BinaryKind] | None] | None = None
+        self._install_phase = "installing Chromium"
+        self._install_changed = asyncio.Event()
+
+    def _phase(self, message: str) -> None:
+        self._install_phase = message
+        self._install_changed.set()
+
+    async def _installed(self, timeout_ms: float) -> None:
+        """Wait (within the budget) for the install, started on first need."""
+        assert self._installer is not None
+        if self._install is None or (self._install.done() and self._install.result() is None):
+            # A fresh context: the install belongs to the slot, not to the call that started it.
+            self._install = asyncio.get_running_loop().create_task(
+                self._installer(self._phase), context=contextvars.Context()
+            )
+        install = self._install
+        deadline = time.monotonic() + timeout_ms / 1000
+        while not install.done():
+            progress.report(self._install_phase, total_ms=timeout_ms)
+            self._install_changed.clear()
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise BrowserMeshError(
+                    ErrorCode.BROWSER_ERROR,
+                    variant="installing",
+                    details={"reason": "installing"},
+                    cause=self._install_phase,
+                )
+            changed = asyncio.ensure_future(self._install_changed.wait())
+            try:
+                await asyncio.wait(
+                    {install, changed}, timeout=remaining, return_when=asyncio.FIRST_COMPLETED
+                )
+            finally:
+                changed.cancel()
+        found = install.result()
+        if found is None:
+            raise browser_error(RuntimeError("Chromium could not be installed"), "launch")
+        self.executable_path, self.binary = found
+
+    async def stop(self) -> None:
+        install, self._install = self._install, None
+        if install is not None and not install.done():
+            install.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await install
+        await super().stop()
 
     async def _start(self, pw: Playwright, timeout_ms: float) -> Browser:
+        if self._must_install:
+            began = time.monotonic()
+            await self._installed(timeout_ms)
+            # What is left of the budget launches (at least a second: the wait was the install's).
+            timeout_ms = max(1000.0, timeout_ms - (time.monotonic() - began) * 1000)
+            progress.report("launching Chromium", total_ms=timeout_ms)
         try:
             return await pw.chromium.launch(
                 executable_path=self.executable_path,
