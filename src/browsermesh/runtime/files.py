@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from browsermesh.engine.files import FilePayload
 from browsermesh.errors import Bound, BrowserMeshError, ErrorCode, invalid_argument
+from browsermesh.model import progress
 from browsermesh.persistence.artifacts import Artifact, ArtifactStore, sanitize_name
 
 if TYPE_CHECKING:
@@ -107,6 +108,8 @@ class SessionFiles:
                 ErrorCode.LIMIT_EXCEEDED, cause="download refused by the artifact count quota"
             )
         artifact, task = entry
+        # Playwright exposes no byte count before a download completes: the phase is the wait.
+        progress.report("waiting for the download to finish", total_ms=timeout_s * 1000)
         await asyncio.wait_for(asyncio.shield(task), timeout=max(timeout_s, 0.001))
         return artifact
 
