@@ -65,7 +65,17 @@ class ToolOutput:
 Handler = Callable[[ToolCall], Awaitable[ToolOutput | dict[str, Any]]]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Hints:
+    """The behaviour hints a client reads from a tool's annotations (all off by default)."""
+
+    read_only: bool = False
+    destructive: bool = False
+    idempotent: bool = False
+    open_world: bool = False
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class ToolSpec:
     """Everything published about a tool, and its handler."""
 
@@ -73,10 +83,7 @@ class ToolSpec:
     title: str
     description: str
     profile: str
-    read_only: bool
-    destructive: bool
-    idempotent: bool
-    open_world: bool
+    hints: Hints
     input_schema: Schema
     output_schema: Schema
     handler: Handler
@@ -90,10 +97,10 @@ class ToolSpec:
             output_schema=output_schema,
             annotations=types.ToolAnnotations(
                 title=self.title,
-                read_only_hint=self.read_only,
-                destructive_hint=self.destructive,
-                idempotent_hint=self.idempotent,
-                open_world_hint=self.open_world,
+                read_only_hint=self.hints.read_only,
+                destructive_hint=self.hints.destructive,
+                idempotent_hint=self.hints.idempotent,
+                open_world_hint=self.hints.open_world,
             ),
         )
 

@@ -6,7 +6,7 @@ import base64
 
 import mcp.types as types
 
-from browsermesh.mcp.registry import ToolCall, ToolOutput, ToolSpec
+from browsermesh.mcp.registry import Hints, ToolCall, ToolOutput, ToolSpec
 from browsermesh.mcp.schemas import integer, page_address, page_output
 
 # Runtime-checked; published as an object whose description spells out the shape.
@@ -37,17 +37,18 @@ async def screenshot(call: ToolCall) -> ToolOutput:
 def specs() -> list[ToolSpec]:
     return [
         ToolSpec(
-            "browser_screenshot",
-            "Capture page screenshot",
-            "PNG of the viewport (default), full page or one element; to read a page use "
-            "browser_snapshot.",
-            "core",
-            True,
-            False,
-            True,
-            True,
-            page_address({"capture": _CAPTURE}),
-            page_output({"width": integer(1), "height": integer(1), "bytes": integer(1)}),
-            screenshot,
+            name="browser_screenshot",
+            title="Capture page screenshot",
+            description=(
+                "PNG of the viewport (default), full page or one element; to read a page use "
+                "browser_snapshot."
+            ),
+            profile="core",
+            hints=Hints(read_only=True, idempotent=True, open_world=True),
+            input_schema=page_address({"capture": _CAPTURE}),
+            output_schema=(
+                page_output({"width": integer(1), "height": integer(1), "bytes": integer(1)})
+            ),
+            handler=screenshot,
         )
     ]

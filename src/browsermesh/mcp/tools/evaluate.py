@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from browsermesh.mcp.registry import ToolCall, ToolSpec
+from browsermesh.mcp.registry import Hints, ToolCall, ToolSpec
 from browsermesh.mcp.schemas import BOOL, page_address, page_output, string
 
 
@@ -27,23 +27,25 @@ async def evaluate(call: ToolCall) -> dict[str, Any]:
 def specs() -> list[ToolSpec]:
     return [
         ToolSpec(
-            "browser_evaluate",
-            "Evaluate JavaScript in page",
-            "Runs arbitrary JavaScript in the page with the page's privileges and returns its "
-            "JSON result (bounded); the only BrowserMesh tool that runs caller JavaScript. A "
-            "function expression is called with arg; promises are awaited. Forms: undefined/NaN/"
-            'Infinity -> null, BigInt -> "5n", Date -> ISO, Map -> [[k,v],...], Set -> [...], '
-            'a cycle -> "[Circular]"; over 65,536 bytes: a JSON-prefix string, truncated=true.',
-            "eval",
-            False,
-            True,
-            False,
-            True,
-            page_address(
-                {"expression": string(1, 10_000), "arg": {"description": "Any JSON value."}},
-                ("expression",),
+            name="browser_evaluate",
+            title="Evaluate JavaScript in page",
+            description=(
+                "Runs arbitrary JavaScript in the page with the page's privileges and returns its "
+                "JSON result (bounded); the only BrowserMesh tool that runs caller JavaScript. A "
+                "function expression is called with arg; promises are awaited. Forms: "
+                'undefined/NaN/Infinity -> null, BigInt -> "5n", Date -> ISO, Map -> [[k,v],...], '
+                "Set -> [...], "
+                'a cycle -> "[Circular]"; over 65,536 bytes: a JSON-prefix string, truncated=true.'
             ),
-            page_output({"result": {}, "truncated": BOOL}),
-            evaluate,
+            profile="eval",
+            hints=Hints(destructive=True, open_world=True),
+            input_schema=(
+                page_address(
+                    {"expression": string(1, 10_000), "arg": {"description": "Any JSON value."}},
+                    ("expression",),
+                )
+            ),
+            output_schema=page_output({"result": {}, "truncated": BOOL}),
+            handler=evaluate,
         )
     ]

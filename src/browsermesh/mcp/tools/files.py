@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from browsermesh.mcp.registry import ToolCall, ToolSpec
+from browsermesh.mcp.registry import Hints, ToolCall, ToolSpec
 from browsermesh.mcp.schemas import (
     LOCATOR,
     REF,
@@ -58,65 +58,59 @@ async def pdf(call: ToolCall) -> dict[str, Any]:
 def specs() -> list[ToolSpec]:
     return [
         ToolSpec(
-            "browser_file_upload",
-            "Upload files",
-            "Set a file input's files (target as for browser_click, or a button that opens a "
-            "chooser); files:[] clears.",
-            "files",
-            False,
-            False,
-            True,
-            False,
-            page_address({"locator": LOCATOR, "ref": REF, "files": array(_FILE)}, ("files",)),
-            _OBJECT,
-            file_upload,
-        ),
-        ToolSpec(
-            "browser_downloads",
-            "List downloads",
-            "Downloads and PDFs, newest first.",
-            "files",
-            True,
-            False,
-            True,
-            False,
-            session_address({"limit": integer(1, 100), "offset": integer(0)}),
-            _OBJECT,
-            downloads,
-        ),
-        ToolSpec(
-            "browser_artifact_read",
-            "Read artifact",
-            "Artifact content, text or base64; more from nextOffset.",
-            "files",
-            True,
-            False,
-            True,
-            False,
-            obj(
-                {
-                    "sessionId": string(),
-                    "artifactId": string(),
-                    "encoding": enum("text", "base64"),
-                    "offset": integer(0),
-                    "maxBytes": integer(1, 1_048_576),
-                },
-                ["sessionId", "artifactId"],
+            name="browser_file_upload",
+            title="Upload files",
+            description=(
+                "Set a file input's files (target as for browser_click, or a button that opens a "
+                "chooser); files:[] clears."
             ),
-            _OBJECT,
-            artifact_read,
+            profile="files",
+            hints=Hints(idempotent=True),
+            input_schema=(
+                page_address({"locator": LOCATOR, "ref": REF, "files": array(_FILE)}, ("files",))
+            ),
+            output_schema=_OBJECT,
+            handler=file_upload,
         ),
         ToolSpec(
-            "browser_pdf",
-            "Save page as PDF",
-            "Print the page to PDF (headless).",
-            "files",
-            True,
-            False,
-            False,
-            False,
-            page_address(),
-            _OBJECT,
-            pdf,
+            name="browser_downloads",
+            title="List downloads",
+            description="Downloads and PDFs, newest first.",
+            profile="files",
+            hints=Hints(read_only=True, idempotent=True),
+            input_schema=session_address({"limit": integer(1, 100), "offset": integer(0)}),
+            output_schema=_OBJECT,
+            handler=downloads,
+        ),
+        ToolSpec(
+            name="browser_artifact_read",
+            title="Read artifact",
+            description="Artifact content, text or base64; more from nextOffset.",
+            profile="files",
+            hints=Hints(read_only=True, idempotent=True),
+            input_schema=(
+                obj(
+                    {
+                        "sessionId": string(),
+                        "artifactId": string(),
+                        "encoding": enum("text", "base64"),
+                        "offset": integer(0),
+                        "maxBytes": integer(1, 1_048_576),
+                    },
+                    ["sessionId", "artifactId"],
+                )
+            ),
+            output_schema=_OBJECT,
+            handler=artifact_read,
+        ),
+        ToolSpec(
+            name="browser_pdf",
+            title="Save page as PDF",
+            description="Print the page to PDF (headless).",
+            profile="files",
+            hints=Hints(read_only=True),
+            input_schema=page_address(),
+            output_schema=_OBJECT,
+            handler=pdf,
         ),
     ]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from browsermesh.mcp.registry import ToolCall, ToolSpec
+from browsermesh.mcp.registry import Hints, ToolCall, ToolSpec
 from browsermesh.mcp.schemas import Schema, array, obj, output, page_address
 from browsermesh.model.forms import MAX_FIELDS
 
@@ -35,21 +35,22 @@ def specs() -> list[ToolSpec]:
     """browser_fill_form (profile `core`)."""
     return [
         ToolSpec(
-            "browser_fill_form",
-            "Fill form fields",
-            "Fill several fields in order (text, date, select: string; checkbox, radio: "
-            "boolean); stops at the first failing one (details.field, details.filled). Prefer "
-            "it to one browser_fill per field; changes, snapshot: as browser_click.",
-            "core",
-            False,
-            False,
-            False,
-            True,
-            page_address(
-                {"fields": array(_FIELD, minItems=1, maxItems=MAX_FIELDS), "snapshot": {}},
-                ("fields",),
+            name="browser_fill_form",
+            title="Fill form fields",
+            description=(
+                "Fill several fields in order (text, date, select: string; checkbox, radio: "
+                "boolean); stops at the first failing one (details.field, details.filled). Prefer "
+                "it to one browser_fill per field; changes, snapshot: as browser_click."
             ),
-            output({"filled": {}, "changes": {}}),
-            fill_form,
+            profile="core",
+            hints=Hints(open_world=True),
+            input_schema=(
+                page_address(
+                    {"fields": array(_FIELD, minItems=1, maxItems=MAX_FIELDS), "snapshot": {}},
+                    ("fields",),
+                )
+            ),
+            output_schema=output({"filled": {}, "changes": {}}),
+            handler=fill_form,
         )
     ]

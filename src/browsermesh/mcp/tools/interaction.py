@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from browsermesh.mcp.registry import Handler, ToolCall, ToolSpec
+from browsermesh.mcp.registry import Handler, Hints, ToolCall, ToolSpec
 from browsermesh.mcp.schemas import (
     FLAG_OUTPUT,
     FOLLOW,
@@ -197,66 +197,56 @@ def specs() -> list[ToolSpec]:
         r, d, i, o = (f == "T" for f in flags)
         out.append(
             ToolSpec(
-                name,
-                title,
-                desc,
-                "core",
-                r,
-                d,
-                i,
-                o,
-                # browser_click's locator and snapshot document the shapes the other tools refer
-                # to; the runtime checks every copy.
-                _target_input(
-                    extra,
-                    required,
-                    locator(documented=name == "browser_click"),
-                    FOLLOW if name == "browser_click" else {},
+                name=name,
+                title=title,
+                description=desc,
+                profile="core",
+                hints=Hints(read_only=r, destructive=d, idempotent=i, open_world=o),
+                input_schema=(
+                    _target_input(
+                        extra,
+                        required,
+                        locator(documented=name == "browser_click"),
+                        FOLLOW if name == "browser_click" else {},
+                    )
                 ),
-                _COMPLETED,
-                _action(op, arg_field),
+                output_schema=_COMPLETED,
+                handler=_action(op, arg_field),
             )
         )
     delta = integer(-1_000_000, 1_000_000)
     out += [
         ToolSpec(
-            "browser_scroll",
-            "Scroll browser page",
-            "Mouse-wheel scroll by pixel deltas.",
-            "core",
-            False,
-            False,
-            False,
-            True,
-            page_address({"deltaX": delta, "deltaY": delta}, ("deltaX", "deltaY")),
-            _COMPLETED,
-            scroll,
+            name="browser_scroll",
+            title="Scroll browser page",
+            description="Mouse-wheel scroll by pixel deltas.",
+            profile="core",
+            hints=Hints(open_world=True),
+            input_schema=page_address({"deltaX": delta, "deltaY": delta}, ("deltaX", "deltaY")),
+            output_schema=_COMPLETED,
+            handler=scroll,
         ),
         ToolSpec(
-            "browser_drag_and_drop",
-            "Drag and drop page element",
-            "Drag source onto target (locators).",
-            "core",
-            False,
-            True,
-            False,
-            True,
-            page_address({"source": LOCATOR, "target": LOCATOR}, ("source", "target")),
-            _COMPLETED,
-            drag,
+            name="browser_drag_and_drop",
+            title="Drag and drop page element",
+            description="Drag source onto target (locators).",
+            profile="core",
+            hints=Hints(destructive=True, open_world=True),
+            input_schema=page_address({"source": LOCATOR, "target": LOCATOR}, ("source", "target")),
+            output_schema=_COMPLETED,
+            handler=drag,
         ),
         ToolSpec(
-            "browser_visible_text",
-            "Get visible page text",
-            "Rendered text (innerText) of one element, e.g. locator {strategy:css,value:main}.",
-            "core",
-            True,
-            False,
-            True,
-            True,
-            page_address({"locator": LOCATOR}, ("locator",)),
-            page_output({"text": string(), "truncation": {"type": "object"}}),
-            visible_text,
+            name="browser_visible_text",
+            title="Get visible page text",
+            description=(
+                "Rendered text (innerText) of one element, e.g. locator {strategy:css,value:main}."
+            ),
+            profile="core",
+            hints=Hints(read_only=True, idempotent=True, open_world=True),
+            input_schema=page_address({"locator": LOCATOR}, ("locator",)),
+            output_schema=page_output({"text": string(), "truncation": {"type": "object"}}),
+            handler=visible_text,
         ),
     ]
     return out

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from browsermesh.config import Config
-from browsermesh.mcp.registry import ToolCall, ToolSpec
+from browsermesh.mcp.registry import Hints, ToolCall, ToolSpec
 from browsermesh.mcp.schemas import (
     BOOL,
     Schema,
@@ -60,18 +60,17 @@ def specs(page_size: int | None = None) -> list[ToolSpec]:
     size = Config().observability_page_size if page_size is None else page_size
     return [
         ToolSpec(
-            "browser_observe",
-            "Read page observations",
-            "Read console (incl. popups), pageError, network (incl. 5xx) or requestFailed "
-            "events; poll with sinceEventId=nextCursor; check gap/droppedCount. Find one "
-            "request: filter network (url glob, method, status), then pass its requestId.",
-            "observability",
-            True,
-            False,
-            True,
-            True,
-            input_schema(size),
-            _OUTPUT,
-            observe,
+            name="browser_observe",
+            title="Read page observations",
+            description=(
+                "Read console (incl. popups), pageError, network (incl. 5xx) or requestFailed "
+                "events; poll with sinceEventId=nextCursor; check gap/droppedCount. Find one "
+                "request: filter network (url glob, method, status), then pass its requestId."
+            ),
+            profile="observability",
+            hints=Hints(read_only=True, idempotent=True, open_world=True),
+            input_schema=input_schema(size),
+            output_schema=_OUTPUT,
+            handler=observe,
         )
     ]

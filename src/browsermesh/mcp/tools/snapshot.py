@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from browsermesh.mcp.registry import ToolCall, ToolSpec
+from browsermesh.mcp.registry import Hints, ToolCall, ToolSpec
 from browsermesh.mcp.schemas import BOOL, enum, integer, page_address, page_output, string
 
 
@@ -32,20 +32,19 @@ def specs() -> list[ToolSpec]:
     }
     return [
         ToolSpec(
-            "browser_snapshot",
-            "Get accessibility snapshot",
-            'Read the page. format:"actions": key text, then a line per control (ref, ops), '
-            "main first, site chrome one line each (scope:{ref} lists it); more: "
-            "pass nextCursor alone. aria (default): ARIA YAML, includeRefs: [ref=...] inline. "
-            "Refs last 30 s by default, die on navigation or a newer snapshot. Passwords "
-            "redacted.",
-            "core",
-            True,
-            False,
-            True,
-            True,
-            page_address(options),
-            page_output({"snapshot": string()}),
-            snapshot,
+            name="browser_snapshot",
+            title="Get accessibility snapshot",
+            description=(
+                'Read the page. format:"actions": key text, then a line per control (ref, ops), '
+                "main first, site chrome one line each (scope:{ref} lists it); more: "
+                "pass nextCursor alone. aria (default): ARIA YAML, includeRefs: [ref=...] inline. "
+                "Refs last 30 s by default, die on navigation or a newer snapshot. Passwords "
+                "redacted."
+            ),
+            profile="core",
+            hints=Hints(read_only=True, idempotent=True, open_world=True),
+            input_schema=page_address(options),
+            output_schema=page_output({"snapshot": string()}),
+            handler=snapshot,
         )
     ]

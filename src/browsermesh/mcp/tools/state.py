@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from browsermesh.mcp.registry import ToolCall, ToolSpec
+from browsermesh.mcp.registry import Hints, ToolCall, ToolSpec
 from browsermesh.mcp.schemas import (
     EMPTY_INPUT,
     SESSION_ID,
@@ -43,43 +43,38 @@ async def state_remove(call: ToolCall) -> dict[str, Any]:
 def specs() -> list[ToolSpec]:
     return [
         ToolSpec(
-            "browser_state_save",
-            "Save browser state",
-            "Save a session's cookies and localStorage as stateId (replaces); restore with "
-            "stateId on browser_session_create.",
-            "persistence",
-            False,
-            True,
-            False,
-            False,
-            obj({"sessionId": SESSION_ID, "stateId": _STATE_ID}, ["sessionId", "stateId"]),
-            output({"sessionId": string(), "state": _STATE_VIEW}),
-            state_save,
+            name="browser_state_save",
+            title="Save browser state",
+            description=(
+                "Save a session's cookies and localStorage as stateId (replaces); restore with "
+                "stateId on browser_session_create."
+            ),
+            profile="persistence",
+            hints=Hints(destructive=True),
+            input_schema=(
+                obj({"sessionId": SESSION_ID, "stateId": _STATE_ID}, ["sessionId", "stateId"])
+            ),
+            output_schema=output({"sessionId": string(), "state": _STATE_VIEW}),
+            handler=state_save,
         ),
         ToolSpec(
-            "browser_state_list",
-            "List saved browser states",
-            "List saved state ids.",
-            "persistence",
-            True,
-            False,
-            True,
-            False,
-            EMPTY_INPUT,
-            output({"states": array(_STATE_VIEW)}),
-            state_list,
+            name="browser_state_list",
+            title="List saved browser states",
+            description="List saved state ids.",
+            profile="persistence",
+            hints=Hints(read_only=True, idempotent=True),
+            input_schema=EMPTY_INPUT,
+            output_schema=output({"states": array(_STATE_VIEW)}),
+            handler=state_list,
         ),
         ToolSpec(
-            "browser_state_remove",
-            "Remove saved browser state",
-            "Delete a saved state.",
-            "persistence",
-            False,
-            True,
-            False,
-            False,
-            obj({"stateId": _STATE_ID_PLAIN}, ["stateId"]),
-            output({"stateId": string(), "removed": {"const": True}}),
-            state_remove,
+            name="browser_state_remove",
+            title="Remove saved browser state",
+            description="Delete a saved state.",
+            profile="persistence",
+            hints=Hints(destructive=True),
+            input_schema=obj({"stateId": _STATE_ID_PLAIN}, ["stateId"]),
+            output_schema=output({"stateId": string(), "removed": {"const": True}}),
+            handler=state_remove,
         ),
     ]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from browsermesh.mcp.registry import ToolCall, ToolSpec
+from browsermesh.mcp.registry import Hints, ToolCall, ToolSpec
 from browsermesh.mcp.schemas import (
     FLAG_OUTPUT,
     Schema,
@@ -67,30 +67,30 @@ async def action_and_wait(call: ToolCall) -> dict[str, Any]:
 def specs() -> list[ToolSpec]:
     return [
         ToolSpec(
-            "browser_wait",
-            "Wait for browser condition",
-            "Wait until condition holds (your own click's effect: browser_action_and_wait).",
-            "core",
-            True,
-            False,
-            True,
-            True,
-            page_address({"condition": _CONDITION}, ("condition",)),
-            FLAG_OUTPUT,
-            wait,
+            name="browser_wait",
+            title="Wait for browser condition",
+            description=(
+                "Wait until condition holds (your own click's effect: browser_action_and_wait)."
+            ),
+            profile="core",
+            hints=Hints(read_only=True, idempotent=True, open_world=True),
+            input_schema=page_address({"condition": _CONDITION}, ("condition",)),
+            output_schema=FLAG_OUTPUT,
+            handler=wait,
         ),
         ToolSpec(
-            "browser_action_and_wait",
-            "Perform browser action and wait",
-            "Act, then wait for its navigation, response, popup (own pageId), dialog (handled "
-            "atomically), download or file chooser. changes, snapshot: as browser_click.",
-            "core",
-            False,
-            True,
-            False,
-            True,
-            page_address({"action": _ACTION, "wait": _WAIT, "snapshot": {}}, ("action", "wait")),
-            page_output({"event": {}, "changes": {}}),
-            action_and_wait,
+            name="browser_action_and_wait",
+            title="Perform browser action and wait",
+            description=(
+                "Act, then wait for its navigation, response, popup (own pageId), dialog (handled "
+                "atomically), download or file chooser. changes, snapshot: as browser_click."
+            ),
+            profile="core",
+            hints=Hints(destructive=True, open_world=True),
+            input_schema=(
+                page_address({"action": _ACTION, "wait": _WAIT, "snapshot": {}}, ("action", "wait"))
+            ),
+            output_schema=page_output({"event": {}, "changes": {}}),
+            handler=action_and_wait,
         ),
     ]
