@@ -3,7 +3,8 @@
 :func:`serve_http` is the ``--transport http`` entry point: it binds the listening sockets itself
 (so a bind failure is one stderr line, exit 1, and an ephemeral port is known for the
 ``http.listening`` log line), serves with uvicorn until SIGINT/SIGTERM, then shuts the runtime
-down. :class:`HttpService` is one bound listener.
+down. :class:`HttpService` is one bound listener; while it serves, one task group owns uvicorn's
+loop, the ``http.listening`` announcement and the idle reaper (§13.7).
 
 The pieces live in one-job modules and are re-exported here: the access rules
 (:mod:`~browsermesh.transports.access`), the access-control middleware
@@ -20,9 +21,10 @@ import json
 import signal
 import socket
 import sys
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from typing import Any
 
+import anyio
 import uvicorn
 from mcp.server import Server
 
@@ -116,10 +118,12 @@ class HttpService:
         self.log = log
         self.drain = RequestDrain(GRACEFUL_SHUTDOWN_S)
         self.policy = AccessPolicy.from_config(config)
+        self.reaper = IdleReaper(runtime, config.session_idle_ms, log)
         self.app = build_http_app(
             server, runtime, config, log, drain=self.drain, policy=self.policy
         )
         self.sockets: list[socket.socket] = []
+        self._helper_failure: Exception | None = None
         self._uvicorn = _UvicornServer(
             uvicorn.Config(
                 self.app,
@@ -161,17 +165,42 @@ class HttpService:
     async def serve(self) -> None:
         """Serve until :meth:`stop`; logs ``http.listening`` once accepting.
 
-        Raises SystemExit when uvicorn's startup (the lifespan) fails.
+        One task group owns everything that runs while serving: uvicorn's loop (in the group's own
+        body), the ``http.listening`` announcement and the idle reaper. When uvicorn returns, the
+        helpers are cancelled and awaited. A helper that fails stops the server gracefully and its
+        error is raised here once uvicorn has finished. Raises SystemExit when uvicorn's startup
+        (the lifespan) fails.
         """
         if not self.sockets:
             self.bind()
-        waiter = asyncio.get_running_loop().create_task(self._announce())
+        self._helper_failure = None
+        outcome: Exception | SystemExit | None = None
         try:
-            await self._uvicorn.serve(sockets=self.sockets)
+            async with anyio.create_task_group() as helpers:
+                helpers.start_soon(self._helper, self._announce)
+                helpers.start_soon(self._helper, self.reaper.run)
+                try:
+                    await self._uvicorn.serve(sockets=self.sockets)
+                except (Exception, SystemExit) as exc:
+                    # Raised as itself below, not wrapped in the group's ExceptionGroup.
+                    outcome = exc
+                helpers.cancel_scope.cancel()
         finally:
-            waiter.cancel()
             for sock in self.sockets:
                 sock.close()
+        if outcome is not None:
+            raise outcome
+        if self._helper_failure is not None:
+            raise self._helper_failure
+
+    async def _helper(self, job: Callable[[], Awaitable[None]]) -> None:
+        """Run `job` beside uvicorn; if it fails, keep the error for :meth:`serve` and stop."""
+        try:
+            await job()
+        except Exception as exc:
+            if self._helper_failure is None:
+                self._helper_failure = exc
+            self.stop()
 
     async def _announce(self) -> None:
         await self._uvicorn.ready.wait()
@@ -206,6 +235,10 @@ async def serve_http(config: Config, runtime: Runtime, server: Server[Any], log:
 
     Returns the exit code: 0 after a clean shutdown, 1 on bind failure, a failed start or a
     failed shutdown. An unexpected error is re-raised after the runtime has shut down.
+
+    A signal stops accepting at once and starts the runtime's shutdown while uvicorn finishes the
+    responses in flight (calls already queued drain meanwhile). The shutdown runs in a task of
+    this function's task group, which awaits it before returning.
     """
     runtime.transport = "http"
     if config.token_file_world_readable:
@@ -219,16 +252,22 @@ async def serve_http(config: Config, runtime: Runtime, server: Server[Any], log:
             await runtime.shutdown()
         return 1
 
-    loop = asyncio.get_running_loop()
-    shutdown: asyncio.Task[None] | None = None
+    stopping = anyio.Event()  # a signal arrived, or serving ended: shut the runtime down
+    shutdown_failed = False
+
+    async def shut_down_runtime() -> None:
+        nonlocal shutdown_failed
+        await stopping.wait()
+        try:
+            await runtime.shutdown()
+        except Exception:
+            shutdown_failed = True
 
     def on_signal() -> None:
-        nonlocal shutdown
         service.stop()
-        # Stop accepting at once; calls already queued drain while uvicorn finishes responses.
-        if shutdown is None:
-            shutdown = loop.create_task(runtime.shutdown())
+        stopping.set()
 
+    loop = asyncio.get_running_loop()
     installed = []
     for sig in (signal.SIGINT, signal.SIGTERM):
         with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
@@ -237,18 +276,19 @@ async def serve_http(config: Config, runtime: Runtime, server: Server[Any], log:
 
     code = 0
     error: Exception | None = None
-    try:
-        await service.serve()
-    except SystemExit:
-        code = 1  # the lifespan failed to start (uvicorn logged it)
-    except Exception as exc:
-        error = exc
-    finally:
-        for sig in installed:
-            loop.remove_signal_handler(sig)
-    try:
-        await (shutdown if shutdown is not None else runtime.shutdown())
-    except Exception:
+    async with anyio.create_task_group() as tasks:
+        tasks.start_soon(shut_down_runtime)
+        try:
+            await service.serve()
+        except SystemExit:
+            code = 1  # the lifespan failed to start (uvicorn logged it)
+        except Exception as exc:
+            error = exc
+        finally:
+            for sig in installed:
+                loop.remove_signal_handler(sig)
+            stopping.set()
+    if shutdown_failed:
         code = 1
     if error is not None:
         raise error  # after cleanup: serve() reports it as a fatal error (exit 1)

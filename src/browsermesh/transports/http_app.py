@@ -13,13 +13,11 @@ Layout of a request, outermost first:
    request it names; the SDK binds each MCP session to the principal that opened it) and always
    sessionless on the 2026-07-28 leg. Browser sessions never depend on MCP sessions.
 
-The app's lifespan runs the SDK session manager (a mounted app's own lifespan never runs) and
-the idle reaper (§13.7).
+The app's lifespan runs the SDK session manager (a mounted app's own lifespan never runs).
 """
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 from collections.abc import AsyncIterator
 from typing import Any
@@ -33,7 +31,6 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from browsermesh.config import Config
 from browsermesh.log import EventLog
-from browsermesh.runtime.reaper import IdleReaper
 from browsermesh.runtime.runtime import Runtime
 from browsermesh.transports.access import AccessPolicy
 from browsermesh.transports.asgi import header, respond_json
@@ -112,7 +109,8 @@ def build_http_app(
 ) -> Starlette:
     """The HTTP application: access control around the SDK app at ``config.http_path``.
 
-    Its lifespan runs the SDK session manager and (when ``session_idle_ms`` > 0) the idle reaper.
+    Its lifespan runs the SDK session manager; the idle reaper is run by whoever serves the app
+    (:class:`browsermesh.transports.http.HttpService`), so its failure can stop the server.
     ``drain`` (optional) tracks requests so a stop can end them; ``policy`` (optional, default
     from ``config``) is the access policy, which the caller may narrow once the port is bound.
     Sets ``runtime.transport`` to ``"http"``.
@@ -127,18 +125,10 @@ def build_http_app(
         host=config.http_host,
     )
 
-    reaper = IdleReaper(runtime, config.session_idle_ms, log)
-
     @contextlib.asynccontextmanager
     async def lifespan(_app: Starlette) -> AsyncIterator[None]:
         async with server.session_manager.run():
-            task = asyncio.get_running_loop().create_task(reaper.run())
-            try:
-                yield
-            finally:
-                task.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await task
+            yield
 
     return Starlette(
         routes=[Mount("/", app=mcp_app)],
