@@ -13,9 +13,17 @@ import os
 import signal
 import sys
 import threading
+from typing import TYPE_CHECKING, Any
+
+import anyio
 
 from browsermesh.config import Config
 from browsermesh.log import EventLog, route_library_logging
+
+if TYPE_CHECKING:
+    from mcp.server import Server
+
+    from browsermesh.runtime.runtime import Runtime
 
 FATAL_LINE = (
     '{"level":"error","code":"INTERNAL_ERROR",'
@@ -60,7 +68,6 @@ async def _serve(config: Config) -> int:
     from browsermesh.factory import create_runtime
     from browsermesh.mcp.instructions import instructions_for
     from browsermesh.mcp.server import create_server
-    from browsermesh.transports.stdio import serve_stdio
 
     install_fatal_handlers(asyncio.get_running_loop())
     log = EventLog(config.log_level)
@@ -70,29 +77,51 @@ async def _serve(config: Config) -> int:
         from browsermesh.transports.http import serve_http
 
         return await serve_http(config, runtime, server, log)
-    loop = asyncio.get_running_loop()
-    stop = asyncio.Event()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        with contextlib.suppress(NotImplementedError, RuntimeError):
-            loop.add_signal_handler(sig, stop.set)
+    return await _serve_stdio(server, runtime)
+
+
+async def _serve_stdio(server: Server[Any], runtime: Runtime) -> int:
+    """Serve over stdio until stdin closes or SIGINT/SIGTERM arrives, then shut the runtime down.
+
+    A task group owns the transport. Returns the exit code: 1 when the shutdown or the transport
+    failed. After a signal the process leaves with ``os._exit`` once the runtime is down.
+    """
+    from browsermesh.transports.stdio import serve_stdio
+
+    ended = anyio.Event()  # stdin closed, the transport failed, or a signal arrived
+    signalled = False
+    transport_failed = False
+
+    def on_signal() -> None:
+        nonlocal signalled
+        signalled = True
+        ended.set()
 
     async def run_transport() -> None:
-        await serve_stdio(server)
+        nonlocal transport_failed
+        try:
+            await serve_stdio(server)
+        except Exception:
+            transport_failed = True  # reported by the exit code, after the shutdown
+        finally:
+            ended.set()
 
-    transport = loop.create_task(run_transport())
-    stopper = loop.create_task(stop.wait())
-    await asyncio.wait({transport, stopper}, return_when=asyncio.FIRST_COMPLETED)
-    code = 0
-    try:
-        await runtime.shutdown()
-    except Exception:
-        code = 1
-    if stop.is_set():
-        # The stdio reader is blocked in a worker thread that cannot be interrupted; everything
-        # that matters (sessions, Chromium) is closed, so leave without waiting for it.
-        sys.stderr.flush()
-        os._exit(code)
-    stopper.cancel()
-    if transport.done() and not transport.cancelled() and transport.exception() is not None:
-        code = 1
-    return code
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        with contextlib.suppress(NotImplementedError, RuntimeError):
+            loop.add_signal_handler(sig, on_signal)
+
+    async with anyio.create_task_group() as tasks:
+        tasks.start_soon(run_transport)
+        await ended.wait()
+        code = 0
+        try:
+            await runtime.shutdown()
+        except Exception:
+            code = 1
+        if signalled:
+            # The stdio reader is blocked in a worker thread that cannot be interrupted; everything
+            # that matters (sessions, Chromium) is closed, so leave without waiting for it.
+            sys.stderr.flush()
+            os._exit(code)
+    return 1 if transport_failed else code

@@ -1,0 +1,143 @@
+"""The ASGI application of the Streamable HTTP transport (§18.2), built once per listener.
+
+Layout of a request, outermost first:
+
+1. :class:`~browsermesh.transports.drain.DrainMiddleware`: every request runs under the
+   :class:`~browsermesh.transports.drain.RequestDrain`, so a stop can end it cleanly.
+2. :class:`~browsermesh.transports.auth.AccessControlMiddleware`: ``Host`` → 421, ``Origin`` →
+   403, bearer token → 401, and the caller's principal.
+3. :class:`JsonRpcGuardMiddleware`: a POSTed body that is not one valid JSON-RPC message → 400.
+4. The SDK's Streamable HTTP app (``Server.streamable_http_app``), mounted at ``config.http_path``,
+   with the SDK's own DNS-rebinding check switched off (it cannot express port-less entries or
+   ``*``). It is stateful on the 2025-11-25 leg (so ``notifications/cancelled`` reaches the
+   request it names; the SDK binds each MCP session to the principal that opened it) and always
+   sessionless on the 2026-07-28 leg. Browser sessions never depend on MCP sessions.
+
+The app's lifespan runs the SDK session manager (a mounted app's own lifespan never runs).
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncIterator
+from typing import Any
+
+from mcp.server import Server
+from mcp.server.transport_security import TransportSecuritySettings
+from starlette.applications import Starlette
+from starlette.middleware import Middleware
+from starlette.routing import Mount
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from browsermesh.config import Config
+from browsermesh.log import EventLog
+from browsermesh.runtime.runtime import Runtime
+from browsermesh.transports.access import AccessPolicy
+from browsermesh.transports.asgi import header, respond_json
+from browsermesh.transports.auth import AccessControlMiddleware
+from browsermesh.transports.drain import GRACEFUL_SHUTDOWN_S, DrainMiddleware, RequestDrain
+from browsermesh.transports.jsonrpc import check_message
+
+__all__ = ["JsonRpcGuardMiddleware", "build_http_app"]
+
+
+def _is_json(scope: Scope) -> bool:
+    """The SDK's own Content-Type test (`application/json`, parameters ignored)."""
+    value = (header(scope, b"content-type") or b"").decode("latin-1")
+    return any(part.strip() == "application/json" for part in value.split(";")[0].split(","))
+
+
+async def _read_body(receive: Receive) -> bytes | None:
+    """The whole request body, or None when the client went away first."""
+    chunks: list[bytes] = []
+    while True:
+        message = await receive()
+        if message["type"] != "http.request":
+            return None
+        chunks.append(message.get("body", b""))
+        if not message.get("more_body", False):
+            return b"".join(chunks)
+
+
+class JsonRpcGuardMiddleware:
+    """A POSTed body that is not one valid JSON-RPC message gets HTTP 400 with the JSON-RPC error
+    of `transports.jsonrpc` (-32700 / -32600 with the request's id), instead of the SDK's -32602
+    whose text quotes the offending values (issue 12 #9). Valid bodies reach the SDK unchanged;
+    the SDK reads the whole body anyway, so buffering it here costs no extra memory."""
+
+    def __init__(self, app: ASGIApp, path: str) -> None:
+        self.app = app
+        self.path = path
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if (
+            scope["type"] != "http"
+            or scope.get("method") != "POST"
+            or scope.get("path") != self.path
+            or not _is_json(scope)
+        ):
+            await self.app(scope, receive, send)
+            return
+        body = await _read_body(receive)
+        if body is None:
+            return  # disconnected: nobody to answer
+        malformed = check_message(body)
+        if malformed is not None:
+            reply = malformed.reply.model_dump(mode="json", by_alias=True, exclude_unset=True)
+            await respond_json(send, 400, reply)
+            return
+        replayed = False
+
+        async def replay() -> Message:
+            nonlocal replayed
+            if replayed:
+                return await receive()
+            replayed = True
+            return {"type": "http.request", "body": body, "more_body": False}
+
+        await self.app(scope, replay, send)
+
+
+def build_http_app(
+    server: Server[Any],
+    runtime: Runtime,
+    config: Config,
+    log: EventLog,
+    *,
+    drain: RequestDrain | None = None,
+    policy: AccessPolicy | None = None,
+) -> Starlette:
+    """The HTTP application: access control around the SDK app at ``config.http_path``.
+
+    Its lifespan runs the SDK session manager; the idle reaper is run by whoever serves the app
+    (:class:`browsermesh.transports.http.HttpService`), so its failure can stop the server.
+    ``drain`` (optional) tracks requests so a stop can end them; ``policy`` (optional, default
+    from ``config``) is the access policy, which the caller may narrow once the port is bound.
+    Sets ``runtime.transport`` to ``"http"``.
+    """
+    runtime.transport = "http"
+    mcp_app = server.streamable_http_app(
+        streamable_http_path=config.http_path,
+        stateless_http=False,
+        json_response=False,
+        # Our middleware does Host/Origin; the SDK still checks the POST Content-Type.
+        transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
+        host=config.http_host,
+    )
+
+    @contextlib.asynccontextmanager
+    async def lifespan(_app: Starlette) -> AsyncIterator[None]:
+        async with server.session_manager.run():
+            yield
+
+    return Starlette(
+        routes=[Mount("/", app=mcp_app)],
+        middleware=[
+            Middleware(DrainMiddleware, drain=drain or RequestDrain(GRACEFUL_SHUTDOWN_S)),
+            Middleware(
+                AccessControlMiddleware, policy=policy or AccessPolicy.from_config(config), log=log
+            ),
+            Middleware(JsonRpcGuardMiddleware, path=config.http_path),
+        ],
+        lifespan=lifespan,
+    )

@@ -1,0 +1,118 @@
+"""Every task has an owner (architecture.md, issue 18): no fire-and-forget tasks in scope.
+
+A task started with ``asyncio.create_task``, ``loop.create_task`` or ``asyncio.ensure_future``
+has no owner that awaits it: its failure is lost and it can outlive what started it. In the files
+of :data:`SCOPED_PATHS` tasks are started by a task group (``anyio.create_task_group()``'s
+``start_soon``, or ``asyncio.TaskGroup().create_task``), which awaits them. Checked on the AST,
+so comments and docstrings may name the banned calls. The runtime and engine join the scope when
+their tasks have owners.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+SRC = Path(__file__).resolve().parents[2] / "src" / "browsermesh"
+
+# Files and folders (relative to src/browsermesh) where every task must have an owner.
+SCOPED_PATHS: tuple[str, ...] = ("transports", "serve.py")
+
+_BANNED = frozenset({"create_task", "ensure_future"})
+_TASK_GROUPS = frozenset({"TaskGroup", "create_task_group"})
+
+
+def _called_name(node: ast.expr) -> str | None:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        return node.attr
+    return None
+
+
+def _task_group_names(tree: ast.AST) -> set[str]:
+    """Names bound by ``async with <task group> as name`` (their create_task is owned)."""
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.AsyncWith | ast.With):
+            continue
+        for item in node.items:
+            expr, target = item.context_expr, item.optional_vars
+            if (
+                isinstance(expr, ast.Call)
+                and _called_name(expr.func) in _TASK_GROUPS
+                and isinstance(target, ast.Name)
+            ):
+                names.add(target.id)
+    return names
+
+
+def unowned_tasks(source: str) -> list[str]:
+    """``line: call`` for every task started without an owner in `source`."""
+    tree = ast.parse(source)
+    groups = _task_group_names(tree)
+    found: list[str] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module == "asyncio":
+            for alias in node.names:
+                if alias.name in _BANNED:
+                    found.append(f"{node.lineno}: from asyncio import {alias.name}")
+        elif isinstance(node, ast.Call) and _called_name(node.func) in _BANNED:
+            func = node.func
+            if isinstance(func, ast.Attribute) and (
+                isinstance(func.value, ast.Name) and func.value.id in groups
+            ):
+                continue
+            found.append(f"{node.lineno}: {ast.unparse(func)}")
+    return found
+
+
+def scoped_files() -> list[Path]:
+    files: list[Path] = []
+    for rel in SCOPED_PATHS:
+        path = SRC / rel
+        assert path.exists(), f"{rel} is in SCOPED_PATHS but does not exist"
+        files.extend(sorted(path.rglob("*.py")) if path.is_dir() else [path])
+    return files
+
+
+def test_scoped_files_start_no_unowned_tasks() -> None:
+    offenders = {
+        path.relative_to(SRC).as_posix(): found
+        for path in scoped_files()
+        if (found := unowned_tasks(path.read_text()))
+    }
+    assert not offenders, f"tasks without an owner: {offenders}"
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "import asyncio\nasyncio.create_task(job())",
+        "import asyncio\nasyncio.ensure_future(job())",
+        "loop.create_task(job())",
+        "import asyncio\nasyncio.get_running_loop().create_task(job())",
+        "from asyncio import create_task\ncreate_task(job())",
+        "from asyncio import ensure_future as spawn",
+        # a task group's name does not bless other receivers
+        "async def f(loop):\n    async with asyncio.TaskGroup() as tg:\n"
+        "        loop.create_task(job())",
+    ],
+)
+def test_the_check_finds_unowned_tasks(source: str) -> None:
+    assert unowned_tasks(source)
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "async def f():\n    async with anyio.create_task_group() as tg:\n"
+        "        tg.start_soon(job)",
+        "async def f():\n    async with asyncio.TaskGroup() as tg:\n        tg.create_task(job())",
+        '"""asyncio.create_task is named here only."""\n# loop.create_task(job())',
+    ],
+)
+def test_the_check_accepts_owned_tasks(source: str) -> None:
+    assert not unowned_tasks(source)
