@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from browsermesh.config import Config, find_chromium, locate_chromium, process_environ
 from browsermesh.log import EventLog
@@ -13,10 +13,11 @@ from browsermesh.runtime.runtime import Runtime
 if TYPE_CHECKING:
     from browsermesh.config import BinaryKind
     from browsermesh.engine.backends import Installer
+    from browsermesh.engine.protocol import Engine
     from browsermesh.persistence.states import StateRepository
 
 
-def create_engine(config: Config) -> object:
+def create_engine(config: Config) -> Engine[Any, Any]:
     """The engine for the configured backend (Playwright is imported only on first use).
 
     Remote backends ignore the browser path, headless, sandbox and auto-install settings
@@ -99,4 +100,4 @@ def create_runtime(config: Config, log: EventLog | None = None) -> Runtime:
     states = create_states(config)
     warn_untrusted_storage(config, log)
     engine = create_engine(config)
-    return Runtime(config, engine, log, states=states)  # type: ignore[arg-type]
+    return Runtime(config, engine, log, states=states)

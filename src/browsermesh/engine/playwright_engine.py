@@ -233,7 +233,7 @@ class PlaywrightEngine:
         with contextlib.suppress(Exception):
             await context.close()
 
-    async def close_context(self, context: PwContext) -> None:  # type: ignore[override]
+    async def close_context(self, context: PwContext) -> None:
         slot = context.slot
         try:
             await within(context.context.close(), Deadline(CLOSE_STEP_MS))
@@ -250,7 +250,7 @@ class PlaywrightEngine:
         finally:
             slot.forget(context.context)
 
-    async def storage_state(self, context: PwContext, timeout_ms: float) -> dict[str, Any]:  # type: ignore[override]
+    async def storage_state(self, context: PwContext, timeout_ms: float) -> dict[str, Any]:
         """The context's cookies and every origin's storage, within `timeout_ms`: reading a
         busy page's localStorage never answers, so the wait is ours, not Playwright's."""
         raw = await timed(context.context.storage_state(), Deadline(max(1, int(timeout_ms))))
@@ -259,7 +259,7 @@ class PlaywrightEngine:
 
     # --------------------------------------------------------------------- pages
 
-    async def new_page(self, context: PwContext, timeout_ms: float) -> PwPage:  # type: ignore[override]
+    async def new_page(self, context: PwContext, timeout_ms: float) -> PwPage:
         page = await timed(context.context.new_page(), Deadline(max(1, int(timeout_ms))))
         return self.adopt_page(context, page)
 
@@ -302,7 +302,7 @@ class PlaywrightEngine:
         page.on("crash", on_crash)
         page.on("download", on_download)
 
-    async def close_page(self, page: PwPage, timeout_ms: float) -> None:  # type: ignore[override]
+    async def close_page(self, page: PwPage, timeout_ms: float) -> None:
         """Close the page within `timeout_ms`.
 
         Playwright's close can hang on a page that keeps reloading (a 30 ms reload loop did it
@@ -319,10 +319,10 @@ class PlaywrightEngine:
         except Exception as exc:
             raise browser_error(exc, timeout_ms=deadline.timeout_ms) from None
 
-    async def navigate(self, page: PwPage, url: str, timeout_ms: float) -> str:  # type: ignore[override]
+    async def navigate(self, page: PwPage, url: str, timeout_ms: float) -> str:
         return await navigation.goto(page.page, url, Deadline(max(1, int(timeout_ms))))
 
-    async def history(self, page: PwPage, step: HistoryStep, timeout_ms: float) -> str:  # type: ignore[override]
+    async def history(self, page: PwPage, step: HistoryStep, timeout_ms: float) -> str:
         if page.crashed and step == "reload":
             return await crash.reopen(self, page, timeout_ms)
         p = page.page
@@ -340,10 +340,10 @@ class PlaywrightEngine:
             raise navigation_error(exc, p.url, deadline.timeout_ms) from None
         return p.url
 
-    def current_url(self, page: PwPage) -> str:  # type: ignore[override]
+    def current_url(self, page: PwPage) -> str:
         return page.page.url
 
-    async def title(self, page: PwPage, timeout_ms: float) -> str:  # type: ignore[override]
+    async def title(self, page: PwPage, timeout_ms: float) -> str:
         deadline = Deadline(max(1, int(timeout_ms)))
         title = await timed(page.page.title(), deadline)
         secrets = await snapshot.page_secrets(page.page, deadline)
@@ -351,7 +351,7 @@ class PlaywrightEngine:
 
     # ------------------------------------------------------------------ elements
 
-    async def act(  # type: ignore[override]
+    async def act(
         self, page: PwPage, target: Target, op: str, arg: str | None, ctx: OperationContext
     ) -> dict[str, Any]:
         """One element action (click, fill, check, ...) on a locator or a ref; returns what it
@@ -367,36 +367,36 @@ class PlaywrightEngine:
             raise
         return await watch.finish(ctx, settle=op in SETTLING_OPS)
 
-    async def fill_field(  # type: ignore[override]
+    async def fill_field(
         self, page: PwPage, target: Target, value: str | bool, ctx: OperationContext
     ) -> None:
         """One browser_fill_form field: the operation its element's kind takes."""
         await forms.fill_field(page.page, page.refs, target, value, ctx)
 
-    async def watch_changes(self, page: PwPage, ctx: OperationContext) -> ChangeWatch:  # type: ignore[override]
+    async def watch_changes(self, page: PwPage, ctx: OperationContext) -> ChangeWatch:
         watch = ChangeWatch(page)
         await watch.start(ctx)
         return watch
 
-    async def visible_text(self, page: PwPage, locator: Locator, ctx: OperationContext) -> str:  # type: ignore[override]
+    async def visible_text(self, page: PwPage, locator: Locator, ctx: OperationContext) -> str:
         text: str = await elements.on_locator(
             page.page, locator, ctx, "visible_text", elements.read_text, page.refs
         )
         secrets = await snapshot.page_secrets(page.page, ctx.deadline)
         return secrets.text(text)
 
-    async def set_files(  # type: ignore[override]
+    async def set_files(
         self, page: PwPage, target: Target, payloads: list[files.FilePayload], ctx: OperationContext
     ) -> str:
         return await files.set_files(page.page, page.refs, target, payloads, ctx)
 
-    async def pdf(self, page: PwPage, ctx: OperationContext) -> bytes:  # type: ignore[override]
+    async def pdf(self, page: PwPage, ctx: OperationContext) -> bytes:
         return await files.pdf(page.page, ctx)
 
-    async def scroll(self, page: PwPage, dx: int, dy: int, ctx: OperationContext) -> None:  # type: ignore[override]
+    async def scroll(self, page: PwPage, dx: int, dy: int, ctx: OperationContext) -> None:
         await timed(self._wheel(page.page, dx, dy), ctx.deadline)
 
-    async def screenshot(  # type: ignore[override]
+    async def screenshot(
         self,
         page: PwPage,
         kind: str,
@@ -406,10 +406,10 @@ class PlaywrightEngine:
     ) -> tuple[bytes, int, int]:
         return await capture.screenshot(page.page, kind, locator, limits, ctx)
 
-    async def wait(self, page: PwPage, condition: Condition, ctx: OperationContext) -> None:  # type: ignore[override]
+    async def wait(self, page: PwPage, condition: Condition, ctx: OperationContext) -> None:
         await waits.wait_for(page.page, condition, ctx)
 
-    async def action_and_wait(  # type: ignore[override]
+    async def action_and_wait(
         self, page: PwPage, action: ActionSpec, wait: WaitSpec, ctx: OperationContext
     ) -> tuple[dict[str, Any], PwPage | None]:
         """Act, await the expected event; a popup comes back as a new managed page."""
@@ -438,7 +438,7 @@ class PlaywrightEngine:
             return outcome.event, None
         return outcome.event, self.adopt_page(page.context, outcome.popup)
 
-    async def snapshot(  # type: ignore[override]
+    async def snapshot(
         self,
         page: PwPage,
         opts: SnapshotOptions,
@@ -450,14 +450,14 @@ class PlaywrightEngine:
         generation = self.next_generation() if with_refs else page.refs.generation
         return await snapshot.capture(page, opts, scope, generation, self.clock.monotonic(), ctx)
 
-    async def evaluate(  # type: ignore[override]
+    async def evaluate(
         self, page: PwPage, expression: str, arg: Any, ctx: OperationContext
     ) -> tuple[Any, bool]:
         """Caller JavaScript in the page's main world (the `eval` profile only), converted to
         bounded JSON in the page: `(result, truncated)`."""
         return await evaluate_in_page(page.page, expression, arg, ctx)
 
-    def observe(self, page: PwPage, sink: PageObservations) -> None:  # type: ignore[override]
+    def observe(self, page: PwPage, sink: PageObservations) -> None:
         """Feed the page's console, error and network events into `sink` (metadata only:
         never headers, bodies, cookies, argument objects or stacks), at most the sink's
         per-second allowance per ring; popups nobody expects are reported there too."""
@@ -476,7 +476,7 @@ class PlaywrightEngine:
         # and its scroll events dispatched, so the next call sees the scrolled page.
         await page.evaluate(_TWO_FRAMES)
 
-    async def drag(  # type: ignore[override]
+    async def drag(
         self, page: PwPage, source: Locator, target: Locator, ctx: OperationContext
     ) -> None:
         """Drag `source` onto `target`; both endpoints are strict single matches."""

@@ -65,5 +65,5 @@ def parse_follow(value: object) -> FollowMode | None:
     if value is None:
         return None
     if value == "diff" or value == "actions":
-        return value  # type: ignore[return-value]
+        return value
     raise invalid_argument("snapshot", "one of: diff, actions")

@@ -9,6 +9,7 @@ not fit its kind), and `details.filled` = k, the fields before it, which stay ap
 from __future__ import annotations
 
 import dataclasses
+from typing import Any
 
 from browsermesh.engine.protocol import Engine, EnginePage
 from browsermesh.errors import BrowserMeshError
@@ -17,7 +18,7 @@ from browsermesh.model.forms import FormField
 
 
 async def fill_fields(
-    engine: Engine, page: EnginePage, fields: tuple[FormField, ...], ctx: OperationContext
+    engine: Engine[Any, Any], page: EnginePage, fields: tuple[FormField, ...], ctx: OperationContext
 ) -> int:
     """Apply `fields` in order; how many were applied (all of them, or it raised)."""
     for k, field in enumerate(fields):

@@ -41,7 +41,7 @@ class SessionQueue:
                 ctx.started = True
                 return await job()
             except asyncio.CancelledError:
-                code = self._aborted.get(task)  # type: ignore[call-overload]
+                code = self._aborted.get(task)
                 if code is not None:
                     # Aborted by the runtime (shutdown past its grace, or a close whose drain
                     # overran): the caller gets a classified answer, not a cancellation.
@@ -51,9 +51,9 @@ class SessionQueue:
                 self.pending -= 1
 
         task: asyncio.Task[T] = asyncio.get_running_loop().create_task(run())
-        self._tail = task  # type: ignore[assignment]
-        self._tasks[task] = ctx  # type: ignore[index]
-        task.add_done_callback(self._forget)  # type: ignore[arg-type]
+        self._tail = task
+        self._tasks[task] = ctx
+        task.add_done_callback(self._forget)
         # Retrieve the exception so asyncio never reports it as unobserved.
         task.add_done_callback(lambda t: t.cancelled() or t.exception())
         return task

@@ -174,7 +174,7 @@ class Runtime:
     def __init__(
         self,
         config: Config,
-        engine: Engine,
+        engine: Engine[Any, Any],
         log: EventLog | None = None,
         *,
         states: Any = None,
@@ -625,12 +625,12 @@ class Runtime:
         that work's deadlines plus a short overrun: a job that overruns its deadline (a page
         that never yields) is aborted so that the close, and shutdown behind it, go on."""
         while not queued.done():
-            latest = rec.queue.latest_deadline(before=queued)  # type: ignore[arg-type]
+            latest = rec.queue.latest_deadline(before=queued)
             wait_s = max(0.0, latest - time.monotonic()) + CLOSE_OVERRUN_S
             await asyncio.wait({queued}, timeout=wait_s)
             if queued.done():
                 break
-            if rec.queue.abort(ErrorCode.SESSION_CLOSED, keep=queued):  # type: ignore[arg-type]
+            if rec.queue.abort(ErrorCode.SESSION_CLOSED, keep=queued):
                 self.log.warn("session.drain_aborted", sessionId=rec.session_id)
         await _settle(queued)
 
