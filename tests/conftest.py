@@ -37,6 +37,9 @@ INITIALIZE: dict[str, Any] = {
     "params": INITIALIZE_PARAMS,
 }
 """A raw `initialize` request, for tests that speak JSON-RPC themselves (stdio or HTTP)."""
+CHECKOUT_ENV = {"PYTHONPATH": str(Path(__file__).resolve().parents[1] / "src")}
+"""For the minimal environment of a stdio-spawned `python -m browsermesh`: run this checkout's
+code, not whatever the interpreter's installed (possibly editable, elsewhere) copy is."""
 OPERATION_ID = re.compile(r"o[0-9a-z]{4,}")
 """An operation id (model.ids `short_id("o")`); tests check only the kind letter and the
 alphabet, never the counter, so ids stay opaque to them."""

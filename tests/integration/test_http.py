@@ -36,7 +36,14 @@ from browsermesh.mcp.instructions import instructions_for
 from browsermesh.mcp.server import create_server
 from browsermesh.runtime.runtime import Runtime
 from browsermesh.transports.http import AccessPolicy, HttpService, IdleReaper, reaper_interval_ms
-from tests.conftest import ERAS, INITIALIZE, ToolClient, chromium_pids_with_marker, real_config
+from tests.conftest import (
+    CHECKOUT_ENV,
+    ERAS,
+    INITIALIZE,
+    ToolClient,
+    chromium_pids_with_marker,
+    real_config,
+)
 from tests.fixtures.site import FixtureSite
 
 pytestmark = pytest.mark.anyio
@@ -236,6 +243,7 @@ async def test_scenario_matches_stdio(mode: str, tmp_path: Path, site: FixtureSi
         "BROWSERMESH_HEADLESS": "true",
         "BROWSERMESH_DATA_DIR": str(tmp_path / "stdio"),
         "BROWSERMESH_LOG_LEVEL": "warn",
+        **CHECKOUT_ENV,
     }
     params = StdioServerParameters(command=sys.executable, args=["-m", "browsermesh"], env=env)
     async with Client(params, mode=mode) as client:

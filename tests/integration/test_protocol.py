@@ -13,7 +13,13 @@ import anyio
 import pytest
 from mcp import Client, StdioServerParameters
 
-from tests.conftest import ERAS, ToolClient, chromium_pids_with_marker, spawn_stdio_server
+from tests.conftest import (
+    CHECKOUT_ENV,
+    ERAS,
+    ToolClient,
+    chromium_pids_with_marker,
+    spawn_stdio_server,
+)
 from tests.fixtures.site import FixtureSite
 from tests.stdio_peer import StdioPeer
 
@@ -80,6 +86,7 @@ def _server_params(marker: str, tmp_path: Path, *extra: str) -> StdioServerParam
         "BROWSERMESH_DATA_DIR": str(tmp_path / "data"),
         "BROWSERMESH_LOG_LEVEL": "warn",
         "BM_TEST_MARKER": marker,
+        **CHECKOUT_ENV,
     }
     return StdioServerParameters(
         command=sys.executable, args=["-m", "browsermesh", *extra], env=env

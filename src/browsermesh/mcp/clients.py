@@ -12,6 +12,11 @@ A record produced inside a call that has a `CallFeed` with log delivery rides th
 response stream instead (`mcp.feed`), on either era. Over HTTP a principal only ever hears
 about its own sessions; records about no session (a browser disconnect, the listening line)
 go only to the `local` principal (stdio and unauthenticated loopback).
+
+The 2026-07-28 era has no connection-wide channel: a client opens a `subscriptions/listen`
+stream instead. Each principal gets its own `InMemorySubscriptionBus` and SDK `ListenHandler`,
+so a resource event published for one principal can reach no other principal's stream; the
+events are published by the same sender task, in the same order as everything else.
 """
 
 from __future__ import annotations
@@ -22,9 +27,17 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import anyio
+import mcp.types as types
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 from mcp.server import ServerRequestContext
 from mcp.server.connection import Connection
+from mcp.server.subscriptions import (
+    InMemorySubscriptionBus,
+    ListenHandler,
+    ResourcesListChanged,
+    ResourceUpdated,
+    ServerEvent,
+)
 
 from browsermesh.mcp import feed
 from browsermesh.runtime.runtime import LOCAL_PRINCIPAL
@@ -76,7 +89,41 @@ class Listener:
     subscriptions: set[str] = field(default_factory=set)
 
 
-Outgoing = tuple[Connection, str, dict[str, Any] | None]
+MAX_SUBSCRIPTIONS = 256
+"""Resource URIs one handshake-era connection may subscribe to at once."""
+
+
+@dataclass(frozen=True)
+class _Notify:
+    """A notification for one handshake-era connection's standalone channel."""
+
+    connection: Connection
+    method: str
+    params: dict[str, Any] | None
+
+
+@dataclass(frozen=True)
+class _Publish:
+    """An event for one principal's 2026-07-28 listen streams."""
+
+    bus: InMemorySubscriptionBus
+    event: ServerEvent
+
+
+Outgoing = _Notify | _Publish
+
+
+@dataclass(eq=False)
+class _Listens:
+    """One principal's 2026-07-28 listen streams: its own bus and handler, and the resource
+    URIs each open stream asked for."""
+
+    bus: InMemorySubscriptionBus = field(default_factory=InMemorySubscriptionBus)
+    handler: ListenHandler = field(init=False)
+    streams: dict[object, frozenset[str]] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.handler = ListenHandler(self.bus)
 
 
 class Clients:
@@ -92,6 +139,7 @@ class Clients:
         self._send: MemoryObjectSendStream[Outgoing]
         self._receive: MemoryObjectReceiveStream[Outgoing]
         self._send, self._receive = anyio.create_memory_object_stream[Outgoing](OUTBOX)
+        self._listens: dict[str, _Listens] = {}
         self.dropped = 0
 
     def listener(self, ctx: ServerRequestContext[Any], principal: str) -> Listener:
@@ -110,6 +158,39 @@ class Clients:
 
     def listeners(self, principal: str) -> list[Listener]:
         return [x for x in list(self._listeners.values()) if x.principal == principal]
+
+    def watching(self, principal: str, wanted: Callable[[str], bool]) -> bool:
+        """Whether some connection or listen stream of `principal` is subscribed to a URI
+        that `wanted` accepts."""
+        listens = self._listens.get(principal)
+        streams = [] if listens is None else list(listens.streams.values())
+        subscribed = [*streams, *(x.subscriptions for x in self.listeners(principal))]
+        return any(wanted(uri) for uris in subscribed for uri in uris)
+
+    def subscribe(self, ctx: ServerRequestContext[Any], principal: str, uri: str) -> bool:
+        """`resources/subscribe` of the connection `ctx` came on; False when it holds
+        `MAX_SUBSCRIPTIONS` already."""
+        subscriptions = self.listener(ctx, principal).subscriptions
+        if uri not in subscriptions and len(subscriptions) >= MAX_SUBSCRIPTIONS:
+            return False
+        subscriptions.add(uri)
+        return True
+
+    async def listen(
+        self,
+        ctx: ServerRequestContext[Any],
+        params: types.SubscriptionsListenRequestParams,
+        principal: str,
+    ) -> types.SubscriptionsListenResult:
+        """Serve one `subscriptions/listen` stream (2026-07-28) from `principal`'s own bus; it
+        lasts until the client goes or the server stops."""
+        listens = self._listens.setdefault(principal, _Listens())
+        token = object()
+        listens.streams[token] = frozenset(params.notifications.resource_subscriptions or ())
+        try:
+            return await listens.handler(ctx, params)
+        finally:
+            del listens.streams[token]
 
     def principal_of(self, record: dict[str, Any]) -> str:
         """Whose record this is: its principal, else its session's owner, else `local`."""
@@ -140,26 +221,46 @@ class Clients:
             self._post(listener.connection, "notifications/message", params)
 
     def resource_updated(self, principal: str, uri: str) -> None:
-        """Tell the principal's listeners subscribed to `uri` that it changed."""
+        """Tell the principal's listeners subscribed to `uri`, and its listen streams (which
+        filter by URI themselves), that it changed."""
         for listener in self.listeners(principal):
             if uri in listener.subscriptions:
                 self._post(listener.connection, "notifications/resources/updated", {"uri": uri})
+        self._publish(principal, ResourceUpdated(uri))
 
     def resource_list_changed(self, principal: str) -> None:
         """Tell the principal's listeners (connections that listed resources, subscribed or set
-        a log level) that its resource list changed."""
+        a log level) and its listen streams that its resource list changed."""
         for listener in self.listeners(principal):
             self._post(listener.connection, "notifications/resources/list_changed", None)
+        self._publish(principal, ResourcesListChanged())
 
     def _post(self, connection: Connection, method: str, params: dict[str, Any] | None) -> None:
+        self._queue(_Notify(connection, method, params))
+
+    def _publish(self, principal: str, event: ServerEvent) -> None:
+        listens = self._listens.get(principal)
+        if listens is not None:  # a principal that never listened has no bus to publish on
+            self._queue(_Publish(listens.bus, event))
+
+    def _queue(self, item: Outgoing) -> None:
         try:
-            self._send.send_nowait((connection, method, params))
+            self._send.send_nowait(item)
         except anyio.WouldBlock:
             self.dropped += 1
 
     # ------------------------------------------------------------------ sending
 
+    def close(self) -> None:
+        """End every listen stream gracefully (the server is stopping): each sends its final
+        result, so its client knows the stream ended on purpose."""
+        for listens in self._listens.values():
+            listens.handler.close()
+
     async def run(self) -> None:
         """Send queued notifications in order until cancelled (the server lifespan owns it)."""
-        async for connection, method, params in self._receive:
-            await connection.notify(method, params)  # best-effort: never raises
+        async for item in self._receive:
+            if isinstance(item, _Notify):
+                await item.connection.notify(item.method, item.params)  # never raises
+            else:
+                await item.bus.publish(item.event)  # fans out to buffered streams; never raises

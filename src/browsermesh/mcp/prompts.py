@@ -1,4 +1,9 @@
-"""Static prompt templates (contract §21.1): no model calls, no per-client state."""
+"""Static prompt templates (contract §21.1): no model calls, no per-client state.
+
+`diagnose_page` also takes an optional `sessionId` (issue 17): a page the caller already has
+open is diagnosed in that session instead of a new one. The prompt only checks that the value
+looks like an id; it never looks the session up, so it can tell nothing about anyone's sessions.
+"""
 
 from __future__ import annotations
 
@@ -7,7 +12,14 @@ from urllib.parse import urlsplit
 import mcp.types as types
 from mcp import MCPError
 
+from browsermesh.model.ids import ID_TEXT
+
 INVALID_PARAMS = -32602
+MAX_TASK_CHARS = 2000
+MAX_ROLES_CHARS = 500
+MAX_URL_CHARS = 2048
+MAX_SYMPTOM_CHARS = 2000
+MAX_SESSION_ID_CHARS = 128
 
 PROMPTS = [
     types.Prompt(
@@ -34,15 +46,31 @@ PROMPTS = [
             types.PromptArgument(
                 name="symptom", description="What goes wrong (optional).", required=False
             ),
+            types.PromptArgument(
+                name="sessionId",
+                description="Your session that already shows the page (optional).",
+                required=False,
+            ),
         ],
     ),
 ]
+NAMES = frozenset(p.name for p in PROMPTS)
 
 
 def _arg(args: dict[str, str], name: str, max_len: int, required: bool = True) -> str:
     value = args.get(name, "")
     if not isinstance(value, str) or (required and not value.strip()) or len(value) > max_len:
         raise MCPError(INVALID_PARAMS, f"Invalid prompt argument: {name}")
+    return value
+
+
+def _session_id(args: dict[str, str]) -> str | None:
+    """The optional `sessionId`: absent or blank is None; anything but an id is refused."""
+    value = _arg(args, "sessionId", MAX_SESSION_ID_CHARS, required=False).strip()
+    if not value:
+        return None
+    if not ID_TEXT.fullmatch(value):
+        raise MCPError(INVALID_PARAMS, "Invalid prompt argument: sessionId")
     return value
 
 
@@ -72,19 +100,32 @@ def parallel_roles(task: str, roles_raw: str) -> str:
     )
 
 
-def diagnose_page(url: str, symptom: str) -> str:
-    lines = [f"Investigate {url}."]
+def diagnose_page(url: str, symptom: str, session_id: str | None = None) -> str:
+    where = "" if session_id is None else f" in your session {session_id}"
+    lines = [f"Investigate {url}{where}."]
     if symptom.strip():
         lines.append(f"Symptom: {symptom.strip()}")
+    lines.append("")
+    if session_id is None:
+        lines += [
+            "- Create one clean session with browser_session_create.",
+            "- browser_navigate to the URL, then browser_snapshot.",
+        ]
+    else:
+        # What the page already recorded is the evidence: reuse it, do not start afresh.
+        lines += [
+            f"- Use session {session_id}; do not create a session. Find the page showing the "
+            "URL with browser_page_list.",
+            "- browser_snapshot that page; browser_navigate to the URL only if no page shows it.",
+        ]
     lines += [
-        "",
-        "- Create one clean session with browser_session_create.",
-        "- browser_navigate to the URL, then browser_snapshot.",
         "- Call browser_observe once per source: pageError, console, network (HTTP 5xx "
         "responses appear here) and requestFailed.",
         "- Use includeText=true only for console and pageError.",
         "- Check gap and droppedCount before concluding that something is absent.",
-        "- Close the session with browser_session_close.",
+        "- Close the session with browser_session_close."
+        if session_id is None
+        else "- Leave the session open: it is yours and was open before.",
         "- Report the evidence, separating what you observed from what you infer.",
     ]
     return "\n".join(lines)
@@ -93,9 +134,11 @@ def diagnose_page(url: str, symptom: str) -> str:
 def get_prompt(name: str, arguments: dict[str, str] | None) -> types.GetPromptResult:
     args = arguments or {}
     if name == "parallel_roles":
-        text = parallel_roles(_arg(args, "task", 2000), _arg(args, "roles", 500))
+        text = parallel_roles(
+            _arg(args, "task", MAX_TASK_CHARS), _arg(args, "roles", MAX_ROLES_CHARS)
+        )
     elif name == "diagnose_page":
-        url = _arg(args, "url", 2048)
+        url = _arg(args, "url", MAX_URL_CHARS)
         try:
             parts = urlsplit(url)
             valid = parts.scheme in ("http", "https") and bool(parts.hostname)
@@ -103,7 +146,8 @@ def get_prompt(name: str, arguments: dict[str, str] | None) -> types.GetPromptRe
             valid = False
         if not valid:
             raise MCPError(INVALID_PARAMS, "Invalid prompt argument: url must be http(s)")
-        text = diagnose_page(url, _arg(args, "symptom", 2000, required=False))
+        symptom = _arg(args, "symptom", MAX_SYMPTOM_CHARS, required=False)
+        text = diagnose_page(url, symptom, _session_id(args))
     else:
         raise MCPError(INVALID_PARAMS, "Unknown prompt")
     message = types.PromptMessage(role="user", content=types.TextContent(type="text", text=text))

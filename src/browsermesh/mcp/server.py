@@ -1,12 +1,14 @@
 """The MCP server factory: publication (profiles, compaction, dialect) and dispatch.
 
-Built on the SDK's low-level `Server` so the published schemas are exactly ours (§23).
+Built on the SDK's low-level `Server` so the published schemas are exactly ours (§23). This file
+wires handlers to the modules that do the work: tools (`registry`), prompts (`prompts`),
+resources (`resources`), completions (`completions`), and between-call notifications
+(`clients`, `feed`).
 """
 
 from __future__ import annotations
 
 import contextlib
-import json
 import warnings
 from collections.abc import AsyncIterator
 from typing import Any
@@ -14,16 +16,18 @@ from typing import Any
 import anyio
 import mcp.types as types
 from mcp import MCPError
-from mcp.server import Server, ServerRequestContext
+from mcp.server import NotificationOptions, Server, ServerRequestContext
+from mcp.server.models import InitializationOptions
 from mcp.shared.exceptions import MCPDeprecationWarning
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS as MODERN_ERA
 
 from browsermesh._version import __version__
 from browsermesh.config import Config
-from browsermesh.errors import BrowserMeshError
 from browsermesh.mcp import feed, prompts
 from browsermesh.mcp.clients import LOGGER, MCP_LEVELS, Clients, connection_of
+from browsermesh.mcp.completions import Completions
 from browsermesh.mcp.registry import ToolDispatcher, ToolSpec
+from browsermesh.mcp.resources import INVALID_PARAMS, TEMPLATES, SessionResources
 from browsermesh.runtime.runtime import LOCAL_PRINCIPAL, Runtime
 
 
@@ -83,6 +87,25 @@ def principal_of(ctx: ServerRequestContext[Any]) -> str:
     return token.client_id if token is not None and token.client_id else LOCAL_PRINCIPAL
 
 
+class BrowserMeshServer(Server[Any]):
+    """The SDK server, advertising `resources.listChanged` on the handshake era too.
+
+    The SDK derives that flag from `NotificationOptions`, which its own transports (Streamable
+    HTTP, the in-memory client) never pass; on 2026-07-28 it follows `subscriptions/listen`."""
+
+    def create_initialization_options(
+        self,
+        notification_options: NotificationOptions | None = None,
+        experimental_capabilities: dict[str, dict[str, Any]] | None = None,
+        extensions: dict[str, dict[str, Any]] | None = None,
+    ) -> InitializationOptions:
+        return super().create_initialization_options(
+            notification_options or NotificationOptions(resources_changed=True),
+            experimental_capabilities,
+            extensions,
+        )
+
+
 def create_server(runtime: Runtime, *, instructions: str | None = None) -> Server[Any]:
     """An MCP server exposing the configured tool profiles of `runtime`."""
     profiles = set(runtime.config.tools)
@@ -97,6 +120,9 @@ def create_server(runtime: Runtime, *, instructions: str | None = None) -> Serve
 
     clients = Clients(runtime.owner_of)
     runtime.log.sinks.append(clients.on_record)
+    resources = SessionResources(runtime, clients)
+    runtime.watchers.append(resources)
+    completions = Completions(runtime)
 
     async def call_tool(
         ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
@@ -119,6 +145,7 @@ def create_server(runtime: Runtime, *, instructions: str | None = None) -> Serve
             try:
                 yield {}
             finally:
+                clients.close()
                 group.cancel_scope.cancel()
 
     async def list_prompts(
@@ -134,28 +161,51 @@ def create_server(runtime: Runtime, *, instructions: str | None = None) -> Serve
     async def list_resources(
         ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
     ) -> types.ListResourcesResult:
-        return types.ListResourcesResult(resources=[SESSIONS_RESOURCE])
+        principal = principal_of(ctx)
+        if ctx.protocol_version not in MODERN_ERA:
+            clients.listener(ctx, principal)  # so that list_changed reaches this connection
+        return resources.list(principal)
+
+    async def list_resource_templates(
+        ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListResourceTemplatesResult:
+        return types.ListResourceTemplatesResult(resource_templates=TEMPLATES)
 
     async def read_resource(
         ctx: ServerRequestContext[Any], params: types.ReadResourceRequestParams
     ) -> types.ReadResourceResult:
-        if str(params.uri) != SESSIONS_URI:
-            raise MCPError(-32602, "Resource not found", {"uri": str(params.uri)})
-        try:
-            _, views = runtime.list_sessions(principal_of(ctx))
-        except BrowserMeshError as err:
-            raise MCPError(-32603, err.message) from None
-        text = json.dumps({"sessions": views}, indent=2, ensure_ascii=False)
-        contents = types.TextResourceContents(
-            uri=SESSIONS_URI, mime_type="application/json", text=text
-        )
-        return types.ReadResourceResult(contents=[contents])
+        return await resources.read(principal_of(ctx), str(params.uri))
+
+    async def subscribe(
+        ctx: ServerRequestContext[Any], params: types.SubscribeRequestParams
+    ) -> types.EmptyResult:
+        uri = str(params.uri)
+        resources.check_subscribable(uri)
+        if not clients.subscribe(ctx, principal_of(ctx), uri):
+            raise MCPError(INVALID_PARAMS, "Too many subscriptions")
+        return types.EmptyResult()
+
+    async def unsubscribe(
+        ctx: ServerRequestContext[Any], params: types.UnsubscribeRequestParams
+    ) -> types.EmptyResult:
+        clients.listener(ctx, principal_of(ctx)).subscriptions.discard(str(params.uri))
+        return types.EmptyResult()
+
+    async def listen(
+        ctx: ServerRequestContext[Any], params: types.SubscriptionsListenRequestParams
+    ) -> types.SubscriptionsListenResult:
+        return await clients.listen(ctx, params, principal_of(ctx))
+
+    async def complete(
+        ctx: ServerRequestContext[Any], params: types.CompleteRequestParams
+    ) -> types.CompleteResult:
+        return completions.complete(principal_of(ctx), params)
 
     with warnings.catch_warnings():
         # The SDK marks logging deprecated for the 2026-07-28 wire; handshake-era clients
         # (most in the field) still use logging/setLevel.
         warnings.simplefilter("ignore", MCPDeprecationWarning)
-        server: Server[Any] = Server(
+        server: Server[Any] = BrowserMeshServer(
             "browsermesh",
             version=__version__,
             instructions=instructions,
@@ -164,7 +214,12 @@ def create_server(runtime: Runtime, *, instructions: str | None = None) -> Serve
             on_list_prompts=list_prompts,
             on_get_prompt=get_prompt,
             on_list_resources=list_resources,
+            on_list_resource_templates=list_resource_templates,
             on_read_resource=read_resource,
+            on_subscribe_resource=subscribe,
+            on_unsubscribe_resource=unsubscribe,
+            on_subscriptions_listen=listen,
+            on_completion=complete,
             on_set_logging_level=set_logging_level,
             lifespan=lifespan,
         )
@@ -198,13 +253,3 @@ def call_feed(ctx: ServerRequestContext[Any], clients: Clients) -> feed.CallFeed
         log_threshold=threshold if wants_logs else None,
         connection=connection_of(ctx),
     )
-
-
-SESSIONS_URI = "browsermesh://sessions"
-SESSIONS_RESOURCE = types.Resource(
-    name="sessions",
-    title="Live BrowserMesh sessions",
-    uri=SESSIONS_URI,
-    description="Your sessions, as browser_session_list returns them.",
-    mime_type="application/json",
-)

@@ -11,14 +11,18 @@ up.
 from __future__ import annotations
 
 import itertools
+import re
 import secrets
 import string
 
-__all__ = ["base36", "short_id"]
+__all__ = ["ID_TEXT", "base36", "short_id"]
 
 _DIGITS = string.digits + string.ascii_lowercase
 _COUNTER = itertools.count(1)
 _RANDOM_CHARS = 3
+ID_TEXT = re.compile(r"[A-Za-z0-9_-]{1,128}")
+"""What an id written into text we parse (a resource URI, a prompt argument) may look like:
+generous for ids of other servers and versions, but nothing that could carry other text."""
 
 
 def base36(value: int) -> str:

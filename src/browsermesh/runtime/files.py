@@ -13,6 +13,7 @@ import base64
 import binascii
 import mimetypes
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -65,6 +66,9 @@ class SessionFiles:
         # Playwright download object (by id) -> its artifact and saving task, for the
         # `download` wait kind; entries leave with their session (at most the count quota).
         self._saving: dict[int, tuple[Artifact, asyncio.Task[None]]] = {}
+        # Called with a session id when one of its downloads began or settled (the runtime
+        # tells its watchers); on the event loop, never from a worker thread.
+        self.on_change: Callable[[str], None] = lambda _session_id: None
 
     # ------------------------------------------------------------------ downloads
 
@@ -82,6 +86,7 @@ class SessionFiles:
         else:
             task = asyncio.ensure_future(self._save(artifact, download))
             self._saving[id(download.download)] = (artifact, task)
+            self.on_change(session_id)
         tasks = self._tasks.setdefault(session_id, set())
         tasks.add(task)
         task.add_done_callback(tasks.discard)
@@ -94,11 +99,13 @@ class SessionFiles:
             raise
         if failure is not None:
             self.store.fail(artifact, "canceled" if "cancel" in failure.lower() else "failed")
+            self.on_change(artifact.session_id)
             return
         try:
             await asyncio.to_thread(self.store.complete, artifact)
         except BrowserMeshError as err:  # over a byte quota: refused, nothing listed complete
             self.log.warn("download.refused", sessionId=artifact.session_id, code=err.code.value)
+        self.on_change(artifact.session_id)
 
     async def finished(self, raw_download: Any, timeout_s: float) -> Artifact:
         """The artifact a download became, once it is saved (or refused) within `timeout_s`."""

@@ -69,6 +69,7 @@ from browsermesh.runtime.session import (
     PageRecord,
     SessionRecord,
 )
+from browsermesh.runtime.watchers import ChangeKind, SessionChange, SessionWatcher, fingerprint
 
 T = TypeVar("T")
 LOCAL_PRINCIPAL = "local"
@@ -161,6 +162,8 @@ def validate_http_url(url: object) -> str:
 
 
 POPUP_CLOSE_GRACE_MS = 1_000
+TITLE_PEEK_MS = 1_000
+"""How long reading one page's title for a view may take (a busy or hung page shows none)."""
 _CRASHED_PAGE_TOOLS = frozenset({"browser_reload", "browser_get_url"})
 """What a page whose renderer crashed still answers (reload replaces it; see engine/crash.py)."""
 CLOSE_OVERRUN_S = 2.0
@@ -197,6 +200,8 @@ class Runtime:
         self._shutting_down = False
         self._shutdown_task: asyncio.Task[None] | None = None
         self._close_tasks: dict[str, asyncio.Task[None]] = {}
+        # Told about every session change (runtime.watchers); empty: nothing is computed.
+        self.watchers: list[SessionWatcher] = []
         engine.events.on_disconnect = self._on_disconnect
         engine.events.on_page_closed = self._on_page_closed
         engine.events.on_download = self._on_download
@@ -204,6 +209,7 @@ class Runtime:
         store = ArtifactStore(config.data_dir / "artifacts", ArtifactLimits.from_config(config))
         store.clear_all()
         self.files = SessionFiles(store, self.log, config.upload_root)
+        self.files.on_change = self._artifacts_changed
         engine.events.page_limit = lambda _page: self.config.max_pages
 
     # ------------------------------------------------------------------ helpers
@@ -246,6 +252,62 @@ class Runtime:
         """The principal owning `session_id` (live or a kept tombstone); None if unknown."""
         rec = self._sessions.get(session_id)
         return None if rec is None else rec.principal
+
+    # ------------------------------------------------------------------ watchers
+
+    def _changed(self, rec: SessionRecord, kind: ChangeKind) -> None:
+        """Tell every watcher that `rec` changed (a raising watcher is logged and skipped)."""
+        if not self.watchers:
+            return
+        change = SessionChange(rec.principal, rec.session_id, kind)
+        for watcher in list(self.watchers):
+            try:
+                watcher.session_changed(change)
+            except Exception:
+                self.log.warn("watcher.failed", sessionId=rec.session_id)
+
+    def _artifacts_changed(self, session_id: str) -> None:
+        rec = self._sessions.get(session_id)
+        if rec is not None:
+            self._changed(rec, "artifacts")
+
+    def _pages_watched(self, rec: SessionRecord) -> bool:
+        return any(w.watches_pages(rec.principal) for w in list(self.watchers))
+
+    async def _title_peek(self, page: PageRecord) -> str | None:
+        """The page's title as browser_get_title shows it, or None when the page cannot say
+        within `TITLE_PEEK_MS` (crashed, busy, navigating, closed)."""
+        if page.handle.crashed:
+            return None
+        try:
+            return await self.engine.title(page.handle, TITLE_PEEK_MS)
+        except (asyncio.CancelledError, KeyboardInterrupt, SystemExit):
+            raise
+        except Exception:
+            return None
+
+    async def _page_views(self, rec: SessionRecord) -> list[dict[str, Any]]:
+        """Every page of `rec` as a PageView plus its `title` (read at once, not queued)."""
+        pages = list(rec.pages.values())
+        titles = await asyncio.gather(*(self._title_peek(p) for p in pages))
+        return [
+            {**rec.page_view(p, self.engine.current_url(p.handle)), "title": title}
+            for p, title in zip(pages, titles, strict=True)
+        ]
+
+    async def _note_pages(self, rec: SessionRecord) -> None:
+        """After an operation: tell the watchers when the session's pages show something new.
+        Only when someone watches this principal's pages; otherwise the kept fingerprint is
+        forgotten, so that the first watched operation reports (rather than misses) a change."""
+        if not self.watchers or rec.status != "ready":
+            return
+        if not self._pages_watched(rec):
+            rec.fingerprint = None
+            return
+        now = fingerprint(await self._page_views(rec))
+        if now != rec.fingerprint:
+            rec.fingerprint = now
+            self._changed(rec, "pages")
 
     def _make_terminal(self, rec: SessionRecord) -> None:
         """Move a record that just became terminal to the end and prune old tombstones; its
@@ -314,6 +376,7 @@ class Runtime:
                 principal=rec.principal,
                 code=ErrorCode.BROWSER_DISCONNECTED.value,
             )
+            self._changed(rec, "closed")
 
     def _on_download(self, handle: EnginePage, download: Any) -> None:
         owner = self._page_owner.get(id(handle))
@@ -329,6 +392,9 @@ class Runtime:
         rec = self._sessions.get(owner[0])
         if rec is not None and owner[1] in rec.pages:
             self._remove_page(rec, rec.pages[owner[1]])
+            # The page closed itself (window.close, a crash of its context): maybe between
+            # operations, where no fingerprint would notice.
+            self._changed(rec, "pages")
 
     # --------------------------------------------------------------- operations
 
@@ -370,13 +436,24 @@ class Runtime:
                     raise BrowserMeshError(ErrorCode.BROWSER_DISCONNECTED) from None
                 raise internal_error(exc) from None
 
+        async def observed() -> T:
+            # In the queue slot, so that what it reads is what this operation left; a failed
+            # operation may have changed the pages too (a navigation that timed out).
+            try:
+                result = await guarded()
+            except BrowserMeshError:
+                await self._note_pages(rec)
+                raise
+            await self._note_pages(rec)
+            return result
+
         if rec.queue.pending:
             ahead = rec.queue.pending
             progress.report(
                 f"waiting in session queue ({ahead} ahead)", total_ms=deadline.remaining_ms()
             )
         try:
-            result = await await_job(ctx, rec.queue.submit(ctx, guarded))
+            result = await await_job(ctx, rec.queue.submit(ctx, observed))
             rec.last_touch = self.clock.monotonic()
         except asyncio.CancelledError:
             self.log.info(
@@ -494,6 +571,7 @@ class Runtime:
             last_touch=self.clock.monotonic(),
         )
         self._sessions[rec.session_id] = rec
+        self._changed(rec, "created")
         deadline = Deadline(self.config.timeout_ms)
 
         async def create(ctx: OperationContext) -> str:
@@ -542,6 +620,7 @@ class Runtime:
             raise BrowserMeshError(ErrorCode.BROWSER_DISCONNECTED)
         page = self._register_page(rec, handle)
         rec.status = "ready"
+        self._changed(rec, "state")
         return page.page_id
 
     async def _load_state(self, principal: str, state_id: object) -> dict[str, Any]:
@@ -575,6 +654,7 @@ class Runtime:
             self.log.warn(
                 "session.failed", sessionId=rec.session_id, principal=rec.principal, code=code.value
             )
+            self._changed(rec, "closed")
 
     def list_sessions(self, principal: str = LOCAL_PRINCIPAL) -> tuple[str, list[dict[str, Any]]]:
         self._check_running()
@@ -585,6 +665,25 @@ class Runtime:
         rec = self._lookup(principal, session_id)
         count, size = self.files.store.usage(rec.session_id)
         return short_id("o"), {**rec.view(), "artifacts": {"count": count, "bytes": size}}
+
+    async def session_pages(
+        self, principal: str, session_id: object
+    ) -> tuple[str, list[dict[str, Any]]]:
+        """The session's pages as PageViews plus `title`, read at once instead of queued (the
+        session resource must not wait behind long work): a title that cannot be read within
+        `TITLE_PEEK_MS` is null. A closed or failed record has no pages."""
+        rec = self._lookup(principal, session_id)
+        return short_id("o"), await self._page_views(rec)
+
+    def page_urls(self, principal: str) -> dict[str, list[str]]:
+        """The current URLs of the pages of `principal`'s live sessions, by session id (no
+        queue, no browser round trip; completions)."""
+        self._check_running()
+        return {
+            rec.session_id: [self.engine.current_url(p.handle) for p in rec.pages.values()]
+            for rec in self._sessions.values()
+            if rec.principal == principal and rec.status in ACTIVE_STATUSES
+        }
 
     async def close_session(
         self, principal: str, session_id: object, reason: str = "request"
@@ -604,6 +703,7 @@ class Runtime:
             self._drop_pages(rec)
             self._make_terminal(rec)
             self.log.info("session.closed", sessionId=rec.session_id, reason=reason)
+            self._changed(rec, "state")  # a failed record closed: it was not live before
             return
         task = self._close_tasks.get(rec.session_id)
         if task is None:
@@ -638,6 +738,7 @@ class Runtime:
         failure: BrowserMeshError | None = None
         if rec.status in ACTIVE_STATUSES:
             rec.status = "closing"
+            self._changed(rec, "state")
         context, rec.context = rec.context, None
         self._drop_pages(rec)
         if context is not None and not rec.disconnected:
@@ -655,6 +756,7 @@ class Runtime:
             reason=reason,
             principal=rec.principal,
         )
+        self._changed(rec, "closed")
         if failure is not None:
             self.log.warn("operation.failed", sessionId=rec.session_id, code=failure.code.value)
 
@@ -1235,6 +1337,7 @@ class Runtime:
                 "application/pdf",
                 data,
             )
+            self._changed(rec, "artifacts")
             return {"artifact": artifact.view()}
 
         return await self.run_page_op(

@@ -55,6 +55,9 @@ class SessionRecord:
     # Monotonic time of the last touch (accepted call naming the session, or a finished queued
     # operation); the idle reaper compares it with BROWSERMESH_SESSION_IDLE_MS.
     last_touch: float = 0.0
+    # `watchers.fingerprint` of the page views after the last operation someone watched (None:
+    # unknown, so the next watched operation reports its pages as changed).
+    fingerprint: str | None = None
 
     def page_view(self, page: PageRecord, url: str) -> dict[str, Any]:
         """PageView (contract §3.4)."""
