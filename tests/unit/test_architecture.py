@@ -29,7 +29,7 @@ def test_only_engine_imports_playwright() -> None:
         rel = path.relative_to(SRC)
         if uses and rel.parts[0] != "engine":
             # The doctor's browser smoke check talks to Playwright directly by design (§20.2).
-            assert rel.as_posix() == "doctor.py", f"{rel} imports {uses}"
+            assert rel.as_posix() == "doctor/smoke.py", f"{rel} imports {uses}"
 
 
 def test_model_is_pure() -> None:
