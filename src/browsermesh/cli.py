@@ -11,8 +11,7 @@ import sys
 from collections.abc import Sequence
 from typing import TextIO
 
-from browsermesh.config import (
-    ConfigError,
+from browsermesh.cli_options import (
     DemoInvocation,
     DoctorInvocation,
     HelpInvocation,
@@ -23,9 +22,9 @@ from browsermesh.config import (
     VersionInvocation,
     help_text,
     parse_invocation,
-    process_environ,
     usage_summary,
 )
+from browsermesh.config import ConfigError, process_environ
 
 __all__ = ["EXIT_FAILURE", "EXIT_OK", "EXIT_USAGE", "console_main", "main"]
 

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, Literal
 
+from browsermesh.model.limits import MAX_CANDIDATES, MAX_TIMEOUT_MS
 from browsermesh.redact import cut_chars, sanitize_url
 
 
@@ -292,7 +293,6 @@ SELECTOR_ENGINES: frozenset[str] = frozenset(
 """`selectorEngine` detail values: what a `css` value would have selected instead of CSS (a fixed
 vocabulary, never the caller's text)."""
 _LOCATOR_STRATEGIES = frozenset({"role", "text", "label", "placeholder", "testId", "css"})
-MAX_TIMEOUT_MS = 300_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -414,7 +414,6 @@ def _clean_locator(value: Any, *, nested: bool = True) -> dict[str, Any] | None:
 # `contextSettings.viewport.width`, `locator|ref`); `rule` is our own text (`at most 100`).
 _FIELD_PATH = re.compile(r"^[A-Za-z$][A-Za-z0-9_$.|\[\]-]{0,159}$")
 MAX_RULE_CHARS = 200
-MAX_CANDIDATES = 5
 _REF_TOKEN = re.compile(r"^[a-z0-9.]{2,12}$")
 
 

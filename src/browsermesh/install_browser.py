@@ -21,6 +21,7 @@ from collections.abc import Callable
 from typing import IO, Any, Final
 
 from browsermesh.config import locate_full_chromium, locate_headless_shell, process_environ
+from browsermesh.errors import INSTALL_REMEDIATION
 
 __all__ = [
     "INSTALL_REMEDIATION",
@@ -34,7 +35,6 @@ __all__ = [
     "progress_line",
 ]
 
-INSTALL_REMEDIATION: Final = "Run: browsermesh --install-browser"
 SHELL_REMEDIATION: Final = (
     "install it with browsermesh --install-browser or, as root on Debian, apt-get install "
     "chromium-headless-shell"

@@ -29,7 +29,7 @@ def test_only_engine_imports_playwright() -> None:
         rel = path.relative_to(SRC)
         if uses and rel.parts[0] != "engine":
             # The doctor's browser smoke check talks to Playwright directly by design (§20.2).
-            assert rel.as_posix() == "doctor.py", f"{rel} imports {uses}"
+            assert rel.as_posix() == "doctor/smoke.py", f"{rel} imports {uses}"
 
 
 def test_model_is_pure() -> None:
@@ -68,4 +68,64 @@ def test_only_config_reads_the_environment() -> None:
     for path in SRC.rglob("*.py"):
         text = path.read_text()
         if "os.environ" in text or "getenv" in text:
-            assert path.name == "config.py", f"{path.relative_to(SRC)} reads the environment"
+            rel = path.relative_to(SRC).as_posix()
+            assert rel == "config/environment.py", f"{rel} reads the environment"
+
+
+# ------------------------------------------------------------------------------------------
+# Module size (issue 18): no module above 500 lines without a reason written at its top
+# ------------------------------------------------------------------------------------------
+
+MAX_MODULE_LINES = 500
+
+# Issue 18: large modules other branches are splitting right now. Empty this set as those splits
+# merge (the test below fails for an entry that is no longer needed, to say so).
+BEING_SPLIT = {
+    "runtime/runtime.py",  # issue 18, runtime split (concurrent branch)
+}
+
+# Issue 18: modules that were already above the limit when this test was written and that no
+# branch is splitting yet. Each needs a split or a `Size:` line saying why it stays whole.
+AWAITING_SPLIT_OR_REASON = {
+    "engine/backends.py",
+    "engine/elements.py",
+    "engine/playwright_engine.py",
+    "engine/snapshot.py",
+    "errors.py",
+    "model/action_table.py",
+    "model/aria.py",
+    "model/observe.py",
+    "model/paging.py",
+    "persistence/artifacts.py",
+    "persistence/states.py",
+}
+
+
+def _size_reason(path: Path) -> bool:
+    """True when the module docstring has a line starting with ``Size:`` (why it is long)."""
+    docstring = ast.get_docstring(ast.parse(path.read_text())) or ""
+    return any(line.strip().startswith("Size:") for line in docstring.splitlines())
+
+
+def _oversized() -> set[str]:
+    return {
+        path.relative_to(SRC).as_posix()
+        for path in SRC.rglob("*.py")
+        if len(path.read_text().splitlines()) > MAX_MODULE_LINES and not _size_reason(path)
+    }
+
+
+def test_no_module_above_the_size_limit_without_a_reason() -> None:
+    allowed = BEING_SPLIT | AWAITING_SPLIT_OR_REASON
+    offenders = sorted(_oversized() - allowed)
+    assert not offenders, (
+        f"modules above {MAX_MODULE_LINES} lines without a 'Size:' line in their docstring: "
+        + ", ".join(offenders)
+    )
+
+
+def test_size_allowlists_name_only_oversized_modules() -> None:
+    stale = sorted((BEING_SPLIT | AWAITING_SPLIT_OR_REASON) - _oversized())
+    assert not stale, "no longer above the limit (or given a reason); drop from the allowlist: " + (
+        ", ".join(stale)
+    )

@@ -24,6 +24,7 @@ from browsermesh.config import (
     ServeInvocation,
     UsageError,
     VersionInvocation,
+    chromium,
     default_config,
     derive_allowed_hosts,
     derive_allowed_origins,
@@ -1132,7 +1133,7 @@ def make_executable(path: Path) -> Path:
 
 
 def current_revision() -> str:
-    revision = cfg._playwright_revision(cfg._playwright_package_dir())
+    revision = chromium._playwright_revision(chromium._playwright_package_dir())
     return revision if revision is not None else "1234"
 
 
@@ -1169,7 +1170,7 @@ def test_playwright_managed_chromium(lookup_env: dict[str, str]) -> None:
 
 
 def test_playwright_older_layout_and_stale_revisions(lookup_env: dict[str, str]) -> None:
-    if cfg._playwright_revision(cfg._playwright_package_dir()) is None:
+    if chromium._playwright_revision(chromium._playwright_package_dir()) is None:
         pytest.skip("the installed Playwright does not name its Chromium revision")
     registry = Path(lookup_env["PLAYWRIGHT_BROWSERS_PATH"])
     make_executable(registry / "chromium-1" / "chrome-linux64" / "chrome")
@@ -1184,7 +1185,7 @@ def test_playwright_older_layout_and_stale_revisions(lookup_env: dict[str, str])
 def test_playwright_lookup_without_a_known_revision(
     lookup_env: dict[str, str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(cfg, "_playwright_revision", lambda _package, _name="chromium": None)
+    monkeypatch.setattr(chromium, "_playwright_revision", lambda _package, _name="chromium": None)
     registry = Path(lookup_env["PLAYWRIGHT_BROWSERS_PATH"])
     make_executable(registry / "chromium-99" / "chrome-linux64" / "chrome")
     newest = make_executable(registry / "chromium-1000" / "chrome-linux64" / "chrome")
@@ -1273,7 +1274,8 @@ HEADLESS = default_config(headless=True)
 
 
 def shell_revision() -> str:
-    revision = cfg._playwright_revision(cfg._playwright_package_dir(), "chromium-headless-shell")
+    package_dir = chromium._playwright_package_dir()
+    revision = chromium._playwright_revision(package_dir, "chromium-headless-shell")
     return revision if revision is not None else "1234"
 
 

@@ -25,6 +25,7 @@ import pytest
 from browsermesh import doctor
 from browsermesh._version import __version__
 from browsermesh.config import default_config, find_chromium
+from browsermesh.model.deadline import Deadline
 from tests.conftest import chromium_pids_with_marker
 
 IDS = [
@@ -309,14 +310,14 @@ def test_deadline_formula(timeout_ms: int, expected: int) -> None:
 
 def test_deadline_with_fake_clock() -> None:
     now = [100.0]
-    deadline = doctor.Deadline(15_000, clock=lambda: now[0])
-    assert deadline.remaining_ms() == 15_000 and not deadline.expired
+    deadline = Deadline(15_000, clock=lambda: now[0])  # the one Deadline type (issue 18)
+    assert deadline.remaining_ms() == 15_000 and not deadline.expired()
     now[0] = 114.5
-    assert deadline.remaining_ms() == pytest.approx(500) and not deadline.expired
+    assert deadline.remaining_ms() == pytest.approx(500) and not deadline.expired()
     now[0] = 115.0
-    assert deadline.expired
+    assert deadline.expired()
     now[0] = 200.0
-    assert deadline.remaining_ms() == 0 and deadline.expired
+    assert deadline.remaining_ms() == 0 and deadline.expired()
 
 
 def test_checks_started_after_deadline_fail(

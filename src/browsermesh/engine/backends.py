@@ -21,7 +21,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import contextvars
-import ipaddress
 import json
 import os
 import sys
@@ -30,6 +29,7 @@ from collections.abc import Callable, Coroutine, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 from urllib.parse import urlsplit
 
+from browsermesh.config.hosts import is_loopback_host
 from browsermesh.engine.failures import browser_error, timed
 from browsermesh.errors import BrowserMeshError, ErrorCode
 from browsermesh.model import progress
@@ -91,18 +91,12 @@ def endpoint_keys(urls: Sequence[str]) -> list[str]:
 
 
 def is_loopback(url: str) -> bool:
+    """True when the URL's host is this machine (``config.hosts.is_loopback_host``)."""
     try:
         host = urlsplit(url).hostname
     except ValueError:
         return False
-    if host is None:
-        return False
-    if host.lower() == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
+    return host is not None and is_loopback_host(host)
 
 
 def server_launch_options(url: str, executable_path: str | None) -> dict[str, Any]:

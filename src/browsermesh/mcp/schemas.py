@@ -10,7 +10,6 @@ from typing import Any
 
 Schema = dict[str, Any]
 DIALECT = "https://json-schema.org/draft/2020-12/schema"
-MAX_TIMEOUT_MS = 300_000
 NO_CONTROL = "^[^\\x00-\\x1f\\x7f-\\x9f]*$"
 
 

@@ -40,7 +40,7 @@ from ruamel.yaml.events import (
 )
 
 from browsermesh.errors import BrowserMeshError, ErrorCode
-from browsermesh.model.text import well_formed
+from browsermesh.model.text import SURROGATE_RE, well_formed
 from browsermesh.redact import SecretValues, cut_chars
 
 __all__ = [
@@ -124,12 +124,9 @@ _TRAILING_WS_RE = re.compile(r"\s*")
 _STRIPPED_ATTRS = frozenset({"ref", "cursor"})
 
 
-_LONE_SURROGATE_RE = re.compile("[\ud800-\udfff]")
-
-
 def json_literal(text: str) -> str:
     """``JSON.stringify(text)``: a JSON string literal, non-ASCII kept, lone surrogates escaped."""
-    return _LONE_SURROGATE_RE.sub(
+    return SURROGATE_RE.sub(
         lambda m: f"\\u{ord(m.group(0)):04x}", json.dumps(text, ensure_ascii=False)
     )
 

@@ -15,9 +15,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from browsermesh.model.aria import AriaNode
+from browsermesh.model.limits import MAX_CANDIDATES
 from browsermesh.model.locators import LABELLED_ROLES, Selector, normalize_name
 
-MAX_CANDIDATES = 5
 # The roles a label, a placeholder or a form text names.
 FORM_ROLES = frozenset(LABELLED_ROLES)
 # Roles whose name tells a person where an element is.

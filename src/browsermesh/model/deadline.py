@@ -5,24 +5,31 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TypeAlias
 
 from browsermesh.errors import BrowserMeshError, ErrorCode
+
+MonotonicClock: TypeAlias = Callable[[], float]
+"""Seconds from an arbitrary origin that never go backwards (``time.monotonic``)."""
 
 
 @dataclass(eq=False)
 class Deadline:
-    """An absolute monotonic deadline. Queue wait and every engine step share it."""
+    """An absolute monotonic deadline. Queue wait and every engine step share it; so do the
+    doctor's checks. ``clock`` (seconds, monotonic) is injectable for tests of deadline rules."""
 
     timeout_ms: int
     expires_at: float = 0.0
+    clock: MonotonicClock = field(default=time.monotonic, repr=False)
 
     def __post_init__(self) -> None:
         if self.expires_at == 0.0:
-            self.expires_at = time.monotonic() + self.timeout_ms / 1000
+            self.expires_at = self.clock() + self.timeout_ms / 1000
 
     def remaining_ms(self) -> float:
-        return max(0.0, (self.expires_at - time.monotonic()) * 1000)
+        return max(0.0, (self.expires_at - self.clock()) * 1000)
 
     def expired(self) -> bool:
         return self.remaining_ms() < 1

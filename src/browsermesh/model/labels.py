@@ -9,12 +9,12 @@ Pure rules: no Playwright, no MCP, no file system.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Final
 
 from browsermesh.errors import Bound, BrowserMeshError, ErrorCode, invalid_argument
+from browsermesh.model.text import CONTROL_RE, SURROGATE_RE
 
 MAX_NAME_CHARS: Final = 128
 MAX_NAME_BYTES: Final = 512
@@ -40,8 +40,6 @@ A plain dict so it serializes directly; copy it (`dict(LABEL_LIMITS)`) before ha
 
 FORBIDDEN_METADATA_KEYS: Final = frozenset({"__proto__", "constructor", "prototype"})
 
-_CONTROL_RE: Final = re.compile("[\x00-\x1f\x7f-\x9f]")
-_SURROGATE_RE: Final = re.compile("[\ud800-\udfff]")
 
 EMPTY_METADATA: Final[Mapping[str, str]] = MappingProxyType({})
 
@@ -74,9 +72,9 @@ def _check_text(
 
     Returns the UTF-8 byte length of `text`.
     """
-    if _CONTROL_RE.search(text):
+    if CONTROL_RE.search(text):
         raise _invalid(field, f"{what} without control characters")
-    if _SURROGATE_RE.search(text):
+    if SURROGATE_RE.search(text):
         raise _invalid(field, f"{what} in valid Unicode (no lone surrogates)")
     # Bytes first: with at most 4 bytes per code point a code-point check first would make the
     # byte bound unreachable (128 cp x 4 = 512 bytes), yet both bounds are part of the contract.

@@ -52,6 +52,7 @@ import langcodes
 
 from browsermesh.errors import Bound, invalid_argument
 from browsermesh.model.observe_query import RESOURCE_TYPES
+from browsermesh.model.text import CONTROL_RE, SURROGATE_RE
 
 MAX_VIEWPORT_SIZE: Final = 10_000
 MIN_DEVICE_SCALE_FACTOR: Final = 0.1
@@ -87,8 +88,6 @@ FIELDS: Final = (
 """The supported fields, in the order they appear in the normalized result."""
 
 _PREFIX: Final = "contextSettings"
-_CONTROL_RE: Final = re.compile("[\x00-\x1f\x7f-\x9f]")
-_SURROGATE_RE: Final = re.compile("[\ud800-\udfff]")
 
 # RFC 5646 `langtag` / `privateuse` (case-insensitive). Grandfathered "regular" tags such as
 # `art-lojban` or `zh-min-nan` already match `langtag`; the irregular ones are listed below.
@@ -185,9 +184,9 @@ def _text(value: object, path: str, max_chars: int) -> str:
         _fail(path, "at least 1 character")
     if len(value) > max_chars:
         _fail(path, f"at most {max_chars} characters", Bound(path, "<=", max_chars))
-    if _CONTROL_RE.search(value):
+    if CONTROL_RE.search(value):
         _fail(path, "no control characters")
-    if _SURROGATE_RE.search(value):
+    if SURROGATE_RE.search(value):
         _fail(path, "valid Unicode (no lone surrogates)")
     return value
 

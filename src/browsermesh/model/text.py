@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
+from typing import Final
+
+CONTROL_RE: Final = re.compile("[\x00-\x1f\x7f-\x9f]")
+"""C0 and C1 control characters (and DEL), which caller-given names and settings may not hold."""
+SURROGATE_RE: Final = re.compile("[\ud800-\udfff]")
+"""A lone UTF-16 surrogate (not encodable as UTF-8)."""
 
 
 def well_formed(text: str) -> str:

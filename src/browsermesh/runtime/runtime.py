@@ -26,6 +26,7 @@ from browsermesh.model.forms import parse_fields
 from browsermesh.model.ids import short_id
 from browsermesh.model.jsonvalue import MAX_JSON_BYTES
 from browsermesh.model.jsonvalue import compact as compact_json
+from browsermesh.model.limits import MAX_TIMEOUT_MS
 from browsermesh.model.locators import (
     Locator,
     RefTarget,
@@ -60,6 +61,7 @@ from browsermesh.persistence.artifacts import (
     ArtifactLimits,
     ArtifactStore,
 )
+from browsermesh.persistence.states import LOCAL_PRINCIPAL as LOCAL_PRINCIPAL  # mcp imports it
 from browsermesh.runtime.files import SessionFiles
 from browsermesh.runtime.forms import fill_fields
 from browsermesh.runtime.queue import await_job
@@ -72,8 +74,6 @@ from browsermesh.runtime.session import (
 from browsermesh.runtime.watchers import ChangeKind, SessionChange, SessionWatcher, fingerprint
 
 T = TypeVar("T")
-LOCAL_PRINCIPAL = "local"
-MAX_TIMEOUT_MS = 300_000
 MAX_SCROLL_DELTA = 1_000_000
 MAX_EXPRESSION_CHARS = 10_000
 # Session close must always run once queued; it gets a generous budget of its own.

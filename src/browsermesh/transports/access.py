@@ -10,68 +10,16 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-import ipaddress
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
 from browsermesh.config import Config, derive_allowed_hosts, derive_allowed_origins
+from browsermesh.config.hosts import split_authority, split_origin
 
 __all__ = ["AccessPolicy", "bound_allowlists"]
 
 _DEFAULT_PORTS: Final = {"http": 80, "https": 443, "ws": 80, "wss": 443}
-
-
-def _normalize_host(host: str) -> str | None:
-    """Lower-case a host name (trailing dot dropped) or canonicalize an IP literal.
-
-    IPv6 literals come bracketed and stay bracketed (``[::1]``), as in config entries.
-    """
-    if not host:
-        return None
-    if host.startswith("["):
-        if not host.endswith("]"):
-            return None
-        try:
-            return f"[{ipaddress.IPv6Address(host[1:-1]).compressed}]"
-        except ValueError:
-            return None
-    try:
-        return ipaddress.IPv4Address(host).compressed
-    except ValueError:
-        pass
-    name = host.lower()
-    if name.endswith("."):
-        name = name[:-1]
-    if not name or any(ch in name for ch in " /\\@[]"):
-        return None
-    return name
-
-
-def _split_authority(text: str, *, wildcard_port: bool) -> tuple[str, int | None] | None:
-    """``host[:port]`` → (normalized host, port or None). ``*`` ports map to None if allowed."""
-    text = text.strip()
-    if text.startswith("["):
-        end = text.find("]")
-        if end < 0:
-            return None
-        host_text, rest = text[: end + 1], text[end + 1 :]
-    else:
-        host_text, sep, port_text = text.partition(":")
-        rest = f"{sep}{port_text}"
-    host = _normalize_host(host_text)
-    if host is None:
-        return None
-    if not rest:
-        return host, None
-    if not rest.startswith(":"):
-        return None
-    port_text = rest[1:]
-    if port_text == "*" and wildcard_port:
-        return host, None
-    if not port_text.isdigit() or len(port_text) > 5 or int(port_text) > 65_535:
-        return None
-    return host, int(port_text)
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,24 +35,12 @@ class _Rule:
 
 
 def _host_rule(entry: str) -> _Rule | None:
-    parts = _split_authority(entry, wildcard_port=True)
+    parts = split_authority(entry, wildcard_port=True)
     return None if parts is None else _Rule(None, parts[0], parts[1])
 
 
-def _split_origin(text: str, *, wildcard_port: bool) -> tuple[str, str, int | None] | None:
-    scheme, sep, rest = text.strip().partition("://")
-    scheme = scheme.lower()
-    if not sep or not scheme:
-        return None
-    rest = rest.removesuffix("/")
-    if "/" in rest or "@" in rest or "?" in rest or "#" in rest:
-        return None
-    parts = _split_authority(rest, wildcard_port=wildcard_port)
-    return None if parts is None else (scheme, parts[0], parts[1])
-
-
 def _origin_rule(entry: str) -> _Rule | None:
-    parts = _split_origin(entry, wildcard_port=True)
+    parts = split_origin(entry, wildcard_port=True)
     return None if parts is None else _Rule(parts[0], parts[1], parts[2])
 
 
@@ -155,7 +91,7 @@ class AccessPolicy:
             return True
         if not host_header:
             return False
-        parts = _split_authority(host_header, wildcard_port=False)
+        parts = split_authority(host_header, wildcard_port=False)
         if parts is None:
             return False
         host, port = parts
@@ -166,7 +102,7 @@ class AccessPolicy:
         """The ``Origin`` check: absent → allowed (non-browser clients); ``null`` → refused."""
         if origin is None or self._origins is None:
             return True
-        parts = _split_origin(origin, wildcard_port=False)
+        parts = split_origin(origin, wildcard_port=False)
         if parts is None:
             return False
         scheme, host, port = parts

@@ -1,0 +1,161 @@
+"""Configuration: the frozen :class:`Config`, its loading from the environment, the host parser
+and the Chromium lookup (contract §19, §18.2-18.6, §14.1).
+
+The package is split by job; this module only re-exports its public names, so
+``from browsermesh.config import X`` keeps working for every name it ever offered:
+
+- :mod:`~browsermesh.config.constants` and :mod:`~browsermesh.config.variables`: literals,
+  defaults, bounds and the ``BROWSERMESH_*`` names;
+- :mod:`~browsermesh.config.settings`: :class:`Config` and :func:`default_config`;
+- :mod:`~browsermesh.config.environment`: the one reader of the environment and the validating
+  builder (:func:`load_config`, :class:`ConfigError`);
+- :mod:`~browsermesh.config.hosts`: the one host/authority/origin parser (shared with the HTTP
+  transport) and the default allowlists;
+- :mod:`~browsermesh.config.tokens`: the bearer-token file;
+- :mod:`~browsermesh.config.chromium`: where the local Chromium is.
+
+The command-line parser and help text live in :mod:`browsermesh.cli_options`, beside the CLI;
+their names are still importable from here, loaded on first use (that module builds on this
+package, so importing it here eagerly would be circular).
+
+Standard library only: ``browsermesh --version`` and ``--help`` import this package, and
+startup time matters.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from browsermesh.config.chromium import (
+    BINARY_KINDS,
+    BinaryKind,
+    ChromiumLocation,
+    binary_kind,
+    find_chromium,
+    locate_chromium,
+    locate_full_chromium,
+    locate_headless_shell,
+    system_chromium_candidates,
+)
+from browsermesh.config.constants import (
+    ALL_PROFILES,
+    DEFAULT_DATA_DIR,
+    DEFAULT_HTTP_HOST,
+    DEFAULT_HTTP_PATH,
+    DEFAULT_HTTP_PORT,
+    DEFAULT_PROFILES,
+    ENV_PREFIX,
+    LOG_LEVELS,
+    MAX_BROWSER_ENDPOINTS,
+    TOKEN_FILE_MAX_BYTES,
+    TRANSPORTS,
+    Backend,
+    LogLevel,
+    Profile,
+    Transport,
+)
+from browsermesh.config.environment import (
+    build_config,
+    config_from_environment,
+    load_config,
+    process_environ,
+)
+from browsermesh.config.hosts import (
+    derive_allowed_hosts,
+    derive_allowed_origins,
+    is_loopback_host,
+    is_wildcard_host,
+)
+from browsermesh.config.reader import ConfigError
+from browsermesh.config.settings import Config, default_config
+from browsermesh.config.tokens import parse_auth_token_file
+
+if TYPE_CHECKING:
+    from browsermesh.cli_options import (
+        DemoInvocation,
+        DoctorInvocation,
+        HelpInvocation,
+        InstallBrowserInvocation,
+        Invocation,
+        ServeInvocation,
+        UsageError,
+        VersionInvocation,
+        help_text,
+        parse_invocation,
+        usage_summary,
+    )
+
+__all__ = [
+    "ALL_PROFILES",
+    "BINARY_KINDS",
+    "DEFAULT_DATA_DIR",
+    "DEFAULT_HTTP_HOST",
+    "DEFAULT_HTTP_PATH",
+    "DEFAULT_HTTP_PORT",
+    "DEFAULT_PROFILES",
+    "ENV_PREFIX",
+    "LOG_LEVELS",
+    "MAX_BROWSER_ENDPOINTS",
+    "TOKEN_FILE_MAX_BYTES",
+    "TRANSPORTS",
+    "Backend",
+    "BinaryKind",
+    "ChromiumLocation",
+    "Config",
+    "ConfigError",
+    "DemoInvocation",
+    "DoctorInvocation",
+    "HelpInvocation",
+    "InstallBrowserInvocation",
+    "Invocation",
+    "LogLevel",
+    "Profile",
+    "ServeInvocation",
+    "Transport",
+    "UsageError",
+    "VersionInvocation",
+    "binary_kind",
+    "build_config",
+    "config_from_environment",
+    "default_config",
+    "derive_allowed_hosts",
+    "derive_allowed_origins",
+    "find_chromium",
+    "help_text",
+    "is_loopback_host",
+    "is_wildcard_host",
+    "load_config",
+    "locate_chromium",
+    "locate_full_chromium",
+    "locate_headless_shell",
+    "parse_auth_token_file",
+    "parse_invocation",
+    "process_environ",
+    "system_chromium_candidates",
+    "usage_summary",
+]
+
+_CLI_NAMES = frozenset(
+    {
+        "DemoInvocation",
+        "DoctorInvocation",
+        "HelpInvocation",
+        "InstallBrowserInvocation",
+        "Invocation",
+        "ServeInvocation",
+        "UsageError",
+        "VersionInvocation",
+        "help_text",
+        "parse_invocation",
+        "usage_summary",
+    }
+)
+
+
+def __getattr__(name: str) -> object:
+    """The command-line names, from :mod:`browsermesh.cli_options` on first use."""
+    if name in _CLI_NAMES:
+        from browsermesh import cli_options
+
+        return getattr(cli_options, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
