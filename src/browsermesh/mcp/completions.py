@@ -15,7 +15,6 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import mcp.types as types
-from mcp import MCPError
 
 from browsermesh.errors import BrowserMeshError
 from browsermesh.mcp import prompts
@@ -115,18 +114,17 @@ class Completions:
 
     def complete(self, principal: str, params: types.CompleteRequestParams) -> types.CompleteResult:
         """The completion of `params.argument` for `principal`: no values for an argument
-        nothing completes (or a value longer than the argument allows), -32602 for an unknown
-        prompt or template."""
+        nothing completes (or a value longer than the argument allows), and for a prompt or
+        template BrowserMesh does not have (the spec lets a server answer those with an empty
+        list; an error would only make a client's generic completion fail)."""
         ref, name, value = params.ref, params.argument.name, params.argument.value
         context = (params.context.arguments if params.context else None) or {}
         if isinstance(ref, types.PromptReference):
-            if ref.name not in prompts.NAMES:
-                raise MCPError(prompts.INVALID_PARAMS, "Unknown prompt")
             target = (ref.name, name)
         elif ref.uri in (SESSION_TEMPLATE, ARTIFACTS_TEMPLATE):
             target = ("template", name)
         else:
-            raise MCPError(prompts.INVALID_PARAMS, "Resource template not found")
+            target = ("unknown template", name)
         limit = _LIMITS.get(target)
         if limit is None or len(value) > limit:
             return types.CompleteResult(completion=EMPTY)
