@@ -78,12 +78,6 @@ def test_only_config_reads_the_environment() -> None:
 
 MAX_MODULE_LINES = 500
 
-# Issue 18: large modules other branches are splitting right now. Empty this set as those splits
-# merge (the test below fails for an entry that is no longer needed, to say so).
-BEING_SPLIT = {
-    "runtime/runtime.py",  # issue 18, runtime split (concurrent branch)
-}
-
 # Issue 18: modules that were already above the limit when this test was written and that no
 # branch is splitting yet. Each needs a split or a `Size:` line saying why it stays whole.
 AWAITING_SPLIT_OR_REASON = {
@@ -116,7 +110,7 @@ def _oversized() -> set[str]:
 
 
 def test_no_module_above_the_size_limit_without_a_reason() -> None:
-    allowed = BEING_SPLIT | AWAITING_SPLIT_OR_REASON
+    allowed = set(AWAITING_SPLIT_OR_REASON)
     offenders = sorted(_oversized() - allowed)
     assert not offenders, (
         f"modules above {MAX_MODULE_LINES} lines without a 'Size:' line in their docstring: "
@@ -125,7 +119,7 @@ def test_no_module_above_the_size_limit_without_a_reason() -> None:
 
 
 def test_size_allowlists_name_only_oversized_modules() -> None:
-    stale = sorted((BEING_SPLIT | AWAITING_SPLIT_OR_REASON) - _oversized())
+    stale = sorted((set(AWAITING_SPLIT_OR_REASON)) - _oversized())
     assert not stale, "no longer above the limit (or given a reason); drop from the allowlist: " + (
         ", ".join(stale)
     )

@@ -28,13 +28,8 @@ from browsermesh.model.observe_query import parse_query
 from browsermesh.model.paging import normalize_snapshot_options, page_content
 from browsermesh.model.settings import normalize_context_settings
 from browsermesh.persistence.states import validate_state_id
-from browsermesh.runtime.runtime import (
-    Runtime,
-    _delta,
-    _parse_capture,
-    validate_http_url,
-    validate_timeout,
-)
+from browsermesh.runtime.checks import parse_capture, scroll_delta
+from browsermesh.runtime.runtime import Runtime, validate_http_url, validate_timeout
 from tests.fakes import FakeEngine
 
 pytestmark = pytest.mark.anyio
@@ -225,15 +220,15 @@ CASES: list[Case] = [
     ("timeoutMs low", lambda: validate_timeout(-N, 1000), "timeoutMs", "at least 1"),
     ("timeoutMs zero", lambda: validate_timeout(0, 1000), "timeoutMs", "at least 1"),
     ("timeoutMs type", lambda: validate_timeout(C, 1000), "timeoutMs", "integer"),
-    ("scroll deltaY high", lambda: _delta(N, "deltaY"), "deltaY", "at most 1000000"),
-    ("scroll deltaX low", lambda: _delta(-N, "deltaX"), "deltaX", "at least -1000000"),
-    ("scroll deltaX type", lambda: _delta(C, "deltaX"), "deltaX", "integer"),
-    ("capture type", lambda: _parse_capture(C), "capture", "object"),
-    ("capture kind", lambda: _parse_capture({"kind": C}), "capture.kind", "one of: viewport, fullPage, element"),
-    ("capture viewport extra", lambda: _parse_capture({"kind": "viewport", "locator": C}), "capture", 'only the key kind with kind "viewport"'),
-    ("capture element extra", lambda: _parse_capture({"kind": "element", "locator": CSS_A, C: 1}), "capture", "only the keys kind, locator"),
-    ("capture locator missing", lambda: _parse_capture({"kind": "element"}), "capture.locator", 'required with kind "element"'),
-    ("capture locator strategy", lambda: _parse_capture({"kind": "element", "locator": {"strategy": C, "value": C}}), "capture.locator.strategy", "one of: "),
+    ("scroll deltaY high", lambda: scroll_delta(N, "deltaY"), "deltaY", "at most 1000000"),
+    ("scroll deltaX low", lambda: scroll_delta(-N, "deltaX"), "deltaX", "at least -1000000"),
+    ("scroll deltaX type", lambda: scroll_delta(C, "deltaX"), "deltaX", "integer"),
+    ("capture type", lambda: parse_capture(C), "capture", "object"),
+    ("capture kind", lambda: parse_capture({"kind": C}), "capture.kind", "one of: viewport, fullPage, element"),
+    ("capture viewport extra", lambda: parse_capture({"kind": "viewport", "locator": C}), "capture", 'only the key kind with kind "viewport"'),
+    ("capture element extra", lambda: parse_capture({"kind": "element", "locator": CSS_A, C: 1}), "capture", "only the keys kind, locator"),
+    ("capture locator missing", lambda: parse_capture({"kind": "element"}), "capture.locator", 'required with kind "element"'),
+    ("capture locator strategy", lambda: parse_capture({"kind": "element", "locator": {"strategy": C, "value": C}}), "capture.locator.strategy", "one of: "),
     ("url scheme", lambda: validate_http_url(f"ftp://{C}.test/"), "url", "an absolute http or https URL with a host"),
     ("url relative", lambda: validate_http_url(f"/{C}"), "url", "an absolute http or https URL with a host"),
     ("url no host", lambda: validate_http_url(f"http:///{C}"), "url", "an absolute http or https URL with a host"),
@@ -392,7 +387,7 @@ def test_what_was_accepted_stays_accepted() -> None:
     assert parse_wait(prompt)
     assert parse_wait({"kind": "popup"})
     assert parse_action({"kind": "press", "target": {"ref": "s1e2"}, "key": "Control+A"})
-    assert _parse_capture({"kind": "fullPage"}) == ("fullPage", None)
+    assert parse_capture({"kind": "fullPage"}) == ("fullPage", None)
     assert validate_http_url("http://127.0.0.1:8080/x?y#z") == "http://127.0.0.1:8080/x?y#z"
     assert validate_http_url("https://[::1]/") == "https://[::1]/"
     assert validate_timeout(None, 1000) == 1000 and validate_timeout(300_000, 1) == 300_000

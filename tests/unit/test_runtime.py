@@ -323,7 +323,7 @@ async def test_close_aborts_a_job_that_overruns_its_deadline(
     rig, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A job that never honours its deadline (a page that never yields) cannot hold the close."""
-    import browsermesh.runtime.runtime as runtime_module
+    import browsermesh.runtime.lifecycle as runtime_module
 
     monkeypatch.setattr(runtime_module, "CLOSE_OVERRUN_S", 0.2)
     runtime, engine, records = rig

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 from browsermesh._version import __version__
 
 if TYPE_CHECKING:
-    from browsermesh.runtime.runtime import Runtime
+    from browsermesh.runtime.core import RuntimeCore
 
 
 @cache
@@ -21,7 +21,7 @@ def _dist_version(name: str) -> str:
         return "unknown"
 
 
-def runtime_info(runtime: Runtime, transport: str) -> dict[str, Any]:
+def runtime_info(runtime: RuntimeCore, transport: str) -> dict[str, Any]:
     """The runtime_info structured result (contract §4.1)."""
     from browsermesh.model.labels import LABEL_LIMITS
 

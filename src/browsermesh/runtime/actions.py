@@ -1,0 +1,344 @@
+"""Page operations that act: navigation and history, element actions, forms, scroll, drag,
+visible text, waits, action-and-wait."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from browsermesh.engine.protocol import HistoryStep
+from browsermesh.errors import Bound, BrowserMeshError, ErrorCode
+from browsermesh.model.arguments import action_argument
+from browsermesh.model.deadline import OperationContext
+from browsermesh.model.forms import parse_fields
+from browsermesh.model.locators import (
+    parse_locator,
+    parse_target,
+)
+from browsermesh.model.matchers import (
+    ActionSpec,
+    FileChooserWait,
+    WaitSpec,
+    parse_action,
+    parse_condition,
+    parse_wait,
+)
+from browsermesh.model.paging import (
+    normalize_snapshot_options,
+)
+from browsermesh.model.table_diff import FollowMode, TableLines, parse_follow, table_diff
+from browsermesh.model.text import bound_text
+from browsermesh.persistence.states import LOCAL_PRINCIPAL as LOCAL_PRINCIPAL  # mcp imports it
+from browsermesh.runtime.checks import scroll_delta, validate_http_url
+from browsermesh.runtime.core import RuntimeCore, first_page
+from browsermesh.runtime.forms import fill_fields
+from browsermesh.runtime.session import (
+    PageRecord,
+    SessionRecord,
+)
+
+POPUP_CLOSE_GRACE_MS = 1_000
+"""How long closing a popup over the page limit may take past the call's deadline."""
+
+
+class PageActions(RuntimeCore):
+    """What changes a page: navigation, element actions and forms (with `changes` and the
+    follow-up snapshot), scrolling, dragging, waits and action-and-wait."""
+
+    async def navigate(
+        self, principal: str, session_id: object, page_id: object, url: object, timeout_ms: object
+    ) -> tuple[str, str]:
+        target = validate_http_url(url)
+
+        async def job(rec: SessionRecord, page: PageRecord, ctx: OperationContext) -> str:
+            self._clear_snapshots(page)
+            return await self.engine.navigate(page.handle, target, ctx.deadline.budget_ms())
+
+        return await self.run_page_op(
+            principal, session_id, page_id, "browser_navigate", timeout_ms, job
+        )
+
+    async def history(
+        self,
+        principal: str,
+        session_id: object,
+        page_id: object,
+        step: HistoryStep,
+        timeout_ms: object,
+    ) -> tuple[str, str]:
+        async def job(rec: SessionRecord, page: PageRecord, ctx: OperationContext) -> str:
+            self._clear_snapshots(page)
+            return await self.engine.history(page.handle, step, ctx.deadline.budget_ms())
+
+        return await self.run_page_op(
+            principal, session_id, page_id, f"browser_{step}", timeout_ms, job
+        )
+
+    async def get_url(
+        self, principal: str, session_id: object, page_id: object, timeout_ms: object
+    ) -> tuple[str, str]:
+        async def job(rec: SessionRecord, page: PageRecord, ctx: OperationContext) -> str:
+            return self.engine.current_url(page.handle)
+
+        return await self.run_page_op(
+            principal, session_id, page_id, "browser_get_url", timeout_ms, job
+        )
+
+    async def get_title(
+        self, principal: str, session_id: object, page_id: object, timeout_ms: object
+    ) -> tuple[str, str]:
+        async def job(rec: SessionRecord, page: PageRecord, ctx: OperationContext) -> str:
+            return await self.engine.title(page.handle, ctx.deadline.budget_ms())
+
+        return await self.run_page_op(
+            principal, session_id, page_id, "browser_get_title", timeout_ms, job
+        )
+
+    async def element_action(
+        self,
+        principal: str,
+        session_id: object,
+        page_id: object,
+        op: str,
+        args: dict[str, Any],
+        arg: str | None,
+        timeout_ms: object,
+    ) -> tuple[str, dict[str, Any]]:
+        """One of the 10 element actions on exactly one of `locator` / `ref`; returns the
+        operation id and ``{changes, diff|snapshot?}`` (issue 15)."""
+        target = parse_target(args)
+        arg = action_argument(op, arg)
+        follow = parse_follow(args.get("snapshot"))
+
+        async def job(
+            rec: SessionRecord, page: PageRecord, ctx: OperationContext
+        ) -> dict[str, Any]:
+            changes = await self.engine.act(page.handle, target, op, arg, ctx)
+            return {"changes": changes, **await self._follow(page, follow, changes, ctx)}
+
+        return await self.run_page_op(
+            principal, session_id, page_id, f"browser_{op}", timeout_ms, job
+        )
+
+    async def _follow(
+        self,
+        page: PageRecord,
+        mode: FollowMode | None,
+        changes: dict[str, Any],
+        ctx: OperationContext,
+    ) -> dict[str, Any]:
+        """The action table after an interaction: whole (``actions``, paged like
+        browser_snapshot) or as lines added and removed since the page's last table (``diff``).
+        Either way the page's refs become the new table's."""
+        if mode is None or changes.get("pageClosed"):
+            return {}
+        opts = normalize_snapshot_options({"format": "actions"})
+        assert not isinstance(opts, str)
+        cap = await self.engine.snapshot(page.handle, opts, None, ctx)
+        previous, page.last_table = page.last_table, TableLines(tuple(cap.keys), tuple(cap.lines))
+        if mode == "diff":
+            refs = [r["ref"] for r in cap.refs]
+            return {"diff": table_diff(previous, page.last_table, refs)}
+        piece, pagination, _ = first_page(page, opts, None, cap)
+        out = {"snapshot": piece.text}
+        if pagination["nextCursor"] is not None:
+            out["nextCursor"] = pagination["nextCursor"]
+        return out
+
+    async def fill_form(
+        self,
+        principal: str,
+        session_id: object,
+        page_id: object,
+        fields: object,
+        timeout_ms: object,
+        follow_snapshot: object = None,
+    ) -> tuple[str, dict[str, Any]]:
+        """Several fields of one form, in order, in one queue slot under one deadline; stops at
+        the first failing field (runtime/forms.py). `{filled, changes, diff|snapshot?}`."""
+        parsed = parse_fields(fields)
+        follow = parse_follow(follow_snapshot)
+
+        async def job(
+            rec: SessionRecord, page: PageRecord, ctx: OperationContext
+        ) -> dict[str, Any]:
+            watch = await self.engine.watch_changes(page.handle, ctx)
+            try:
+                filled = await fill_fields(self.engine, page.handle, parsed, ctx)
+            except BaseException:
+                await watch.close()
+                raise
+            changes = await watch.finish(ctx, settle=False)
+            follow_up = await self._follow(page, follow, changes, ctx)
+            return {"filled": filled, "changes": changes, **follow_up}
+
+        return await self.run_page_op(
+            principal, session_id, page_id, "browser_fill_form", timeout_ms, job
+        )
+
+    async def scroll(
+        self,
+        principal: str,
+        session_id: object,
+        page_id: object,
+        delta_x: object,
+        delta_y: object,
+        timeout_ms: object,
+    ) -> str:
+        dx, dy = scroll_delta(delta_x, "deltaX"), scroll_delta(delta_y, "deltaY")
+
+        async def job(rec: SessionRecord, page: PageRecord, ctx: OperationContext) -> None:
+            await self.engine.scroll(page.handle, dx, dy, ctx)
+
+        op_id, _ = await self.run_page_op(
+            principal, session_id, page_id, "browser_scroll", timeout_ms, job
+        )
+        return op_id
+
+    async def drag(
+        self,
+        principal: str,
+        session_id: object,
+        page_id: object,
+        source: object,
+        target: object,
+        timeout_ms: object,
+    ) -> str:
+        src, dst = parse_locator(source, "source"), parse_locator(target, "target")
+
+        async def job(rec: SessionRecord, page: PageRecord, ctx: OperationContext) -> None:
+            await self.engine.drag(page.handle, src, dst, ctx)
+
+        op_id, _ = await self.run_page_op(
+            principal, session_id, page_id, "browser_drag_and_drop", timeout_ms, job
+        )
+        return op_id
+
+    async def visible_text(
+        self,
+        principal: str,
+        session_id: object,
+        page_id: object,
+        locator: object,
+        timeout_ms: object,
+    ) -> tuple[str, dict[str, Any]]:
+        """The element's rendered innerText, cut to the configured chars then bytes."""
+        loc = parse_locator(locator)
+        max_chars = self.config.visible_text_max_chars
+        max_bytes = self.config.visible_text_max_bytes
+
+        async def job(
+            rec: SessionRecord, page: PageRecord, ctx: OperationContext
+        ) -> dict[str, Any]:
+            text = await self.engine.visible_text(page.handle, loc, ctx)
+            cut = bound_text(text, max_chars, max_bytes)
+            return {
+                "text": cut.text,
+                "truncation": {
+                    "truncated": cut.truncated,
+                    "originalChars": cut.original_chars,
+                    "originalBytes": cut.original_bytes,
+                    "returnedChars": cut.returned_chars,
+                    "returnedBytes": cut.returned_bytes,
+                    "maxChars": max_chars,
+                    "maxBytes": max_bytes,
+                },
+            }
+
+        return await self.run_page_op(
+            principal, session_id, page_id, "browser_visible_text", timeout_ms, job
+        )
+
+    async def wait(
+        self,
+        principal: str,
+        session_id: object,
+        page_id: object,
+        condition: object,
+        timeout_ms: object,
+    ) -> str:
+        """One passive condition, holding the session queue until satisfied or timed out."""
+        cond = parse_condition(condition)
+
+        async def job(rec: SessionRecord, page: PageRecord, ctx: OperationContext) -> None:
+            await self.engine.wait(page.handle, cond, ctx)
+
+        op_id, _ = await self.run_page_op(
+            principal, session_id, page_id, "browser_wait", timeout_ms, job
+        )
+        return op_id
+
+    async def action_and_wait(
+        self,
+        principal: str,
+        session_id: object,
+        page_id: object,
+        action: object,
+        wait: object,
+        timeout_ms: object,
+        follow_snapshot: object = None,
+    ) -> tuple[str, dict[str, Any]]:
+        """Register the waiter, act, await the event; a popup becomes a managed page. The result
+        also carries ``changes`` and, with ``follow_snapshot``, the table or its diff."""
+        act = parse_action(action)
+        spec = parse_wait(wait)
+        follow = parse_follow(follow_snapshot)
+        if isinstance(spec, FileChooserWait):  # files resolved (and refused) before any work
+            owner = self._lookup(principal, session_id)
+            files = self.files.payloads(owner.session_id, list(spec.files), "wait.files")
+            spec = FileChooserWait(tuple(files))
+
+        async def job(
+            rec: SessionRecord, page: PageRecord, ctx: OperationContext
+        ) -> dict[str, Any]:
+            try:
+                result = await self._act_and_wait(rec, page, act, spec, ctx)
+            finally:
+                self._clear_snapshots(page)
+            changes = result.pop("_changes", {})
+            follow_up = await self._follow(page, follow, changes, ctx)
+            return {"event": result, "changes": changes, **follow_up}
+
+        return await self.run_page_op(
+            principal, session_id, page_id, "browser_action_and_wait", timeout_ms, job
+        )
+
+    async def _act_and_wait(
+        self,
+        rec: SessionRecord,
+        page: PageRecord,
+        act: ActionSpec,
+        spec: WaitSpec,
+        ctx: OperationContext,
+    ) -> dict[str, Any]:
+        """The engine's action-and-wait; a download becomes its artifact, a popup a page."""
+        event, popup = await self.engine.action_and_wait(page.handle, act, spec, ctx)
+        raw_download = event.pop("_download", None)
+        if raw_download is not None:
+            try:
+                artifact = await self.files.finished(
+                    raw_download, ctx.deadline.remaining_ms() / 1000
+                )
+            except TimeoutError:
+                raise ctx.deadline.timeout_error() from None
+            return {
+                "kind": "download",
+                "artifact": artifact.view(),
+                "_changes": event.get("_changes", {}),
+            }
+        if popup is None:
+            return event
+        if len(rec.pages) >= self.config.max_pages:
+            # Cleanup of a page nobody may keep: a short grace past the deadline.
+            await self.engine.close_page(
+                popup, max(ctx.deadline.remaining_ms(), POPUP_CLOSE_GRACE_MS)
+            )
+            raise BrowserMeshError(
+                ErrorCode.LIMIT_EXCEEDED,
+                bound=Bound("pages", "<=", self.config.max_pages, "BROWSERMESH_MAX_PAGES"),
+            )
+        new_page = self._register_page(rec, popup)
+        return {
+            "kind": "popup",
+            "page": rec.page_view(new_page, self.engine.current_url(popup)),
+            "_changes": event.get("_changes", {}),
+        }

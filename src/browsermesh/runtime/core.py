@@ -1,0 +1,449 @@
+"""The runtime's core: registry, page bookkeeping, queue execution, engine events, inspection.
+
+Every public coroutine of the runtime either returns `(operationId, result)` or raises
+`BrowserMeshError` carrying the operationId; `_run` is where that happens."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any, TypeVar
+
+from browsermesh.config import Config
+from browsermesh.engine.protocol import Engine, EnginePage
+from browsermesh.engine.snapshot import Capture
+from browsermesh.errors import BrowserMeshError, ErrorCode, internal_error
+from browsermesh.log import EventLog
+from browsermesh.model import progress
+from browsermesh.model.clock import Clock, iso_from_epoch
+from browsermesh.model.deadline import Deadline, OperationContext
+from browsermesh.model.ids import short_id
+from browsermesh.model.observe import ObserveLimits, PageObservations
+from browsermesh.model.paging import (
+    Page,
+    SnapshotOptions,
+    SnapshotStore,
+)
+from browsermesh.persistence.artifacts import (
+    ArtifactLimits,
+    ArtifactStore,
+)
+from browsermesh.persistence.states import LOCAL_PRINCIPAL as LOCAL_PRINCIPAL  # mcp imports it
+from browsermesh.runtime.checks import validate_timeout
+from browsermesh.runtime.files import SessionFiles
+from browsermesh.runtime.queue import await_job
+from browsermesh.runtime.session import (
+    ACTIVE_STATUSES,
+    TERMINAL_STATUSES,
+    PageRecord,
+    SessionRecord,
+)
+from browsermesh.runtime.watchers import ChangeKind, SessionChange, SessionWatcher, fingerprint
+
+T = TypeVar("T")
+PageJob = Callable[[SessionRecord, PageRecord, OperationContext], Awaitable[T]]
+SessionJob = Callable[[SessionRecord, OperationContext], Awaitable[T]]
+TITLE_PEEK_MS = 1_000
+"""How long reading one page's title for a view may take (a busy or hung page shows none)."""
+CRASHED_PAGE_TOOLS = frozenset({"browser_reload", "browser_get_url"})
+"""What a page whose renderer crashed still answers (reload replaces it; see engine/crash.py)."""
+
+
+class RuntimeCore:
+    """The registry and how work runs: sessions and pages by id, acceptance checks, the
+    queue execution every operation goes through (deadline, logging, classification), engine
+    events, change notification and inspection. The operations are in the classes built on it
+    (runtime.lifecycle, runtime.actions, runtime.reads); `runtime.Runtime` combines them."""
+
+    def __init__(
+        self,
+        config: Config,
+        engine: Engine[Any, Any],
+        log: EventLog | None = None,
+        *,
+        states: Any = None,
+        clock: Clock | None = None,
+    ) -> None:
+        self.config = config
+        self.engine = engine
+        self.log = log or EventLog("silent")
+        self.states = states
+        self.clock = clock or Clock()
+        self.transport = "stdio"
+        self._observe_limits = ObserveLimits(
+            config.observability_events,
+            config.observability_string_chars,
+            config.observability_page_size,
+            config.observability_response_bytes,
+        )
+        self._sessions: dict[str, SessionRecord] = {}
+        self._page_owner: dict[int, tuple[str, str]] = {}
+        self._shutting_down = False
+        self._shutdown_task: asyncio.Task[None] | None = None
+        self._close_tasks: dict[str, asyncio.Task[None]] = {}
+        # Told about every session change (runtime.watchers); empty: nothing is computed.
+        self.watchers: list[SessionWatcher] = []
+        engine.events.on_disconnect = self._on_disconnect
+        engine.events.on_page_closed = self._on_page_closed
+        engine.events.on_download = self._on_download
+        # No session survives a restart, so no artifact does either (issue 14).
+        store = ArtifactStore(config.data_dir / "artifacts", ArtifactLimits.from_config(config))
+        store.clear_all()
+        self.files = SessionFiles(store, self.log, config.upload_root)
+        self.files.on_change = self._artifacts_changed
+        engine.events.page_limit = lambda _page: self.config.max_pages
+
+    def _now(self) -> str:
+        return iso_from_epoch(self.clock.wall())
+
+    def _check_running(self) -> None:
+        if self._shutting_down:
+            raise BrowserMeshError(ErrorCode.RUNTIME_SHUTTING_DOWN)
+
+    def _lookup(self, principal: str, session_id: object) -> SessionRecord:
+        self._check_running()
+        rec = self._sessions.get(session_id) if isinstance(session_id, str) else None
+        if rec is None or rec.principal != principal:
+            raise BrowserMeshError(ErrorCode.SESSION_NOT_FOUND)
+        rec.last_touch = self.clock.monotonic()
+        return rec
+
+    def _accept(self, principal: str, session_id: object) -> SessionRecord:
+        """The §13.3 state checks, in order, for work on a session."""
+        rec = self._lookup(principal, session_id)
+        if rec.status == "closing" or (rec.status == "ready" and not rec.accepting):
+            raise BrowserMeshError(ErrorCode.SESSION_CLOSING)
+        if rec.status == "closed":
+            raise BrowserMeshError(ErrorCode.SESSION_CLOSED)
+        if rec.status == "failed" and rec.disconnected:
+            raise BrowserMeshError(ErrorCode.BROWSER_DISCONNECTED)
+        if rec.status != "ready":
+            raise BrowserMeshError(ErrorCode.SESSION_NOT_READY)
+        return rec
+
+    def _page(self, rec: SessionRecord, page_id: object) -> PageRecord:
+        page = rec.pages.get(page_id) if isinstance(page_id, str) else None
+        if page is None:
+            raise BrowserMeshError(ErrorCode.PAGE_NOT_FOUND)
+        return page
+
+    def owner_of(self, session_id: str) -> str | None:
+        """The principal owning `session_id` (live or a kept tombstone); None if unknown."""
+        rec = self._sessions.get(session_id)
+        return None if rec is None else rec.principal
+
+    def _changed(self, rec: SessionRecord, kind: ChangeKind) -> None:
+        """Tell every watcher that `rec` changed (a raising watcher is logged and skipped)."""
+        if not self.watchers:
+            return
+        change = SessionChange(rec.principal, rec.session_id, kind)
+        for watcher in list(self.watchers):
+            try:
+                watcher.session_changed(change)
+            except Exception:
+                self.log.warn("watcher.failed", sessionId=rec.session_id)
+
+    def _artifacts_changed(self, session_id: str) -> None:
+        rec = self._sessions.get(session_id)
+        if rec is not None:
+            self._changed(rec, "artifacts")
+
+    def _pages_watched(self, rec: SessionRecord) -> bool:
+        return any(w.watches_pages(rec.principal) for w in list(self.watchers))
+
+    async def _title_peek(self, page: PageRecord) -> str | None:
+        """The page's title as browser_get_title shows it, or None when the page cannot say
+        within `TITLE_PEEK_MS` (crashed, busy, navigating, closed)."""
+        if page.handle.crashed:
+            return None
+        try:
+            return await self.engine.title(page.handle, TITLE_PEEK_MS)
+        except (asyncio.CancelledError, KeyboardInterrupt, SystemExit):
+            raise
+        except Exception:
+            return None
+
+    async def _page_views(self, rec: SessionRecord) -> list[dict[str, Any]]:
+        """Every page of `rec` as a PageView plus its `title` (read at once, not queued)."""
+        pages = list(rec.pages.values())
+        titles = await asyncio.gather(*(self._title_peek(p) for p in pages))
+        return [
+            {**rec.page_view(p, self.engine.current_url(p.handle)), "title": title}
+            for p, title in zip(pages, titles, strict=True)
+        ]
+
+    async def _note_pages(self, rec: SessionRecord) -> None:
+        """After an operation: tell the watchers when the session's pages show something new.
+        Only when someone watches this principal's pages; otherwise the kept fingerprint is
+        forgotten, so that the first watched operation reports (rather than misses) a change."""
+        if not self.watchers or rec.status != "ready":
+            return
+        if not self._pages_watched(rec):
+            rec.fingerprint = None
+            return
+        now = fingerprint(await self._page_views(rec))
+        if now != rec.fingerprint:
+            rec.fingerprint = now
+            self._changed(rec, "pages")
+
+    def _make_terminal(self, rec: SessionRecord) -> None:
+        """Move a record that just became terminal to the end and prune old tombstones; its
+        artifacts go with it."""
+        self.files.forget(rec.session_id)
+        self._sessions.pop(rec.session_id, None)
+        self._sessions[rec.session_id] = rec
+        keep = max(1, self.config.max_sessions)
+        terminal = [r for r in self._sessions.values() if r.status in TERMINAL_STATUSES]
+        for old in terminal[: max(0, len(terminal) - keep)]:
+            del self._sessions[old.session_id]
+
+    def _drop_pages(self, rec: SessionRecord) -> None:
+        for page in rec.pages.values():
+            self._page_owner.pop(id(page.handle), None)
+        rec.pages.clear()
+        rec.default_page_id = None
+
+    def _register_page(self, rec: SessionRecord, handle: EnginePage) -> PageRecord:
+        page = PageRecord(
+            short_id("p"),
+            rec.session_id,
+            self._now(),
+            handle,
+            snapshots=SnapshotStore(now=self.clock.monotonic, wall_now=self.clock.wall),
+        )
+        page.observations = PageObservations(
+            rec.session_id, page.page_id, self._observe_limits, self.clock
+        )
+        self.engine.observe(handle, page.observations)
+        rec.pages[page.page_id] = page
+        self._page_owner[id(handle)] = (rec.session_id, page.page_id)
+        if rec.default_page_id is None:
+            rec.default_page_id = page.page_id
+        self.log.info(
+            "page.created", sessionId=rec.session_id, pageId=page.page_id, principal=rec.principal
+        )
+        return page
+
+    def _remove_page(self, rec: SessionRecord, page: PageRecord) -> None:
+        rec.pages.pop(page.page_id, None)
+        self._page_owner.pop(id(page.handle), None)
+        if rec.default_page_id == page.page_id:
+            # Closing the default page promotes the oldest remaining page.
+            rec.default_page_id = next(iter(rec.pages), None)
+        self.log.info("page.closed", sessionId=rec.session_id, pageId=page.page_id)
+
+    def _on_disconnect(self, placement: str) -> None:
+        """Fail every live session placed on a browser that went away."""
+        self.log.warn("browser.disconnected", endpoint=placement)
+        for rec in list(self._sessions.values()):
+            if rec.placement != placement or rec.status not in ACTIVE_STATUSES:
+                continue
+            rec.status = "failed"
+            rec.disconnected = True
+            rec.failure_code = ErrorCode.BROWSER_DISCONNECTED
+            rec.context = None
+            rec.last_activity_at = self._now()
+            self._drop_pages(rec)
+            self._make_terminal(rec)
+            self.log.warn(
+                "session.failed",
+                sessionId=rec.session_id,
+                principal=rec.principal,
+                code=ErrorCode.BROWSER_DISCONNECTED.value,
+            )
+            self._changed(rec, "closed")
+
+    def _on_download(self, handle: EnginePage, download: Any) -> None:
+        owner = self._page_owner.get(id(handle))
+        rec = None if owner is None else self._sessions.get(owner[0])
+        if owner is None or rec is None or rec.status != "ready":
+            return  # the page's session is ending: the download dies with its context
+        self.files.on_download(rec.session_id, rec.principal, owner[1], download)
+
+    def _on_page_closed(self, handle: EnginePage) -> None:
+        owner = self._page_owner.get(id(handle))
+        if owner is None:
+            return
+        rec = self._sessions.get(owner[0])
+        if rec is not None and owner[1] in rec.pages:
+            self._remove_page(rec, rec.pages[owner[1]])
+            # The page closed itself (window.close, a crash of its context): maybe between
+            # operations, where no fingerprint would notice.
+            self._changed(rec, "pages")
+
+    async def _run(
+        self,
+        rec: SessionRecord,
+        tool: str,
+        deadline: Deadline,
+        job: Callable[[OperationContext], Awaitable[T]],
+        *,
+        page_id: str | None = None,
+        operation_id: str | None = None,
+        touch: bool = True,
+    ) -> tuple[str, T]:
+        """Queue `job` on the session, wait for it on behalf of the caller, log and classify."""
+        ctx = OperationContext(operation_id or short_id("o"), deadline)
+        started = time.monotonic()
+        fields = {
+            "operationId": ctx.operation_id,
+            "sessionId": rec.session_id,
+            "pageId": page_id,
+            "principal": rec.principal,
+            "tool": tool,
+        }
+        self.log.info("operation.started", **fields)
+
+        async def guarded() -> T:
+            progress.report(f"running {tool}", total_ms=deadline.remaining_ms())
+            try:
+                return await job(ctx)
+            except BrowserMeshError:
+                if rec.disconnected:
+                    raise BrowserMeshError(ErrorCode.BROWSER_DISCONNECTED) from None
+                raise
+            except (asyncio.CancelledError, KeyboardInterrupt, SystemExit):
+                raise
+            except Exception as exc:
+                if rec.disconnected:
+                    raise BrowserMeshError(ErrorCode.BROWSER_DISCONNECTED) from None
+                raise internal_error(exc) from None
+
+        async def observed() -> T:
+            # In the queue slot, so that what it reads is what this operation left; a failed
+            # operation may have changed the pages too (a navigation that timed out).
+            try:
+                result = await guarded()
+            except BrowserMeshError:
+                await self._note_pages(rec)
+                raise
+            await self._note_pages(rec)
+            return result
+
+        if rec.queue.pending:
+            ahead = rec.queue.pending
+            progress.report(
+                f"waiting in session queue ({ahead} ahead)", total_ms=deadline.remaining_ms()
+            )
+        try:
+            result = await await_job(ctx, rec.queue.submit(ctx, observed))
+            rec.last_touch = self.clock.monotonic()
+        except asyncio.CancelledError:
+            self.log.info(
+                "operation.failed",
+                code=ErrorCode.OPERATION_CANCELLED.value,
+                durationMs=ms_since(started),
+                **fields,
+            )
+            raise
+        except BrowserMeshError as err:
+            rec.last_touch = self.clock.monotonic()
+            err.operation_id = ctx.operation_id
+            self.log.info(
+                "operation.failed", code=err.code.value, durationMs=ms_since(started), **fields
+            )
+            raise
+        if touch:
+            rec.last_activity_at = self._now()
+        self.log.info("operation.completed", durationMs=ms_since(started), **fields)
+        return ctx.operation_id, result
+
+    async def run_page_op(
+        self,
+        principal: str,
+        session_id: object,
+        page_id: object,
+        tool: str,
+        timeout_ms: object,
+        job: PageJob[T],
+    ) -> tuple[str, T]:
+        """Accept a page-addressed call and run `job(session, page, ctx)` in the queue."""
+        rec = self._accept(principal, session_id)
+        self._page(rec, page_id)  # fail fast: PAGE_NOT_FOUND before queueing
+        deadline = Deadline(validate_timeout(timeout_ms, self.config.timeout_ms))
+
+        async def queued(ctx: OperationContext) -> T:
+            self._recheck(rec)
+            page = self._page(rec, page_id)
+            if page.handle.crashed and tool not in CRASHED_PAGE_TOOLS:
+                raise BrowserMeshError(
+                    ErrorCode.BROWSER_ERROR,
+                    variant="page_crashed",
+                    details={"reason": "page_crashed"},
+                )
+            return await job(rec, page, ctx)
+
+        return await self._run(rec, tool, deadline, queued, page_id=str(page_id))
+
+    async def run_session_op(
+        self, principal: str, session_id: object, tool: str, job: SessionJob[T]
+    ) -> tuple[str, T]:
+        """Accept a session-level call (no `timeoutMs`: the configured default applies)."""
+        rec = self._accept(principal, session_id)
+        deadline = Deadline(self.config.timeout_ms)
+
+        async def queued(ctx: OperationContext) -> T:
+            self._recheck(rec)
+            return await job(rec, ctx)
+
+        return await self._run(rec, tool, deadline, queued)
+
+    def _recheck(self, rec: SessionRecord) -> None:
+        if rec.disconnected:
+            raise BrowserMeshError(ErrorCode.BROWSER_DISCONNECTED)
+        if rec.status != "ready" or rec.context is None:
+            raise BrowserMeshError(ErrorCode.SESSION_NOT_READY)
+
+    def _active_count(self, principal: str | None = None) -> int:
+        return sum(
+            1
+            for r in self._sessions.values()
+            if r.status in ACTIVE_STATUSES and (principal is None or r.principal == principal)
+        )
+
+    def _clear_snapshots(self, page: PageRecord) -> None:
+        """Drop the page's retained snapshots (cursors die)."""
+        page.snapshots.clear()
+
+    def info(self) -> dict[str, Any]:
+        """browser_runtime_info: works during shutdown and never launches Chromium."""
+        from browsermesh.runtime.info import runtime_info
+
+        out = runtime_info(self, self.transport)
+        out["operationId"] = short_id("o")
+        return out
+
+    def counts(self) -> tuple[int, int]:
+        """(active sessions, retained failed records), server-wide."""
+        active = self._active_count()
+        failed = sum(1 for r in self._sessions.values() if r.status == "failed")
+        return active, failed
+
+    def sessions_snapshot(self) -> Mapping[str, SessionRecord]:
+        """Read-only view of the registry (tests and the resource)."""
+        return dict(self._sessions)
+
+    @property
+    def shutting_down(self) -> bool:
+        return self._shutting_down
+
+
+def first_page(
+    page: PageRecord, opts: SnapshotOptions, scope_wire: dict[str, Any] | None, cap: Capture
+) -> tuple[Page, dict[str, Any], dict[str, Any]]:
+    """A fresh capture's first page (retained when more follows): the page, ``pagination`` and
+    the bounds it was retained with (``appliedBounds`` plus ``_omissions`` and ``_pageRefs``)."""
+    bounds = {
+        **opts.applied_bounds(scope_wire),
+        "_omissions": cap.omissions,
+        "_pageRefs": cap.page_refs,
+    }
+    piece, pagination = page.snapshots.first_page(
+        cap.content, bounds, opts.format, cap.clipped, cap.stops
+    )
+    return piece, pagination, bounds
+
+
+def ms_since(started: float) -> int:
+    return int((time.monotonic() - started) * 1000)

@@ -1,0 +1,374 @@
+"""Session and page lifecycle: create (with saved state), list, get, close (drained, bounded),
+saved states, pages, and shutdown of the whole runtime."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from typing import Any
+
+from browsermesh.engine.protocol import ContextOptions
+from browsermesh.errors import Bound, BrowserMeshError, ErrorCode
+from browsermesh.model.deadline import Deadline, OperationCancelled, OperationContext
+from browsermesh.model.ids import short_id
+from browsermesh.model.limits import MAX_TIMEOUT_MS
+from browsermesh.persistence.states import LOCAL_PRINCIPAL as LOCAL_PRINCIPAL  # mcp imports it
+from browsermesh.runtime.core import RuntimeCore
+from browsermesh.runtime.session import (
+    ACTIVE_STATUSES,
+    TERMINAL_STATUSES,
+    SessionRecord,
+)
+
+CLOSE_BUDGET_MS = MAX_TIMEOUT_MS
+"""Session close must always run once queued; it gets a generous budget of its own."""
+CLOSE_OVERRUN_S = 2.0
+"""How long a session close waits past the latest deadline of the work queued before it."""
+
+
+class SessionLifecycle(RuntimeCore):
+    """Sessions (create, list, get, close), saved states, pages, and the runtime's shutdown."""
+
+    async def create_session(
+        self,
+        principal: str = LOCAL_PRINCIPAL,
+        *,
+        name: object = None,
+        metadata: object = None,
+        state_id: object = None,
+        context_settings: object = None,
+    ) -> tuple[str, dict[str, Any], str]:
+        """Create a ready session with its default page: `(operationId, view, pageId)`."""
+        from browsermesh.model.labels import validate_labels
+        from browsermesh.model.settings import normalize_context_settings
+
+        self._check_running()
+        clean_name, clean_metadata = validate_labels(name, metadata)
+        settings = normalize_context_settings(context_settings)
+        if self._active_count() >= self.config.max_sessions:
+            raise BrowserMeshError(
+                ErrorCode.LIMIT_EXCEEDED,
+                bound=Bound("sessions", "<=", self.config.max_sessions, "BROWSERMESH_MAX_SESSIONS"),
+            )
+        per_principal = self.config.max_sessions_per_principal
+        if per_principal is not None and self._active_count(principal) >= per_principal:
+            raise BrowserMeshError(
+                ErrorCode.LIMIT_EXCEEDED,
+                bound=Bound(
+                    "sessions", "<=", per_principal, "BROWSERMESH_MAX_SESSIONS_PER_PRINCIPAL"
+                ),
+            )
+        now = self._now()
+        rec = SessionRecord(
+            session_id=short_id("s"),
+            principal=principal,
+            name=clean_name,
+            metadata=clean_metadata,
+            created_at=now,
+            last_activity_at=now,
+            context_settings=settings,
+            last_touch=self.clock.monotonic(),
+        )
+        self._sessions[rec.session_id] = rec
+        self._changed(rec, "created")
+        deadline = Deadline(self.config.timeout_ms)
+
+        async def create(ctx: OperationContext) -> str:
+            try:
+                return await self._build_session(rec, ctx, state_id, settings)
+            except BaseException as exc:
+                await self._fail_creation(rec, exc)
+                raise
+
+        op_id, page_id = await self._run(rec, "browser_session_create", deadline, create)
+        self.log.info(
+            "session.created",
+            operationId=op_id,
+            sessionId=rec.session_id,
+            pageId=page_id,
+            principal=principal,
+        )
+        return op_id, rec.view(), page_id
+
+    async def _build_session(
+        self,
+        rec: SessionRecord,
+        ctx: OperationContext,
+        state_id: object,
+        settings: dict[str, Any],
+    ) -> str:
+        storage_state = None
+        if state_id is not None:
+            storage_state = await self._load_state(rec.principal, state_id)
+            rec.restored_from_state_id = str(state_id)
+        live: dict[str, int] = {}
+        for other in self._sessions.values():
+            if other.placement and other.status in ACTIVE_STATUSES:
+                live[other.placement] = live.get(other.placement, 0) + 1
+        context = await self.engine.new_context(
+            ContextOptions(settings=settings, storage_state=storage_state),
+            ctx.deadline.budget_ms(),
+            live,
+        )
+        rec.context = context
+        rec.placement = context.placement
+        if rec.disconnected:
+            raise BrowserMeshError(ErrorCode.BROWSER_DISCONNECTED)
+        handle = await self.engine.new_page(context, ctx.deadline.budget_ms())
+        if rec.disconnected:
+            raise BrowserMeshError(ErrorCode.BROWSER_DISCONNECTED)
+        page = self._register_page(rec, handle)
+        rec.status = "ready"
+        self._changed(rec, "state")
+        return page.page_id
+
+    async def _load_state(self, principal: str, state_id: object) -> dict[str, Any]:
+        if not self.config.persistence or self.states is None:
+            raise BrowserMeshError(ErrorCode.PERSISTENCE_DISABLED)
+        from browsermesh.persistence.states import validate_state_id
+
+        valid = validate_state_id(state_id)
+        state: dict[str, Any] = await self.states.load(principal, valid)
+        return state
+
+    async def _fail_creation(self, rec: SessionRecord, exc: BaseException) -> None:
+        code = exc.code if isinstance(exc, BrowserMeshError) else ErrorCode.INTERNAL_ERROR
+        if isinstance(exc, OperationCancelled | asyncio.CancelledError):
+            code = ErrorCode.OPERATION_CANCELLED
+        if rec.disconnected:
+            code = ErrorCode.BROWSER_DISCONNECTED
+        context, rec.context = rec.context, None
+        self._drop_pages(rec)
+        await self.files.close(rec.session_id)
+        if context is not None and not rec.disconnected:
+            try:
+                await self.engine.close_context(context)
+            except BrowserMeshError:
+                code = ErrorCode.BROWSER_ERROR
+        if rec.status != "failed":
+            rec.status = "failed"
+            rec.failure_code = code
+            rec.last_activity_at = self._now()
+            self._make_terminal(rec)
+            self.log.warn(
+                "session.failed", sessionId=rec.session_id, principal=rec.principal, code=code.value
+            )
+            self._changed(rec, "closed")
+
+    def list_sessions(self, principal: str = LOCAL_PRINCIPAL) -> tuple[str, list[dict[str, Any]]]:
+        self._check_running()
+        views = [r.view() for r in self._sessions.values() if r.principal == principal]
+        return short_id("o"), views
+
+    def get_session(self, principal: str, session_id: object) -> tuple[str, dict[str, Any]]:
+        rec = self._lookup(principal, session_id)
+        count, size = self.files.store.usage(rec.session_id)
+        return short_id("o"), {**rec.view(), "artifacts": {"count": count, "bytes": size}}
+
+    async def session_pages(
+        self, principal: str, session_id: object
+    ) -> tuple[str, list[dict[str, Any]]]:
+        """The session's pages as PageViews plus `title`, read at once instead of queued (the
+        session resource must not wait behind long work): a title that cannot be read within
+        `TITLE_PEEK_MS` is null. A closed or failed record has no pages."""
+        rec = self._lookup(principal, session_id)
+        return short_id("o"), await self._page_views(rec)
+
+    def page_urls(self, principal: str) -> dict[str, list[str]]:
+        """The current URLs of the pages of `principal`'s live sessions, by session id (no
+        queue, no browser round trip; completions)."""
+        self._check_running()
+        return {
+            rec.session_id: [self.engine.current_url(p.handle) for p in rec.pages.values()]
+            for rec in self._sessions.values()
+            if rec.principal == principal and rec.status in ACTIVE_STATUSES
+        }
+
+    async def close_session(
+        self, principal: str, session_id: object, reason: str = "request"
+    ) -> tuple[str, dict[str, Any]]:
+        """Idempotent close that drains the session's accepted work first (§13.5)."""
+        rec = self._lookup(principal, session_id)
+        op_id = short_id("o")
+        await self._close(rec, reason, op_id)
+        return op_id, rec.view()
+
+    async def _close(self, rec: SessionRecord, reason: str, op_id: str | None = None) -> None:
+        if rec.status == "closed":
+            return
+        if rec.status == "failed":
+            rec.status = "closed"
+            rec.last_activity_at = self._now()
+            self._drop_pages(rec)
+            self._make_terminal(rec)
+            self.log.info("session.closed", sessionId=rec.session_id, reason=reason)
+            self._changed(rec, "state")  # a failed record closed: it was not live before
+            return
+        task = self._close_tasks.get(rec.session_id)
+        if task is None:
+            rec.accepting = False
+            rec.close_requested = True
+            ctx = OperationContext(op_id or short_id("o"), Deadline(CLOSE_BUDGET_MS))
+
+            async def close_job() -> None:
+                await self._close_now(rec, reason, ctx.operation_id)
+
+            queued = rec.queue.submit(ctx, close_job)
+            task = asyncio.get_running_loop().create_task(self._bounded_close(rec, queued))
+            self._close_tasks[rec.session_id] = task
+            task.add_done_callback(lambda _t: self._close_tasks.pop(rec.session_id, None))
+        await asyncio.shield(task)
+
+    async def _bounded_close(self, rec: SessionRecord, queued: asyncio.Task[None]) -> None:
+        """Let the close job drain the work accepted before it, but never past the latest of
+        that work's deadlines plus a short overrun: a job that overruns its deadline (a page
+        that never yields) is aborted so that the close, and shutdown behind it, go on."""
+        while not queued.done():
+            latest = rec.queue.latest_deadline(before=queued)
+            wait_s = max(0.0, latest - time.monotonic()) + CLOSE_OVERRUN_S
+            await asyncio.wait({queued}, timeout=wait_s)
+            if queued.done():
+                break
+            if rec.queue.abort(ErrorCode.SESSION_CLOSED, keep=queued):
+                self.log.warn("session.drain_aborted", sessionId=rec.session_id)
+        await _settle(queued)
+
+    async def _close_now(self, rec: SessionRecord, reason: str, op_id: str) -> None:
+        failure: BrowserMeshError | None = None
+        if rec.status in ACTIVE_STATUSES:
+            rec.status = "closing"
+            self._changed(rec, "state")
+        context, rec.context = rec.context, None
+        self._drop_pages(rec)
+        if context is not None and not rec.disconnected:
+            try:
+                await self.engine.close_context(context)
+            except BrowserMeshError as err:
+                failure = err
+        rec.status = "closed"
+        rec.last_activity_at = self._now()
+        self._make_terminal(rec)
+        self.log.info(
+            "session.closed",
+            operationId=op_id,
+            sessionId=rec.session_id,
+            reason=reason,
+            principal=rec.principal,
+        )
+        self._changed(rec, "closed")
+        if failure is not None:
+            self.log.warn("operation.failed", sessionId=rec.session_id, code=failure.code.value)
+
+    def _repository(self) -> Any:
+        if not self.config.persistence or self.states is None:
+            raise BrowserMeshError(ErrorCode.PERSISTENCE_DISABLED)
+        return self.states
+
+    async def save_state(
+        self, principal: str, session_id: object, state_id: object
+    ) -> tuple[str, dict[str, str]]:
+        """Capture the session's storage state after the work queued before it."""
+        self._check_running()
+        repo = self._repository()
+        from browsermesh.persistence.states import validate_state_id
+
+        valid = validate_state_id(state_id)
+
+        async def job(rec: SessionRecord, ctx: OperationContext) -> dict[str, str]:
+            assert rec.context is not None
+            state = await self.engine.storage_state(rec.context, ctx.deadline.budget_ms())
+            view: dict[str, str] = await repo.save(rec.principal, valid, state)
+            return view
+
+        return await self.run_session_op(principal, session_id, "browser_state_save", job)
+
+    async def list_states(self, principal: str) -> tuple[str, list[dict[str, str]]]:
+        self._check_running()
+        views: list[dict[str, str]] = await self._repository().list(principal)
+        return short_id("o"), views
+
+    async def remove_state(self, principal: str, state_id: object) -> tuple[str, str]:
+        self._check_running()
+        repo = self._repository()
+        from browsermesh.persistence.states import validate_state_id
+
+        valid = validate_state_id(state_id)
+        await repo.remove(principal, valid)
+        return short_id("o"), valid
+
+    async def create_page(self, principal: str, session_id: object) -> tuple[str, dict[str, Any]]:
+        async def job(rec: SessionRecord, ctx: OperationContext) -> dict[str, Any]:
+            limit = self.config.max_pages
+            if len(rec.pages) >= limit:
+                raise BrowserMeshError(
+                    ErrorCode.LIMIT_EXCEEDED,
+                    bound=Bound("pages", "<=", limit, "BROWSERMESH_MAX_PAGES"),
+                )
+            assert rec.context is not None
+            handle = await self.engine.new_page(rec.context, ctx.deadline.budget_ms())
+            page = self._register_page(rec, handle)
+            return rec.page_view(page, self.engine.current_url(handle))
+
+        return await self.run_session_op(principal, session_id, "browser_page_create", job)
+
+    async def list_pages(
+        self, principal: str, session_id: object
+    ) -> tuple[str, list[dict[str, Any]]]:
+        async def job(rec: SessionRecord, ctx: OperationContext) -> list[dict[str, Any]]:
+            return [rec.page_view(p, self.engine.current_url(p.handle)) for p in rec.pages.values()]
+
+        return await self.run_session_op(principal, session_id, "browser_page_list", job)
+
+    async def close_page(self, principal: str, session_id: object, page_id: object) -> str:
+        rec = self._accept(principal, session_id)
+        self._page(rec, page_id)
+
+        async def job(rec: SessionRecord, ctx: OperationContext) -> None:
+            page = self._page(rec, page_id)
+            self._remove_page(rec, page)
+            await self.engine.close_page(page.handle, ctx.deadline.remaining_ms())
+
+        op_id, _ = await self.run_session_op(principal, session_id, "browser_page_close", job)
+        return op_id
+
+    async def shutdown(self) -> None:
+        """Stop accepting, close every session (each drains first), stop the browser.
+
+        Idempotent: a second call awaits the same shutdown."""
+        if self._shutdown_task is None:
+            self._shutting_down = True
+            self._shutdown_task = asyncio.get_running_loop().create_task(self._shutdown())
+        await asyncio.shield(self._shutdown_task)
+
+    async def _shutdown(self) -> None:
+        live = [r for r in self._sessions.values() if r.status not in TERMINAL_STATUSES]
+        for rec in live:
+            rec.accepting = False
+        # In-flight work gets a short grace to finish; what is still running is then cancelled
+        # (its callers get RUNTIME_SHUTTING_DOWN), so exit never waits for a call's whole budget.
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(
+                asyncio.gather(*(r.queue.drain() for r in live)),
+                timeout=self.config.shutdown_grace_ms / 1000,
+            )
+        aborted = sum(rec.queue.abort() for rec in live)
+        if aborted:
+            self.log.info("runtime.shutdown_aborted", operations=aborted)
+        results = await asyncio.gather(
+            *(self._close(rec, "shutdown") for rec in live), return_exceptions=True
+        )
+        errors = [r for r in results if isinstance(r, BaseException)]
+        await self.files.stop()
+        try:
+            await self.engine.stop()
+        except BrowserMeshError as err:
+            errors.append(err)
+        if errors:
+            raise BrowserMeshError(ErrorCode.BROWSER_ERROR, cause=f"{len(errors)} shutdown errors")
+
+
+async def _settle(task: asyncio.Task[None]) -> None:
+    """Wait for a queued close job; its failure is already logged."""
+    with contextlib.suppress(BrowserMeshError):
+        await task

@@ -1,0 +1,242 @@
+"""Page operations that read: observe, evaluate, snapshot, screenshot; files in and out."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from browsermesh.errors import Bound, BrowserMeshError, ErrorCode, invalid_argument
+from browsermesh.model.arguments import bounded_int, bounded_string
+from browsermesh.model.deadline import OperationContext
+from browsermesh.model.ids import short_id
+from browsermesh.model.jsonvalue import MAX_JSON_BYTES
+from browsermesh.model.jsonvalue import compact as compact_json
+from browsermesh.model.locators import (
+    Locator,
+    RefTarget,
+    parse_element_target,
+    parse_target,
+)
+from browsermesh.model.observe_query import parse_query
+from browsermesh.model.paging import (
+    SNAPSHOT_OPTION_KEYS,
+    normalize_snapshot_options,
+    snapshot_result,
+)
+from browsermesh.model.png import ScreenshotLimits
+from browsermesh.model.table_diff import TableLines
+from browsermesh.persistence.artifacts import (
+    READ_DEFAULT_BYTES,
+    READ_MAX_BYTES,
+)
+from browsermesh.persistence.states import LOCAL_PRINCIPAL as LOCAL_PRINCIPAL  # mcp imports it
+from browsermesh.runtime.checks import MAX_EXPRESSION_CHARS, parse_capture
+from browsermesh.runtime.core import RuntimeCore, first_page
+from browsermesh.runtime.session import (
+    PageRecord,
+    SessionRecord,
+)
+
+
+class PageReads(RuntimeCore):
+    """What reads a page or its session's files: observations, evaluate, snapshots,
+    screenshots, uploads, downloads, artifacts and PDFs."""
+
+    async def observe(
+        self, principal: str, session_id: object, page_id: object, args: dict[str, Any]
+    ) -> tuple[str, dict[str, Any]]:
+        """Read one source's captured events (non-destructive, cursor-paged, optionally
+        filtered or newest first), or one request's detail (`requestId`)."""
+
+        async def job(
+            rec: SessionRecord, page: PageRecord, ctx: OperationContext
+        ) -> dict[str, Any]:
+            assert page.observations is not None
+            return page.observations.query(parse_query(args))
+
+        return await self.run_page_op(
+            principal, session_id, page_id, "browser_observe", args.get("timeoutMs"), job
+        )
+
+    async def evaluate(
+        self,
+        principal: str,
+        session_id: object,
+        page_id: object,
+        expression: object,
+        arg: object,
+        timeout_ms: object,
+    ) -> tuple[str, tuple[Any, bool]]:
+        """Run caller JavaScript (eval profile); the result is JSON-bounded."""
+        source = bounded_string(expression, "expression", MAX_EXPRESSION_CHARS, min_chars=1)
+        try:
+            arg_bytes = len(compact_json(arg).encode("utf-8"))
+        except (TypeError, ValueError):
+            raise invalid_argument("arg", "a JSON value (finite numbers, no cycles)") from None
+        if arg_bytes > MAX_JSON_BYTES:
+            raise BrowserMeshError(
+                ErrorCode.LIMIT_EXCEEDED, bound=Bound("argBytes", "<=", MAX_JSON_BYTES)
+            )
+
+        async def job(
+            rec: SessionRecord, page: PageRecord, ctx: OperationContext
+        ) -> tuple[Any, bool]:
+            return await self.engine.evaluate(page.handle, source, arg, ctx)
+
+        return await self.run_page_op(
+            principal, session_id, page_id, "browser_evaluate", timeout_ms, job
+        )
+
+    async def snapshot(
+        self, principal: str, session_id: object, page_id: object, args: dict[str, Any]
+    ) -> tuple[str, dict[str, Any]]:
+        """A bounded ARIA snapshot or action table; continuations read retained text only."""
+        parsed = normalize_snapshot_options(args)
+        scope_wire: dict[str, Any] | None = None
+        scope: Locator | RefTarget | None = None
+        if not isinstance(parsed, str) and parsed.scope is not None:
+            scope = parse_element_target(parsed.scope, "scope")
+            scope_wire = {"ref": scope.token} if isinstance(scope, RefTarget) else scope.wire()
+
+        async def job(
+            rec: SessionRecord, page: PageRecord, ctx: OperationContext
+        ) -> dict[str, Any]:
+            if isinstance(parsed, str):
+                entry, piece, pagination = page.snapshots.read(parsed)
+                return snapshot_result(
+                    piece,
+                    pagination,
+                    entry.format,
+                    entry.bounds,
+                    None,
+                    given=False,
+                    stops=entry.stops,
+                )
+            cap = await self.engine.snapshot(page.handle, parsed, scope, ctx)
+            piece, pagination, bounds = first_page(page, parsed, scope_wire, cap)
+            if parsed.format == "actions" and scope is None:
+                page.last_table = TableLines(tuple(cap.keys), tuple(cap.lines))
+            given = any(key in args for key in SNAPSHOT_OPTION_KEYS if key != "format")
+            return snapshot_result(
+                piece, pagination, parsed.format, bounds, cap.refs, given=given, stops=cap.stops
+            )
+
+        timeout = args.get("timeoutMs")
+        return await self.run_page_op(
+            principal, session_id, page_id, "browser_snapshot", timeout, job
+        )
+
+    async def screenshot(
+        self,
+        principal: str,
+        session_id: object,
+        page_id: object,
+        capture: object,
+        timeout_ms: object,
+    ) -> tuple[str, tuple[bytes, int, int]]:
+        """A PNG of the viewport, the full page or one element, within the configured limits."""
+        kind, locator = parse_capture(capture)
+        cfg = self.config
+        limits = ScreenshotLimits(
+            cfg.screenshot_max_dimension, cfg.screenshot_max_pixels, cfg.screenshot_max_bytes
+        )
+
+        async def job(
+            rec: SessionRecord, page: PageRecord, ctx: OperationContext
+        ) -> tuple[bytes, int, int]:
+            return await self.engine.screenshot(page.handle, kind, locator, limits, ctx)
+
+        return await self.run_page_op(
+            principal, session_id, page_id, "browser_screenshot", timeout_ms, job
+        )
+
+    async def file_upload(
+        self,
+        principal: str,
+        session_id: object,
+        page_id: object,
+        args: dict[str, Any],
+        timeout_ms: object,
+    ) -> tuple[str, dict[str, Any]]:
+        """Set files on a file input, or answer the chooser a click on the target opens."""
+        target = parse_target(args)
+        rec = self._lookup(principal, session_id)
+        payloads = self.files.payloads(rec.session_id, args.get("files"))
+
+        async def job(
+            rec: SessionRecord, page: PageRecord, ctx: OperationContext
+        ) -> dict[str, Any]:
+            via = await self.engine.set_files(page.handle, target, payloads, ctx)
+            files = [
+                {"name": p.name, "mimeType": p.mime_type, "size": len(p.data)} for p in payloads
+            ]
+            return {"via": via, "files": files}
+
+        return await self.run_page_op(
+            principal, session_id, page_id, "browser_file_upload", timeout_ms, job
+        )
+
+    def downloads(
+        self, principal: str, session_id: object, limit: object, offset: object
+    ) -> tuple[str, dict[str, Any]]:
+        """The session's artifacts, newest first, `limit` (1..100, default 20) from `offset`."""
+        rec = self._lookup(principal, session_id)
+        count = 20 if limit is None else bounded_int(limit, "limit", 1, 100)
+        start = 0 if offset is None else bounded_int(offset, "offset", 0, 1_000_000)
+        artifacts = self.files.store.list(rec.session_id)
+        page = [a.view() for a in artifacts[start : start + count]]
+        out: dict[str, Any] = {"artifacts": page, "total": len(artifacts)}
+        if start + count < len(artifacts):
+            out["nextOffset"] = start + count
+        return short_id("o"), out
+
+    async def artifact_read(
+        self,
+        principal: str,
+        session_id: object,
+        artifact_id: object,
+        encoding: object,
+        offset: object,
+        max_bytes: object,
+    ) -> tuple[str, dict[str, Any]]:
+        """Bounded content of one artifact of this session: UTF-8 text or base64, from `offset`."""
+        rec = self._lookup(principal, session_id)
+        mode = "text" if encoding is None else encoding
+        if mode not in ("text", "base64"):
+            raise invalid_argument("encoding", "one of: text, base64")
+        # offset <= the artifact's size is checked by the store's read
+        start = 0 if offset is None else bounded_int(offset, "offset", 0, 2**53)
+        size = (
+            READ_DEFAULT_BYTES
+            if max_bytes is None
+            else bounded_int(max_bytes, "maxBytes", 1, READ_MAX_BYTES)
+        )
+        artifact = self.files.store.get(rec.session_id, artifact_id)
+        read = await asyncio.to_thread(self.files.store.read, artifact, mode, start, size)
+        return short_id("o"), read
+
+    async def pdf(
+        self, principal: str, session_id: object, page_id: object, timeout_ms: object
+    ) -> tuple[str, dict[str, Any]]:
+        """The page printed to PDF, kept as an artifact of the session."""
+
+        async def job(
+            rec: SessionRecord, page: PageRecord, ctx: OperationContext
+        ) -> dict[str, Any]:
+            data = await self.engine.pdf(page.handle, ctx)
+            artifact = await asyncio.to_thread(
+                self.files.store.put,
+                rec.session_id,
+                rec.principal,
+                page.page_id,
+                "pdf",
+                "page.pdf",
+                "application/pdf",
+                data,
+            )
+            self._changed(rec, "artifacts")
+            return {"artifact": artifact.view()}
+
+        return await self.run_page_op(
+            principal, session_id, page_id, "browser_pdf", timeout_ms, job
+        )
