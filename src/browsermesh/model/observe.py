@@ -1,23 +1,26 @@
 """Per-page observability rings, cursors and bounded reads (contract §8, §17).
 
-Each managed page owns one :class:`PageObservations`. The engine's Playwright listeners feed it
-plain values (console level and text, page-error message, request method/URL/resource type,
-response status, failure text); everything is sanitized and bounded at capture time, so the rings
-only ever hold output-safe data:
+Each managed page owns one :class:`PageObservations`, the recorder. The engine's Playwright
+listeners feed it plain values (console level and text, page-error message, request
+method/URL/resource type, response status, failure text); everything is sanitized and bounded at
+capture time, so the rings only ever hold output-safe data:
 
 * URLs pass through :func:`browsermesh.redact.sanitize_url_or_none` (events whose URL is not
   ``http``/``https`` are dropped entirely); console, page-error and failure text pass through
   :func:`browsermesh.redact.redact_text`; both are bounded to the configured string length.
-* Two bounded rings per page: the **console ring** (``console``, ``page_error``, ``popup``) and the
-  **network ring** (``request``, ``response``, ``request_failed``), so network floods cannot
-  evict console evidence. Each ring has its own namespace (a short id such as ``n4k2q``), its
-  own sequence starting at 1 and a cumulative counter of evicted (and refused, see below) events;
-  event id = ``<namespace>.<base-36 sequence>`` (issue 15: ~12 characters instead of 54).
-* Reads (:meth:`PageObservations.read`) never consume events; they page by ``sinceEventId``,
-  may filter network events (:class:`browsermesh.model.observe_query.NetworkFilter`) or read the
-  newest first, and keep the compact JSON of the returned array within ``responseBytes − 512``.
-  ``nextCursor`` names the newest event the read examined, so a client polling with it never
-  misses nor repeats a matching event (see :meth:`PageObservations.read`).
+* Two bounded rings per page (:class:`browsermesh.model.observe_ring.EventRing`): the **console
+  ring** (``console``, ``page_error``, ``popup``) and the **network ring** (``request``,
+  ``response``, ``request_failed``), so network floods cannot evict console evidence. Each ring
+  has its own namespace (a short id such as ``n4k2q``), its own sequence starting at 1 and a
+  cumulative counter of evicted (and refused, see below) events; event id =
+  ``<namespace>.<base-36 sequence>`` (issue 15: ~12 characters instead of 54).
+* Reads (:meth:`PageObservations.read`, implemented by
+  :func:`browsermesh.model.observe_read.read_events`) never consume events; they page by
+  ``sinceEventId``, may filter network events
+  (:class:`browsermesh.model.observe_query.NetworkFilter`) or read the newest first, and keep
+  the compact JSON of the returned array within ``responseBytes − 512``. ``nextCursor`` names
+  the newest event the read examined, so a client polling with it never misses nor repeats a
+  matching event.
 * One request's detail (:meth:`PageObservations.request_detail`): allowlisted response headers
   and timing, kept while any of its events is in the ring.
 * Events carry no ``sessionId``/``pageId``: the response names the page once (issue 15).
@@ -27,28 +30,49 @@ only ever hold output-safe data:
   ~8 s of CPU in Playwright's per-event work, and its garbage stalled every session (issue 12).
 * Popups nobody asked for are reported in the console ring as ``popup`` events (issue 12).
 
+The bounds live in :mod:`browsermesh.model.observe_limits`, one ring in
+:mod:`browsermesh.model.observe_ring`, the reads in :mod:`browsermesh.model.observe_read`; their
+public names are importable from here too.
+
 Pure model: no Playwright, no MCP, no file system. The capture methods never raise.
 """
 
 from __future__ import annotations
 
 import functools
-import json
 import math
-import re
-from collections import deque
-from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
-from typing import Any, Final, Literal, ParamSpec
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, ParamSpec
 
-from browsermesh.errors import Bound, BrowserMeshError, ErrorCode, invalid_argument
 from browsermesh.model.clock import Clock, iso_from_epoch
-from browsermesh.model.ids import base36, short_id
+from browsermesh.model.ids import base36
+from browsermesh.model.observe_limits import (
+    DEFAULT_LIMIT,
+    MAX_DURATION_MS,
+    MAX_EVENTS_PER_SECOND,
+    MAX_LEVEL_CHARS,
+    MAX_METHOD_CHARS,
+    MAX_REQUEST_ID_CHARS,
+    MAX_RESOURCE_TYPE_CHARS,
+    MAX_SINCE_EVENT_ID_CHARS,
+    MAX_STATUS,
+    MIN_INFLIGHT,
+    RESPONSE_OVERHEAD_BYTES,
+    ObserveLimits,
+)
 from browsermesh.model.observe_query import NetworkFilter, ObserveQuery
+from browsermesh.model.observe_read import (
+    SOURCE_KINDS,
+    SOURCES,
+    Source,
+    read_events,
+    request_view,
+)
+from browsermesh.model.observe_ring import EventRing, Kind, Ring
 from browsermesh.model.request_detail import RequestDetail, allowed_headers, rounded_timing
 from browsermesh.model.text import well_formed
 from browsermesh.redact import (
-    ELLIPSIS,
     cut_chars,
     redact_text,
     sanitize_url,
@@ -59,87 +83,19 @@ __all__ = [
     "DEFAULT_LIMIT",
     "MAX_DURATION_MS",
     "MAX_EVENTS_PER_SECOND",
+    "MAX_SINCE_EVENT_ID_CHARS",
     "RESPONSE_OVERHEAD_BYTES",
     "SOURCES",
     "SOURCE_KINDS",
+    "EventRing",
+    "Kind",
     "ObserveLimits",
     "PageObservations",
     "Ring",
     "Source",
 ]
 
-Source = Literal["console", "pageError", "network", "requestFailed"]
-"""The ``source`` argument of ``browser_observe``."""
-
-Kind = Literal["console", "page_error", "popup", "request", "response", "request_failed"]
-"""The ``kind`` of an event."""
-
-Ring = Literal["console", "network"]
-"""The console ring (console, page_error, popup) or the network ring."""
-
-SOURCE_KINDS: Final[dict[str, frozenset[str]]] = {
-    "console": frozenset({"console", "popup"}),
-    "pageError": frozenset({"page_error"}),
-    "network": frozenset({"request", "response"}),
-    "requestFailed": frozenset({"request_failed"}),
-}
-"""Source → the event kinds it reads."""
-
-SOURCES: Final[frozenset[str]] = frozenset(SOURCE_KINDS)
-
-_CONSOLE_RING_SOURCES: Final = frozenset({"console", "pageError"})
-_TEXT_SOURCES: Final = frozenset({"console", "pageError"})
-
-DEFAULT_LIMIT: Final = 50
-"""Default ``limit`` (further capped by the configured page size)."""
-
-RESPONSE_OVERHEAD_BYTES: Final = 512
-"""Reserved for the envelope: the events array may use ``responseBytes − 512`` bytes."""
-
-MAX_DURATION_MS: Final = 86_400_000
-"""Upper clamp of ``durationMs``."""
-
-MAX_EVENTS_PER_SECOND: Final = 500
-"""Events one ring records per page per second; the rest are refused (counted as dropped).
-High enough for a page load of a few hundred resources, low enough that a flood costs the
-server a few percent of a core."""
-
-_WINDOW_S: Final = 1.0
-
-MAX_LEVEL_CHARS: Final = 64
-MAX_METHOD_CHARS: Final = 32
-MAX_RESOURCE_TYPE_CHARS: Final = 64
-MAX_REQUEST_ID_CHARS: Final = 128
-MAX_SINCE_EVENT_ID_CHARS: Final = 128
-MIN_INFLIGHT: Final = 32
-MAX_STATUS: Final = 999
-
-_SEQ_RE: Final = re.compile(r"[1-9a-z][0-9a-z]{0,12}")  # canonical: no leading zero, >= 1
-
 _P = ParamSpec("_P")
-
-
-@dataclass(frozen=True, slots=True)
-class ObserveLimits:
-    """The configured observability bounds (contract §19.1).
-
-    Attributes:
-        events_per_ring: ``BROWSERMESH_OBSERVABILITY_EVENTS`` — capacity of each ring.
-        string_chars: ``BROWSERMESH_OBSERVABILITY_STRING_CHARS`` — bound of URLs and texts.
-        page_size: ``BROWSERMESH_OBSERVABILITY_PAGE_SIZE`` — runtime ceiling of ``limit``.
-        response_bytes: ``BROWSERMESH_OBSERVABILITY_RESPONSE_BYTES`` — response byte budget.
-    """
-
-    events_per_ring: int
-    string_chars: int
-    page_size: int
-    response_bytes: int
-
-    def __post_init__(self) -> None:
-        for name in ("events_per_ring", "string_chars", "page_size", "response_bytes"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ValueError(f"{name} must be a positive integer")
 
 
 def _clean(value: object) -> str:
@@ -149,12 +105,6 @@ def _clean(value: object) -> str:
     become U+FFFD, so the value always encodes to UTF-8.
     """
     return well_formed(value if isinstance(value, str) else str(value))
-
-
-def _json_bytes(value: Any) -> int:
-    """UTF-8 byte length of the compact JSON of ``value`` (the wire measure of §8.3)."""
-    encoded = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
-    return len(encoded.encode("utf-8", "surrogatepass"))
 
 
 def _never_raise(method: Callable[_P, None]) -> Callable[_P, None]:
@@ -168,70 +118,6 @@ def _never_raise(method: Callable[_P, None]) -> Callable[_P, None]:
             return
 
     return guarded
-
-
-def _invalid(field_name: str, requirement: str, bound: Bound | None = None) -> BrowserMeshError:
-    return invalid_argument(field_name, requirement, bound=bound)
-
-
-@dataclass(slots=True)
-class _Ring:
-    """One bounded ring: namespace, sequence, retained events and the eviction counter."""
-
-    capacity: int
-    on_evict: Callable[[dict[str, Any]], None] | None = None
-    namespace: str = field(default_factory=lambda: short_id("n"))
-    last_seq: int = 0
-    dropped: int = 0
-    events: deque[tuple[int, dict[str, Any]]] = field(default_factory=deque)
-    window_start: float = -math.inf
-    window_count: int = 0
-
-    def admit(self, now: float) -> bool:
-        """Count one event against the current one-second window; a refusal counts as dropped."""
-        if now - self.window_start >= _WINDOW_S:
-            self.window_start, self.window_count = now, 0
-        if self.window_count >= MAX_EVENTS_PER_SECOND:
-            self.dropped += 1
-            return False
-        self.window_count += 1
-        return True
-
-    def reopens_in(self, now: float) -> float:
-        """Seconds until the current window ends (0 when it already has)."""
-        return max(0.0, self.window_start + _WINDOW_S - now)
-
-    def event_id(self, seq: int) -> str:
-        return f"{self.namespace}.{base36(seq)}"
-
-    def append(self, kind: Kind, common: dict[str, Any], extra: dict[str, Any]) -> None:
-        """Issue the next sequence and store the event, evicting the oldest on overflow."""
-        self.last_seq += 1
-        event: dict[str, Any] = {"eventId": self.event_id(self.last_seq)}
-        event.update(common)
-        event["kind"] = kind
-        event.update(extra)
-        self.events.append((self.last_seq, event))
-        while len(self.events) > self.capacity:
-            _, evicted = self.events.popleft()
-            self.dropped += 1
-            if self.on_evict is not None:
-                self.on_evict(evicted)
-
-    def oldest_seq(self) -> int:
-        """Sequence of the oldest retained event (``last_seq + 1`` when the ring is empty)."""
-        return self.events[0][0] if self.events else self.last_seq + 1
-
-    def parse(self, event_id: str) -> int | None:
-        """The sequence of ``event_id`` if it belongs to this ring's namespace, else ``None``."""
-        namespace, sep, digits = event_id.rpartition(".")
-        if not sep or namespace != self.namespace or _SEQ_RE.fullmatch(digits) is None:
-            return None
-        return int(digits, 36)
-
-    def clear(self) -> None:
-        self.events.clear()
-        self.dropped = 0
 
 
 @dataclass(slots=True)
@@ -263,8 +149,8 @@ class PageObservations:
         self._page_id = page_id
         self._limits = limits
         self._clock = clock
-        self._console_ring = _Ring(limits.events_per_ring)
-        self._network_ring = _Ring(limits.events_per_ring, self._evicted)
+        self._console_ring = EventRing(limits.events_per_ring)
+        self._network_ring = EventRing(limits.events_per_ring, self._evicted)
         self._inflight: dict[int, _Tracked] = {}
         self._details: dict[str, RequestDetail] = {}
         self._inflight_max = max(MIN_INFLIGHT, 2 * limits.events_per_ring)
@@ -295,7 +181,7 @@ class PageObservations:
 
     # ------------------------------------------------------------------ capture side
 
-    def _ring(self, ring: Ring) -> _Ring:
+    def _ring(self, ring: Ring) -> EventRing:
         return self._console_ring if ring == "console" else self._network_ring
 
     def admit(self, ring: Ring) -> bool:
@@ -519,96 +405,23 @@ class PageObservations:
         match: NetworkFilter | None = None,
         newest_first: bool = False,
     ) -> dict[str, Any]:
-        """Read events of ``source`` newer than ``since_event_id`` (contract §8.2, §8.3, issue 15).
-
-        The read examines the ring's events after ``since_event_id`` (oldest first, or newest
-        first with ``newest_first``) and returns those of ``source``'s kinds that ``match``
-        accepts, up to ``limit`` and while the array's JSON fits ``responseBytes − 512``.
-
-        ``nextCursor``: oldest first, when the read stopped at a matching event it could not
-        return (``limit`` reached or the byte budget full), the id of the last returned event, so
-        the next read starts with the one left over; otherwise (it examined every newer event)
-        the id of the ring's newest event, so the events it passed over (other kinds, not
-        matching) are not examined again. ``newest_first`` is a tail read: the newest matching
-        events, newest first; ``nextCursor`` is always the ring's newest event, so reading on
-        forward with it returns only events newer than this read (older matching events that
-        did not fit are skipped: page oldest first to read every one). With nothing newer than
-        ``since_event_id`` it echoes ``since_event_id`` (``None`` when none given).
+        """Read events of ``source`` newer than ``since_event_id``: the paging, cursor, budget
+        and errors are those of :func:`browsermesh.model.observe_read.read_events`.
 
         Returns:
             ``{"source", "events", "nextCursor", "droppedCount", "gap"}``.
-
-        Raises:
-            BrowserMeshError: ``INVALID_ARGUMENT`` for an unknown source, ``include_text`` with
-                ``network``/``requestFailed``, ``limit`` outside 1..page size (bound clause
-                naming ``BROWSERMESH_OBSERVABILITY_PAGE_SIZE`` above the ceiling), or a
-                ``since_event_id`` that is malformed, from another ring/page/session, or beyond
-                the latest issued sequence; ``LIMIT_EXCEEDED`` (bound ``responseBytes``) when
-                not even one shortened event fits the response budget.
         """
-        if not isinstance(source, str) or source not in SOURCE_KINDS:
-            raise _invalid("source", "one of: " + ", ".join(SOURCE_KINDS))
-        if not isinstance(include_text, bool):
-            raise _invalid("includeText", "boolean")
-        if include_text and source not in _TEXT_SOURCES:
-            raise _invalid("includeText", "true only with source console or pageError")
-        count = self._validate_limit(limit)
-        ring = self._console_ring if source in _CONSOLE_RING_SOURCES else self._network_ring
-        since_seq = self._validate_since(ring, since_event_id)
-
-        kinds = SOURCE_KINDS[source]
-        budget = self._limits.response_bytes - RESPONSE_OVERHEAD_BYTES
-        selected: list[dict[str, Any]] = []
-        used = 2  # "[" and "]"
-        stopped = False  # at a matching event left for the next read
-        for stored in self._newer(ring, since_seq, newest_first):
-            if stored["kind"] not in kinds or (match is not None and not match.matches(stored)):
-                continue
-            if len(selected) >= count:
-                stopped = True
-                break
-            event = self._public(stored, include_text)
-            size = _json_bytes(event)
-            if not selected:
-                if used + size > budget:
-                    event = self._shorten(event, budget - used)
-                    size = _json_bytes(event)
-                selected.append(event)
-                used += size
-                continue
-            if used + 1 + size > budget:
-                stopped = True
-                break
-            selected.append(event)
-            used += 1 + size
-
-        if stopped and not newest_first:
-            next_cursor: str | None = selected[-1]["eventId"]
-        elif ring.last_seq > since_seq:
-            next_cursor = ring.event_id(ring.last_seq)
-        else:
-            next_cursor = since_event_id
-        gap = since_event_id is not None and since_seq < ring.oldest_seq() - 1
-        return {
-            "source": source,
-            "events": selected,
-            "nextCursor": next_cursor,
-            "droppedCount": ring.dropped,
-            "gap": gap,
-        }
-
-    @staticmethod
-    def _newer(ring: _Ring, since_seq: int, newest_first: bool) -> Iterable[dict[str, Any]]:
-        """The ring's events with a sequence above `since_seq`, in reading order."""
-        if newest_first:
-            for seq, stored in reversed(ring.events):
-                if seq <= since_seq:
-                    return
-                yield stored
-            return
-        for seq, stored in ring.events:
-            if seq > since_seq:
-                yield stored
+        return read_events(
+            self._console_ring,
+            self._network_ring,
+            self._limits,
+            source,
+            since_event_id,
+            limit,
+            include_text,
+            match=match,
+            newest_first=newest_first,
+        )
 
     def request_detail(self, request_id: str) -> dict[str, Any]:
         """``{"source": "network", "request": {...}}`` for a request with an event in the ring.
@@ -619,95 +432,4 @@ class PageObservations:
                 cannot fit the response budget even with its failure text shortened.
         """
         detail = self._details.get(request_id) if isinstance(request_id, str) else None
-        if detail is None:
-            raise _invalid("requestId", "a requestId of a retained network event of this page")
-        view = detail.view()
-        budget = self._limits.response_bytes - RESPONSE_OVERHEAD_BYTES
-        if _json_bytes(view) > budget:
-            view = self._shorten(view, budget)
-        return {"source": "network", "request": view}
-
-    def _validate_limit(self, limit: int | None) -> int:
-        page_size = self._limits.page_size
-        if limit is None:
-            return min(DEFAULT_LIMIT, page_size)
-        if isinstance(limit, bool) or not isinstance(limit, int):
-            raise _invalid("limit", "integer")
-        if limit < 1:
-            raise _invalid("limit", "at least 1", Bound("limit", ">=", 1))
-        if limit > page_size:
-            raise _invalid(
-                "limit",
-                f"at most {page_size} (the configured page size)",
-                Bound("limit", "<=", page_size, "BROWSERMESH_OBSERVABILITY_PAGE_SIZE"),
-            )
-        return limit
-
-    @staticmethod
-    def _validate_since(ring: _Ring, since_event_id: str | None) -> int:
-        """The sequence of ``since_event_id`` in ``ring`` (0 when absent)."""
-        if since_event_id is None:
-            return 0
-        if (
-            not isinstance(since_event_id, str)
-            or not 1 <= len(since_event_id) <= MAX_SINCE_EVENT_ID_CHARS
-        ):
-            raise _invalid("sinceEventId", f"string of 1..{MAX_SINCE_EVENT_ID_CHARS} characters")
-        seq = ring.parse(since_event_id)
-        if seq is None or seq < 1:
-            raise _invalid(
-                "sinceEventId",
-                "an eventId or nextCursor that browser_observe returned for this page and source",
-            )
-        if seq > ring.last_seq:
-            raise _invalid("sinceEventId", "not beyond the latest event browser_observe returned")
-        return seq
-
-    @staticmethod
-    def _public(stored: dict[str, Any], include_text: bool) -> dict[str, Any]:
-        """A copy of a stored event for output (``text`` only with ``include_text``)."""
-        event = dict(stored)
-        if not include_text:
-            event.pop("text", None)
-        return event
-
-    def _shorten(self, event: dict[str, Any], budget: int) -> dict[str, Any]:
-        """Shorten ``text`` (or ``failure``) of an event so its JSON fits ``budget`` bytes.
-
-        Binary search on code points for the longest prefix that, followed by ``…``, fits.
-
-        Raises:
-            BrowserMeshError: ``LIMIT_EXCEEDED`` when no shortening can make it fit.
-        """
-        name = "text" if "text" in event else "failure" if "failure" in event else None
-        value = event.get(name) if name is not None else None
-        if name is None or not isinstance(value, str) or not value:
-            raise self._too_large()
-
-        def candidate(keep: int) -> dict[str, Any]:
-            shorter = dict(event)
-            shorter[name] = value[:keep] + ELLIPSIS
-            return shorter
-
-        if _json_bytes(candidate(0)) > budget:
-            raise self._too_large()
-        low, high = 0, len(value) - 1  # invariant: candidate(low) fits
-        while low < high:
-            mid = (low + high + 1) // 2
-            if _json_bytes(candidate(mid)) <= budget:
-                low = mid
-            else:
-                high = mid - 1
-        return candidate(low)
-
-    def _too_large(self) -> BrowserMeshError:
-        return BrowserMeshError(
-            ErrorCode.LIMIT_EXCEEDED,
-            bound=Bound(
-                "responseBytes",
-                "<=",
-                self._limits.response_bytes,
-                "BROWSERMESH_OBSERVABILITY_RESPONSE_BYTES",
-            ),
-            internal={"field": "responseBytes", "requirement": "one event fits the response"},
-        )
+        return request_view(detail, self._limits)
