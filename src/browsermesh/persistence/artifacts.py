@@ -26,6 +26,9 @@ Calls come from one asyncio loop, but file writes may run in worker threads
 (`asyncio.to_thread`); the record bookkeeping is guarded by a lock and every method is short and
 synchronous. Unexpected OS errors become ``INTERNAL_ERROR`` whose cause names only the exception
 type and errno, never a path.
+
+The record, its limits and its cleaned labels live in `persistence.artifact_record` (their names
+are importable from here too); the file modes and the exclusive write in `persistence.fileio`.
 """
 
 from __future__ import annotations
@@ -33,45 +36,62 @@ from __future__ import annotations
 import base64
 import builtins
 import contextlib
-import errno
 import hashlib
 import os
-import re
 import shutil
 import stat
 import threading
-import unicodedata
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final, Literal
+from typing import Any, Final, Literal
 
 from browsermesh.errors import Bound, BrowserMeshError, ErrorCode, invalid_argument
 from browsermesh.model.arguments import bounded_int
 from browsermesh.model.clock import iso_now
 from browsermesh.model.ids import short_id
-from browsermesh.persistence.states import (
+from browsermesh.persistence.artifact_record import (
+    DEFAULT_NAME,
+    MIME_MAX_CHARS,
+    NAME_MAX_CHARS,
+    PART_SUFFIX,
+    SOURCE_URL_MAX_CHARS,
+    Artifact,
+    ArtifactKind,
+    ArtifactLimits,
+    ArtifactState,
+    clean_mime,
+    clean_url,
+    sanitize_name,
+)
+from browsermesh.persistence.fileio import (
     DIR_MODE,
     FILE_MODE,
     SAFE_OPEN,
-    distrust,
+    os_failure,
     write_exclusive,
 )
-from browsermesh.redact import cut_chars, sanitize_url
+from browsermesh.persistence.trust import distrust
 
-if TYPE_CHECKING:
-    from browsermesh.config import Config
+__all__ = [
+    "COMPLETED_RULE",
+    "DEFAULT_NAME",
+    "GET_RULE",
+    "MIME_MAX_CHARS",
+    "NAME_MAX_CHARS",
+    "PART_SUFFIX",
+    "READ_DEFAULT_BYTES",
+    "READ_MAX_BYTES",
+    "SOURCE_URL_MAX_CHARS",
+    "Artifact",
+    "ArtifactKind",
+    "ArtifactLimits",
+    "ArtifactState",
+    "ArtifactStore",
+    "sanitize_name",
+    "session_dir_name",
+]
 
-ArtifactKind = Literal["download", "pdf"]
-ArtifactState = Literal["in_progress", "completed", "failed", "canceled"]
-
-PART_SUFFIX: Final = ".part"
-NAME_MAX_CHARS: Final = 128
-DEFAULT_NAME: Final = "download"
-SOURCE_URL_MAX_CHARS: Final = 2048
-MIME_MAX_CHARS: Final = 128
 READ_DEFAULT_BYTES: Final = 65_536
 READ_MAX_BYTES: Final = 1_048_576
-_EXTENSION_MAX_CHARS: Final = 16  # the dot included; a longer "extension" is not kept on a cut
 
 VAR_MAX_ARTIFACTS: Final = "BROWSERMESH_MAX_ARTIFACTS"
 VAR_MAX_SESSION_BYTES: Final = "BROWSERMESH_MAX_ARTIFACT_SESSION_BYTES"
@@ -81,109 +101,7 @@ VAR_MAX_TOTAL_BYTES: Final = "BROWSERMESH_MAX_ARTIFACT_TOTAL_BYTES"
 GET_RULE: Final = "an artifactId of this session (browser_downloads lists them)"
 COMPLETED_RULE: Final = "a completed artifact"
 
-_DROPPED_CATEGORIES: Final = frozenset({"Cc", "Cf", "Cs", "Zl", "Zp"})
-_LEADING_JUNK: Final = re.compile(r"^[.\s]+")
-
-
-@dataclass(frozen=True, slots=True)
-class ArtifactLimits:
-    """The configured quotas (see the module docstring)."""
-
-    max_count: int = 100
-    max_session_bytes: int = 104_857_600
-    max_principal_bytes: int = 268_435_456
-    max_total_bytes: int = 1_073_741_824
-
-    @classmethod
-    def from_config(cls, config: Config) -> ArtifactLimits:
-        """The limits configured by the ``BROWSERMESH_MAX_ARTIFACT*`` variables."""
-        return cls(
-            max_count=config.max_artifacts,
-            max_session_bytes=config.max_artifact_session_bytes,
-            max_principal_bytes=config.max_artifact_principal_bytes,
-            max_total_bytes=config.max_artifact_total_bytes,
-        )
-
-
-@dataclass(eq=False)
-class Artifact:
-    """One artifact's record. `path` is internal (never reported); `view()` is the public shape."""
-
-    artifact_id: str
-    session_id: str
-    principal: str
-    page_id: str | None
-    kind: ArtifactKind
-    name: str
-    mime_type: str | None
-    source_url: str | None
-    state: ArtifactState
-    size: int
-    created_at: str
-    path: Path = field(repr=False)
-
-    @property
-    def part_path(self) -> Path:
-        """Where the content is written before `ArtifactStore.complete`."""
-        return self.path.with_name(self.path.name + PART_SUFFIX)
-
-    def view(self) -> dict[str, Any]:
-        """The client shape: no path and no principal."""
-        out: dict[str, Any] = {
-            "artifactId": self.artifact_id,
-            "kind": self.kind,
-            "name": self.name,
-        }
-        if self.mime_type is not None:
-            out["mimeType"] = self.mime_type
-        out["size"] = self.size
-        if self.source_url is not None:
-            out["sourceUrl"] = self.source_url
-        out["state"] = self.state
-        if self.page_id is not None:
-            out["pageId"] = self.page_id
-        out["createdAt"] = self.created_at
-        return out
-
-
-# --- names --------------------------------------------------------------------------------------
-
-
-def sanitize_name(raw: object) -> str:
-    """A safe display name from a suggested file name (never used as a path here).
-
-    The final component after both ``/`` and ``\\``; control, format, line/paragraph-separator
-    characters and lone surrogates dropped; leading dots and whitespace and trailing whitespace
-    stripped; at most 128 code points, keeping a short extension when cut; ``download`` when
-    nothing is left.
-    """
-    if not isinstance(raw, str):
-        return DEFAULT_NAME
-    text = raw.replace("\\", "/").rsplit("/", 1)[-1]
-    text = "".join(ch for ch in text if unicodedata.category(ch) not in _DROPPED_CATEGORIES)
-    text = _LEADING_JUNK.sub("", text).rstrip()
-    if len(text) > NAME_MAX_CHARS:
-        stem, dot, ext = text.rpartition(".")
-        extension = dot + ext
-        if stem and dot and len(extension) <= _EXTENSION_MAX_CHARS:
-            text = stem[: NAME_MAX_CHARS - len(extension)].rstrip() + extension
-        else:
-            text = text[:NAME_MAX_CHARS].rstrip()
-    return text or DEFAULT_NAME
-
-
-def _clean_mime(raw: object) -> str | None:
-    if not isinstance(raw, str):
-        return None
-    text = "".join(ch for ch in raw if unicodedata.category(ch) not in _DROPPED_CATEGORIES)
-    text = text.strip()
-    return cut_chars(text, MIME_MAX_CHARS) if text else None
-
-
-def _clean_url(raw: object) -> str | None:
-    if not isinstance(raw, str) or not raw:
-        return None
-    return sanitize_url(raw, max_chars=SOURCE_URL_MAX_CHARS)
+_DEFAULT_LIMITS: Final = ArtifactLimits()
 
 
 def session_dir_name(session_id: str) -> str:
@@ -192,12 +110,6 @@ def session_dir_name(session_id: str) -> str:
 
 
 # --- errors -------------------------------------------------------------------------------------
-
-
-def _os_failure(exc: OSError, what: str) -> BrowserMeshError:
-    """An unexpected OS error, without the path."""
-    name = errno.errorcode.get(exc.errno, str(exc.errno)) if exc.errno is not None else "-"
-    return BrowserMeshError(ErrorCode.INTERNAL_ERROR, cause=f"{what}: {type(exc).__name__} {name}")
 
 
 def _untrusted(reason: str) -> BrowserMeshError:
@@ -244,7 +156,7 @@ def _utf8_cut(chunk: bytes) -> int:
 class ArtifactStore:
     """Artifacts of live sessions: in-memory records, content under `root` (see the module)."""
 
-    def __init__(self, root: Path, limits: ArtifactLimits = ArtifactLimits()) -> None:
+    def __init__(self, root: Path, limits: ArtifactLimits = _DEFAULT_LIMITS) -> None:
         self.root = Path(os.path.abspath(root))
         self.limits = limits
         self._lock = threading.RLock()
@@ -305,8 +217,8 @@ class ArtifactStore:
                 page_id=page_id,
                 kind=kind,
                 name=sanitize_name(suggested_name),
-                mime_type=_clean_mime(mime_type),
-                source_url=_clean_url(source_url),
+                mime_type=clean_mime(mime_type),
+                source_url=clean_url(source_url),
                 state="in_progress",
                 size=0,
                 created_at=iso_now(),
@@ -349,7 +261,7 @@ class ArtifactStore:
                 os.replace(artifact.part_path, artifact.path)
             except OSError as exc:
                 self.fail(artifact)
-                raise _os_failure(exc, "artifact completion failed") from None
+                raise os_failure(exc, "artifact completion failed") from None
             artifact.size = size
             artifact.state = "completed"
             return artifact
@@ -382,7 +294,7 @@ class ArtifactStore:
             write_exclusive(artifact.part_path, data, sync=False)
         except OSError as exc:
             self.fail(artifact)
-            raise _os_failure(exc, "artifact write failed") from None
+            raise os_failure(exc, "artifact write failed") from None
         except BaseException:
             self.fail(artifact)
             raise
@@ -499,14 +411,14 @@ class ArtifactStore:
                 os.makedirs(self.root.parent, DIR_MODE, exist_ok=True)
                 os.chmod(self.root.parent, DIR_MODE)
         except OSError as exc:
-            raise _os_failure(exc, "data directory creation failed") from None
+            raise os_failure(exc, "data directory creation failed") from None
         for path in (self.root, directory):
             try:
                 os.mkdir(path, DIR_MODE)
             except FileExistsError:
                 pass
             except OSError as exc:
-                raise _os_failure(exc, "artifact directory creation failed") from None
+                raise os_failure(exc, "artifact directory creation failed") from None
             try:
                 info = os.lstat(path)
                 reason = distrust(info, directory=True)
@@ -515,7 +427,7 @@ class ArtifactStore:
                 if stat.S_IMODE(info.st_mode) != DIR_MODE:
                     os.chmod(path, DIR_MODE)
             except OSError as exc:
-                raise _os_failure(exc, "artifact directory check failed") from None
+                raise os_failure(exc, "artifact directory check failed") from None
         return directory
 
     def _remove_session_dir(self, session_id: str) -> None:
@@ -542,7 +454,7 @@ def _read_range(path: Path, offset: int, max_bytes: int) -> bytes:
     try:
         fd = os.open(path, os.O_RDONLY | SAFE_OPEN)
     except OSError as exc:
-        raise _os_failure(exc, "artifact open failed") from None
+        raise os_failure(exc, "artifact open failed") from None
     try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             raise BrowserMeshError(ErrorCode.INTERNAL_ERROR, cause="artifact is not a file")
@@ -557,6 +469,6 @@ def _read_range(path: Path, offset: int, max_bytes: int) -> bytes:
             remaining -= len(chunk)
         return b"".join(chunks)
     except OSError as exc:
-        raise _os_failure(exc, "artifact read failed") from None
+        raise os_failure(exc, "artifact read failed") from None
     finally:
         os.close(fd)

@@ -1,0 +1,73 @@
+"""File primitives shared by the saved-state repository and the artifact store.
+
+The modes (directories 0700, files 0600, set explicitly so the umask does not matter), the flags
+every open of a persistence file adds, the exclusive write both stores create files with, the
+best-effort directory fsync after a rename or unlink, and the path-free error an unexpected OS
+error becomes. Used on every write and read of `persistence.states` and `persistence.artifacts`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+from pathlib import Path
+from typing import Final
+
+from browsermesh.errors import BrowserMeshError, ErrorCode
+
+__all__ = [
+    "DIR_MODE",
+    "FILE_MODE",
+    "NONBLOCK_OPEN",
+    "SAFE_OPEN",
+    "fsync_dir",
+    "os_failure",
+    "write_exclusive",
+]
+
+DIR_MODE: Final = 0o700
+FILE_MODE: Final = 0o600
+
+_O_BINARY: Final = getattr(os, "O_BINARY", 0)
+_O_NOFOLLOW: Final = getattr(os, "O_NOFOLLOW", 0)
+_O_CLOEXEC: Final = getattr(os, "O_CLOEXEC", 0)
+SAFE_OPEN: Final = _O_NOFOLLOW | _O_BINARY | _O_CLOEXEC
+"""Flags every open of a persistence file adds: no symlink, binary, not inherited."""
+NONBLOCK_OPEN: Final = getattr(os, "O_NONBLOCK", 0)
+"""Added to the open of a file to read: one swapped for a FIFO after its check cannot block."""
+
+
+def write_exclusive(path: Path, data: bytes, *, sync: bool) -> None:
+    """Create `path` (never an existing file or a symlink) with mode 0600 whatever the umask,
+    write all of `data`, and with `sync` flush it to disk before closing (saved states and
+    artifacts both write this way)."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | SAFE_OPEN, FILE_MODE)
+    try:
+        os.chmod(path, FILE_MODE)  # umask-independent
+        view = memoryview(data)
+        while view:
+            written = os.write(fd, view)
+            view = view[written:]
+        if sync:
+            os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def fsync_dir(directory: Path) -> None:
+    """Best-effort durability of a rename/unlink (POSIX only)."""
+    if os.name != "posix":
+        return
+    with contextlib.suppress(OSError):
+        fd = os.open(directory, os.O_RDONLY | _O_CLOEXEC)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+
+def os_failure(exc: OSError, what: str) -> BrowserMeshError:
+    """An unexpected OS error, without the path (never logged: the data dir holds credentials)."""
+    name = errno.errorcode.get(exc.errno, str(exc.errno)) if exc.errno is not None else "-"
+    return BrowserMeshError(ErrorCode.INTERNAL_ERROR, cause=f"{what}: {type(exc).__name__} {name}")
