@@ -14,20 +14,31 @@ Intended engine flow::
 Which nodes qualify (§5.5): nodes with one of the 17 interactive roles, in document order, that
 carry a Playwright ref (Playwright gives AI-mode refs exactly to the elements it can address;
 a node without one cannot get an element handle), excluding ``option`` nodes of a native
-``<select>``. Iframe contents are never enumerated.
+``<select>``. Iframe contents are never enumerated. That choice, the collapsed regions and the
+main-first order live in `browsermesh.model.action_nodes` (its public names are importable from
+here too); this module renders the table: element lines, key text, pages.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import re
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
-from browsermesh.model.aria import INTERACTIVE_ROLES, AriaNode, json_literal
+from browsermesh.model.action_nodes import (
+    CHROME_MIN_ELEMENTS,
+    REGION_MIN_ELEMENTS,
+    collapsed_regions,
+    is_candidate,
+    main_first,
+    qualifying_nodes,
+    table_candidates,
+    walk,
+)
+from browsermesh.model.aria import AriaNode, json_literal
 from browsermesh.redact import cut_chars
 
 __all__ = [
@@ -51,11 +62,6 @@ URL_MAX_CHARS = 2000
 ROLE_MAX_CHARS = 64
 TAG_MAX_CHARS = 32
 MAX_OPTION_LINES = 25
-REGION_MIN_ELEMENTS = 16
-"""A region is collapsed when it holds more than 15 interactive elements."""
-CHROME_MIN_ELEMENTS = 4
-"""Site chrome outside ``main`` (banner, navigation, contentinfo, complementary) is collapsed
-from this many interactive elements on (issue 15): it repeats on every page of a site."""
 MAX_TABLE_REFS = 500
 """At most this many element refs per capture; the response pages them ``maxRefs`` at a time."""
 MAX_KEY_LINES = 8
@@ -63,13 +69,10 @@ MAX_H2_LINES = 3
 KEY_TEXT_MAX_CHARS = 120
 SUMMARY_MAX_CHARS = 60
 
-_REGION_ROLES = frozenset({"navigation", "complementary", "contentinfo", "tree"})
-_CHROME_ROLES = frozenset({"banner", "navigation", "contentinfo", "complementary"})
 _LIVE_ROLES = frozenset({"alert", "status", "log"})
 _TEXT_ROLES = frozenset({"text", "paragraph", "generic", "strong", "emphasis", "caption"})
 # "4 results", "0 of 50 selected", "1 result (3 total)": a number, then a few words.
 _SUMMARY_RE = re.compile(r"\(?\d[\d,.]*\)?\s+(?:of\s+\d[\d,.]*\s+)?[^\W\d_][^\n]*")
-_OUTSIDE_MAIN_REGION_ROLES = frozenset({"list", "table"})
 _SELECT_CONTAINER_ROLES = frozenset({"combobox", "listbox"})
 _VALUE_ROLES = frozenset({"textbox", "searchbox", "spinbutton"})
 _CLICK_ROLES = frozenset({"button", "link", "tab", "menuitem", "treeitem", "gridcell", "option"})
@@ -145,42 +148,6 @@ class TableResult:
     keys: list[str] = field(default_factory=list)
 
 
-def _walk(nodes: Iterable[AriaNode]) -> Iterator[AriaNode]:
-    """Document order (depth-first, pre-order), not descending into iframes."""
-    stack = list(reversed(list(nodes)))
-    while stack:
-        node = stack.pop()
-        yield node
-        if node.role != "iframe":
-            stack.extend(reversed(node.children))
-
-
-def _is_candidate(node: AriaNode) -> bool:
-    return node.role in INTERACTIVE_ROLES and node.pw_ref is not None
-
-
-def qualifying_nodes(
-    nodes: Iterable[AriaNode],
-    *,
-    in_native_select: Callable[[AriaNode], bool] | None = None,
-) -> list[AriaNode]:
-    """Nodes that get refs (§5.5), in document order, before the ``maxRefs`` cut.
-
-    Interactive-role nodes with a Playwright ref, not inside an iframe. ``in_native_select`` is
-    asked about each ``option`` node (with a ref) and returns True when the option belongs to
-    a native ``<select>``; such options are skipped. (Options of a single-choice native select
-    carry no Playwright ref at all; those of ``<select multiple>`` do.)
-    """
-    out: list[AriaNode] = []
-    for node in _walk(nodes):
-        if not _is_candidate(node):
-            continue
-        if node.role == "option" and in_native_select is not None and in_native_select(node):
-            continue
-        out.append(node)
-    return out
-
-
 def _region_kind(roles: Counter[str], total: int) -> str:
     role, count = roles.most_common(1)[0]
     if count * 2 > total:
@@ -189,104 +156,6 @@ def _region_kind(roles: Counter[str], total: int) -> str:
         if role == "button":
             return "buttons"
     return "controls"
-
-
-def _threshold(node: AriaNode, in_main: bool) -> int | None:
-    """How many interactive elements collapse `node`; None when it never collapses."""
-    if node.role in _CHROME_ROLES and not in_main:
-        return CHROME_MIN_ELEMENTS
-    if node.role in _REGION_ROLES or (node.role in _OUTSIDE_MAIN_REGION_ROLES and not in_main):
-        return REGION_MIN_ELEMENTS
-    return None
-
-
-def _collapsed_regions(
-    nodes: Iterable[AriaNode], scope_in_region: bool, keep_roots: bool = False
-) -> dict[int, list[AriaNode]]:
-    """id(region) -> its candidate elements, for the outermost regions that collapse.
-
-    With `keep_roots` (a scoped snapshot) the scope's own top nodes never collapse: the client
-    asked for them.
-    """
-    regions: dict[int, list[AriaNode]] = {}
-    if scope_in_region:
-        return regions
-    stack: list[tuple[AriaNode, bool, bool]] = [
-        (n, False, keep_roots) for n in reversed(list(nodes))
-    ]
-    while stack:
-        node, in_main, is_kept = stack.pop()
-        if node.role == "iframe":
-            continue
-        threshold = None if is_kept else _threshold(node, in_main)
-        if threshold is not None:
-            inside = qualifying_nodes(node.children)
-            if len(inside) >= threshold:
-                regions[id(node)] = inside
-                continue
-        child_main = in_main or node.role == "main"
-        stack.extend((c, child_main, False) for c in reversed(node.children))
-    return regions
-
-
-def _main_path(nodes: list[AriaNode]) -> list[AriaNode]:
-    """The nodes from a top node down to the first ``main`` landmark in document order (outside
-    iframes), or [] when there is none. Iterative: real DOMs nest deeper than Python recurses."""
-    stack: list[tuple[AriaNode, int]] = [(n, 0) for n in reversed(nodes)]
-    path: list[AriaNode] = []
-    while stack:
-        node, depth = stack.pop()
-        del path[depth:]
-        path.append(node)
-        if node.role == "main":
-            return path
-        if node.role != "iframe":
-            stack.extend((c, depth + 1) for c in reversed(node.children))
-    return []
-
-
-def _main_first(nodes: list[AriaNode]) -> list[AriaNode]:
-    """The scope's top nodes with the first ``main`` landmark lifted out in front.
-
-    The returned list is a new forest: the ``main`` node first, then the original top nodes
-    with ``main`` removed from its parent (shallow copies of its ancestors only, so the parsed
-    tree stays intact).
-    """
-    path = _main_path(nodes)
-    if not path:
-        return nodes
-    main = path[-1]
-    if len(path) == 1:
-        return [main, *(n for n in nodes if n is not main)]
-    below: AriaNode = path[-2]
-    copy = dataclasses.replace(below, children=[c for c in below.children if c is not main])
-    for ancestor in reversed(path[:-2]):
-        original = below
-        below = ancestor
-        copy = dataclasses.replace(
-            ancestor, children=[copy if c is original else c for c in ancestor.children]
-        )
-    top = path[0]
-    return [main, *(copy if n is top else n for n in nodes)]
-
-
-def table_candidates(
-    nodes: Iterable[AriaNode], *, scope_in_region: bool, keep_roots: bool = False
-) -> list[AriaNode]:
-    """The nodes whose `ElementInfo` `build_action_table` needs (outside collapsed regions)."""
-    node_list = list(nodes)
-    regions = _collapsed_regions(node_list, scope_in_region, keep_roots)
-    out: list[AriaNode] = []
-    stack = list(reversed(node_list))
-    while stack:
-        node = stack.pop()
-        if id(node) in regions:
-            continue
-        if _is_candidate(node):
-            out.append(node)
-        if node.role != "iframe":
-            stack.extend(reversed(node.children))
-    return out
 
 
 def _string(text: str, limit: int) -> str:
@@ -348,7 +217,7 @@ def _flat_text(node: AriaNode, limit: int = KEY_TEXT_MAX_CHARS * 2) -> str:
     """The node's name, value and descendant texts, space-joined and whitespace-collapsed."""
     parts: list[str] = []
     size = 0
-    for each in _walk([node]):
+    for each in walk([node]):
         for piece in (each.name if each is node or each.role in _TEXT_ROLES else None, each.value):
             if piece:
                 parts.append(piece)
@@ -362,7 +231,7 @@ def _rows(table: AriaNode) -> int:
     """Data rows of a table: rows holding a cell (header rows hold only column headers)."""
     return sum(
         1
-        for node in _walk(table.children)
+        for node in walk(table.children)
         if node.role == "row" and any(c.role in ("cell", "gridcell") for c in node.children)
     )
 
@@ -455,8 +324,8 @@ def build_action_table(
     Order: the first ``main`` landmark first, then everything else in document order. Key text
     lines (alerts, notices, h1/h2, "N results", table sizes) follow the header.
     """
-    node_list = _main_first(list(nodes))
-    regions = _collapsed_regions(node_list, scope_in_region, keep_roots)
+    node_list = main_first(list(nodes))
+    regions = collapsed_regions(node_list, scope_in_region, keep_roots)
     head = [f"page: {_string(title, TITLE_MAX_CHARS)} {cut_chars(url, URL_MAX_CHARS)}"]
     result = TableResult(text="", keys=_key_lines(node_list, regions, notices))
     head.extend(result.keys)
@@ -488,7 +357,7 @@ def build_action_table(
                 in_native_box and node.role not in _SELECT_CONTAINER_ROLES
             )
             stack.extend((c, child_native) for c in reversed(node.children))
-        if not _is_candidate(node) or details is None:
+        if not is_candidate(node) or details is None:
             continue
         if node.role == "option" and (in_native_box or details.tag == "option"):
             continue

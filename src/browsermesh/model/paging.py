@@ -1,22 +1,29 @@
-"""Snapshot options (§6.2, §6.3), response bounding and cursor pagination (§6.6).
+"""Snapshot response bounding and cursor pagination (§6.6), and the snapshot result (§6.3).
 
 Pure rules plus a small in-memory store of retained snapshot text per page. No I/O; the clocks
-are injectable.
+are injectable. The options a snapshot call takes are checked in
+`browsermesh.model.snapshot_options` (their names are importable from here too).
 """
 
 from __future__ import annotations
 
-import math
 import re
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
-from browsermesh.errors import Bound, BrowserMeshError, ErrorCode, invalid_argument
+from browsermesh.errors import BrowserMeshError, ErrorCode, invalid_argument
 from browsermesh.model.clock import iso_from_epoch
 from browsermesh.model.ids import short_id
+from browsermesh.model.snapshot_options import (
+    ARIA_ONLY_KEYS,
+    SNAPSHOT_OPTION_KEYS,
+    SnapshotFormat,
+    SnapshotOptions,
+    normalize_snapshot_options,
+)
 from browsermesh.model.text import fit_prefix, utf8_len
 
 __all__ = [
@@ -38,165 +45,11 @@ __all__ = [
     "parse_cursor",
 ]
 
-SnapshotFormat = Literal["aria", "actions"]
-
 RETAINED_MAX_CHARS = 1_000_000
 """§6.4 step 8: retained serializations are clipped to this many code points."""
 MAX_RETAINED_SNAPSHOTS = 4
 SNAPSHOT_TTL_SECONDS = 30.0
 MAX_CURSOR_OFFSET = 2**53 - 1
-CURSOR_MAX_CHARS = 160
-
-SNAPSHOT_OPTION_KEYS: tuple[str, ...] = (
-    "format",
-    "scope",
-    "maxDepth",
-    "includeBoundingBoxes",
-    "maxChars",
-    "maxBytes",
-    "includeRefs",
-    "maxRefs",
-    "interactiveOnly",
-    "maxChildren",
-)
-ARIA_ONLY_KEYS: tuple[str, ...] = (
-    "maxDepth",
-    "includeBoundingBoxes",
-    "interactiveOnly",
-    "maxChildren",
-)
-
-# name -> (minimum, maximum, default)
-_INT_OPTIONS: dict[str, tuple[int, int, int | None]] = {
-    "maxDepth": (0, 100, None),
-    "maxChars": (1, 100_000, 50_000),
-    "maxBytes": (1, 131_072, 65_536),
-    "maxRefs": (1, 100, 50),
-    "maxChildren": (1, 1_000, None),
-}
-_BOOL_OPTIONS = ("includeBoundingBoxes", "includeRefs", "interactiveOnly")
-
-
-# --------------------------------------------------------------------------------------------
-# Options
-# --------------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class SnapshotOptions:
-    """Normalized ``browser_snapshot`` options (defaults filled in)."""
-
-    format: SnapshotFormat = "aria"
-    scope: Mapping[str, Any] | None = None
-    max_depth: int | None = None
-    include_bounding_boxes: bool = False
-    max_chars: int = 50_000
-    max_bytes: int = 65_536
-    include_refs: bool = False
-    max_refs: int = 50
-    interactive_only: bool = False
-    max_children: int | None = None
-
-    def applied_bounds(self, normalized_scope: dict[str, Any] | None) -> dict[str, Any]:
-        """The §6.3 ``appliedBounds`` object; ``normalized_scope`` is the echoed scope."""
-        actions = self.format == "actions"
-        return {
-            "format": self.format,
-            "scope": normalized_scope,
-            "maxDepth": None if actions else self.max_depth,
-            "includeBoundingBoxes": False if actions else self.include_bounding_boxes,
-            "maxChars": self.max_chars,
-            "maxBytes": self.max_bytes,
-            "includeRefs": True if actions else self.include_refs,
-            "maxRefs": self.max_refs,
-            "interactiveOnly": False if actions else self.interactive_only,
-            "maxChildren": None if actions else self.max_children,
-        }
-
-
-def _invalid(field: str, requirement: str, bound: Bound | None = None) -> BrowserMeshError:
-    return invalid_argument(field, requirement, bound=bound)
-
-
-def _int_option(args: Mapping[str, Any], name: str) -> int | None:
-    low, high, default = _INT_OPTIONS[name]
-    if name not in args:
-        return default
-    raw = args[name]
-    if isinstance(raw, bool) or not isinstance(raw, int | float):
-        raise _invalid(name, "integer")
-    if isinstance(raw, float):
-        if not math.isfinite(raw) or not raw.is_integer():
-            raise _invalid(name, "integer")
-        raw = int(raw)
-    if raw < low:
-        raise _invalid(name, f"at least {low}", Bound(name, ">=", low))
-    if raw > high:
-        raise _invalid(name, f"at most {high}", Bound(name, "<=", high))
-    return raw
-
-
-def _bool_option(args: Mapping[str, Any], name: str, default: bool) -> bool:
-    if name not in args:
-        return default
-    raw = args[name]
-    if not isinstance(raw, bool):
-        raise _invalid(name, "boolean")
-    return raw
-
-
-def normalize_snapshot_options(args: Mapping[str, Any]) -> SnapshotOptions | str:
-    """Validate and normalize §6.2 options; returns the cursor string for a continuation.
-
-    An option counts as given exactly when its key is present. Every violation raises
-    `INVALID_ARGUMENT` (numeric ranges with a bound clause): a cursor together with any snapshot
-    option, a malformed cursor value, an unknown format, a non-object scope, wrong types,
-    out-of-range numbers, ``includeRefs: false`` or an aria-only option with
-    ``format: "actions"``, and ``maxRefs`` with ``format: "aria"`` unless ``includeRefs: true``.
-    """
-    if "cursor" in args:
-        given = [key for key in SNAPSHOT_OPTION_KEYS if key in args]
-        if given:
-            raise _invalid("cursor", "alone: a cursor excludes the options " + ", ".join(given))
-        cursor = args["cursor"]
-        if not isinstance(cursor, str) or not 1 <= len(cursor) <= CURSOR_MAX_CHARS:
-            raise _invalid("cursor", f"string of 1..{CURSOR_MAX_CHARS} characters")
-        return cursor
-    fmt = args.get("format", "aria")
-    if fmt not in ("aria", "actions"):
-        raise _invalid("format", "one of: aria, actions")
-    scope = args.get("scope")
-    if "scope" in args and not isinstance(scope, Mapping):
-        raise _invalid("scope", "object")
-    max_depth = _int_option(args, "maxDepth")
-    max_chars = _int_option(args, "maxChars")
-    max_bytes = _int_option(args, "maxBytes")
-    max_refs = _int_option(args, "maxRefs")
-    max_children = _int_option(args, "maxChildren")
-    include_boxes = _bool_option(args, "includeBoundingBoxes", False)
-    interactive_only = _bool_option(args, "interactiveOnly", False)
-    include_refs = _bool_option(args, "includeRefs", fmt == "actions")
-    assert max_chars is not None and max_bytes is not None and max_refs is not None
-    if fmt == "actions":
-        given = [key for key in ARIA_ONLY_KEYS if key in args]
-        if given:
-            raise _invalid(given[0], 'not allowed with format "actions"')
-        if not include_refs:
-            raise _invalid("includeRefs", 'true with format "actions"')
-    elif "maxRefs" in args and not include_refs:
-        raise _invalid("maxRefs", 'only with includeRefs: true or format "actions"')
-    return SnapshotOptions(
-        format=fmt,
-        scope=scope,
-        max_depth=max_depth,
-        include_bounding_boxes=include_boxes,
-        max_chars=max_chars,
-        max_bytes=max_bytes,
-        include_refs=include_refs,
-        max_refs=max_refs,
-        interactive_only=interactive_only,
-        max_children=max_children,
-    )
 
 
 # --------------------------------------------------------------------------------------------
