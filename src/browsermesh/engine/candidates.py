@@ -12,6 +12,7 @@ import asyncio
 import re
 from typing import TYPE_CHECKING, Any
 
+from browsermesh.engine.page_source import page_secrets
 from browsermesh.errors import BrowserMeshError
 from browsermesh.model.aria import parse_aria, redact_tree, strip_iframe_children
 from browsermesh.model.candidates import rank
@@ -22,7 +23,7 @@ from browsermesh.model.text import well_formed
 if TYPE_CHECKING:
     from playwright.async_api import Page
 
-    from browsermesh.engine.elements import RefEntry, RefRegistry
+    from browsermesh.engine.refs import RefEntry, RefRegistry
 
 CANDIDATES_MS = 1_000
 """At most this long (and never past the call's deadline) to find candidates."""
@@ -58,8 +59,6 @@ async def _near(
     budget_ms: float,
     matches_only: bool,
 ) -> list[dict[str, Any]]:
-    from browsermesh.engine.snapshot import page_secrets
-
     raw = await root.locator("body").aria_snapshot(mode="ai", timeout=budget_ms)
     nodes = await asyncio.to_thread(parse_aria, well_formed(raw))
     redact_tree(nodes, await page_secrets(page, Deadline(int(budget_ms))))

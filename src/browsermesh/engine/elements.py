@@ -1,7 +1,8 @@
 """Locating elements (frame chains, strictness, deadline classification) and acting on them.
 
 Implements contract §5.3–5.5 for every element-resolving operation: a locator is resolved afresh
-each call; a ref is looked up in the page's registry and never re-resolved to another element.
+each call; a ref is looked up in the page's registry (`engine.refs`) and never re-resolved to
+another element.
 """
 
 from __future__ import annotations
@@ -9,16 +10,14 @@ from __future__ import annotations
 import asyncio
 import re
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from browsermesh.engine import actionability, candidates
-from browsermesh.engine.bounded import quietly
 from browsermesh.engine.failures import classify_reason, operation_timeout, raw_cause, within
+from browsermesh.engine.page_source import page_secrets
+from browsermesh.engine.refs import Expired, RefEntry, RefRegistry
 from browsermesh.errors import BrowserMeshError, ErrorCode
-from browsermesh.model.clock import Clock
 from browsermesh.model.deadline import Deadline, OperationContext
-from browsermesh.model.ids import base36
 from browsermesh.model.locators import (
     LABELLED_ROLES,
     Locator,
@@ -33,7 +32,6 @@ if TYPE_CHECKING:
     from playwright.async_api import ElementHandle, Page
     from playwright.async_api import Locator as PwLocator
 
-REF_TTL_S = 30.0
 FRAME_POLL_MS = 25
 PROBE_RESERVE_MS = 250
 
@@ -55,84 +53,6 @@ OPERATION_DETAIL = {
     "snapshot": "capture snapshot",
     "screenshot": "capture screenshot",
 }
-
-
-@dataclass(eq=False)
-class RefEntry:
-    """A live ref: the element's handle, captured by one snapshot, valid until `expires_at`.
-    `role` and `name` (as the snapshot printed them) let an expired ref be renewed."""
-
-    handle: ElementHandle
-    expires_at: float
-    region: bool = False
-    role: str | None = None
-    name: str | None = None
-
-
-@dataclass(eq=False)
-class Expired:
-    """A ref of the current generation that only outlived its TTL."""
-
-    entry: RefEntry
-
-
-@dataclass(eq=False)
-class RefRegistry:
-    """One page's refs. A new capture or a main-frame navigation replaces them all.
-
-    Error details may add refs to the current generation (`add`: candidates, a renewed ref):
-    that is no newer capture, so every ref already handed out stays valid. The registry also
-    carries the page's element policy from the config: the ref TTL and the actionability
-    settle time."""
-
-    clock: Clock
-    ttl_s: float = REF_TTL_S
-    new_generation: Callable[[], int] | None = None
-    settle_ms: float = actionability.SETTLE_MS
-    generation: int = 0
-    entries: dict[str, RefEntry] = field(default_factory=dict)
-    added: int = 0
-
-    def advance(self, generation: int) -> list[RefEntry]:
-        """Start a new generation; returns the old entries so their handles can be released."""
-        old = list(self.entries.values())
-        self.generation = generation
-        self.entries = {}
-        self.added = 0
-        return old
-
-    def lookup(self, token: str, *, region: bool = False) -> RefEntry:
-        """The live entry of `token`; STALE_ELEMENT_REFERENCE otherwise (an expired one carries
-        `Expired` in `internal["expired"]`, for `renew`)."""
-        entry = self.entries.get(token)
-        if entry is None or entry.region != region:
-            raise BrowserMeshError(ErrorCode.STALE_ELEMENT_REFERENCE)
-        if entry.expires_at <= self.clock.monotonic():
-            self.entries.pop(token, None)
-            raise BrowserMeshError(
-                ErrorCode.STALE_ELEMENT_REFERENCE, internal={"expired": Expired(entry)}
-            )
-        return entry
-
-    def add(self, handle: ElementHandle, role: str | None, name: str | None) -> str | None:
-        """Register `handle` as a new ref of the current generation (`s{gen}c{n}`); None when
-        the page never had a generation and none can be started here."""
-        if self.generation == 0:
-            if self.new_generation is None:
-                return None
-            self.generation = self.new_generation()
-        self.added += 1
-        token = f"s{base36(self.generation)}c{self.added}"
-        self.entries[token] = RefEntry(
-            handle, self.clock.monotonic() + self.ttl_s, role=role, name=name
-        )
-        return token
-
-
-async def release(entries: list[RefEntry]) -> None:
-    """Dispose handles of replaced refs. Best effort and bounded: a handle that cannot be
-    released (its page is busy or gone) is freed with its document or context anyway."""
-    await asyncio.gather(*(quietly(e.handle.dispose()) for e in entries))
 
 
 Root = Any  # Page or FrameLocator: both offer get_by_role/locator/...
@@ -528,8 +448,6 @@ async def _redact_cover(page: Page, error: BrowserMeshError) -> None:
     cover = error.details.get("coveredBy")
     if not isinstance(cover, dict) or not cover.get("name"):
         return
-    from browsermesh.engine.snapshot import page_secrets
-
     try:
         secrets = await page_secrets(page, Deadline(PROBE_RESERVE_MS))
     except BrowserMeshError:

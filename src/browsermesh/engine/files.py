@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from browsermesh.engine import elements
 from browsermesh.engine.bounded import quietly
 from browsermesh.engine.failures import operation_timeout, raw_cause, timed
+from browsermesh.engine.refs import RefRegistry
 from browsermesh.errors import Bound, BrowserMeshError, ErrorCode, invalid_argument
 from browsermesh.model.deadline import OperationContext
 from browsermesh.model.locators import Target
@@ -60,7 +61,7 @@ def _not_file_input(ctx: OperationContext) -> BrowserMeshError:
 
 async def set_files(
     page: Page,
-    registry: elements.RefRegistry,
+    registry: RefRegistry,
     target: Target,
     files: list[FilePayload],
     ctx: OperationContext,

@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from browsermesh.engine import elements
+from browsermesh.engine.refs import RefRegistry
 from browsermesh.model.deadline import OperationContext
 from browsermesh.model.forms import field_kind, field_operation
 from browsermesh.model.locators import Target
@@ -38,7 +39,7 @@ async def _never(el: Any, timeout_ms: float) -> None:  # pragma: no cover - pick
 
 async def fill_field(
     page: Page,
-    registry: elements.RefRegistry,
+    registry: RefRegistry,
     target: Target,
     value: str | bool,
     ctx: OperationContext,

@@ -27,12 +27,12 @@ from browsermesh.engine.backends import (
 from browsermesh.engine.backends import running_as_root as running_as_root
 from browsermesh.engine.blocking import ResourceBlocker
 from browsermesh.engine.changes import SETTLING_OPS, ChangeWatch
-from browsermesh.engine.elements import REF_TTL_S, RefRegistry
 from browsermesh.engine.evaluate import evaluate_in_page
 from browsermesh.engine.failures import browser_error, navigation_error, timed, within
 from browsermesh.engine.observers import observe_page
 from browsermesh.engine.popups import PopupGuard
 from browsermesh.engine.protocol import ContextOptions, EngineEvents, HistoryStep
+from browsermesh.engine.refs import REF_TTL_S, RefRegistry
 from browsermesh.engine.snapshot import Capture
 from browsermesh.errors import BrowserMeshError, ErrorCode
 from browsermesh.model.clock import Clock

@@ -2,7 +2,8 @@
 
 The serialized content goes back to the runtime, which pages and retains it. Refs are registered
 in the page's registry only once the whole capture succeeded (a failed or cancelled capture
-leaves the previous refs and generation unchanged).
+leaves the previous refs and generation unchanged). The source budget and the page's password
+values come from `engine.page_source` (`page_secrets` is importable from here too).
 """
 
 from __future__ import annotations
@@ -13,9 +14,11 @@ from typing import TYPE_CHECKING, Any
 
 from browsermesh.engine import elements
 from browsermesh.engine.bounded import quietly
-from browsermesh.engine.elements import RefEntry
-from browsermesh.engine.failures import timed, within
-from browsermesh.errors import Bound, BrowserMeshError, ErrorCode
+from browsermesh.engine.failures import timed
+from browsermesh.engine.page_source import page_secrets as page_secrets
+from browsermesh.engine.page_source import source_budget
+from browsermesh.engine.refs import RefEntry, release
+from browsermesh.errors import BrowserMeshError, ErrorCode
 from browsermesh.model.action_table import ElementInfo, build_action_table, table_candidates
 from browsermesh.model.aria import (
     AriaNode,
@@ -26,7 +29,7 @@ from browsermesh.model.aria import (
     render_aria,
     strip_iframe_children,
 )
-from browsermesh.model.deadline import Deadline, OperationContext
+from browsermesh.model.deadline import OperationContext
 from browsermesh.model.ids import base36
 from browsermesh.model.locators import Locator, RefTarget
 from browsermesh.model.paging import SnapshotOptions, clip_retained
@@ -34,45 +37,10 @@ from browsermesh.model.text import well_formed
 from browsermesh.redact import SecretValues
 
 if TYPE_CHECKING:
-    from playwright.async_api import ElementHandle, Page
+    from playwright.async_api import ElementHandle
     from playwright.async_api import Locator as PwLocator
 
     from browsermesh.engine.playwright_engine import PwPage
-
-MAX_SOURCE_NODES = 20_000
-MAX_SOURCE_CHARS = 2_000_000
-
-# Counts nodes and characters under the scope, stopping as soon as a budget is exceeded.
-_SOURCE_BUDGET = """(root, limits) => {
-  let nodes = 0, chars = 0;
-  const walker = document.createTreeWalker(root, NodeFilter.SHOW_ELEMENT | NodeFilter.SHOW_TEXT);
-  for (let n = root; n; n = walker.nextNode()) {
-    nodes++;
-    if (n.nodeType === 3) { chars += n.data.length; }
-    else {
-      for (const a of n.attributes) chars += a.name.length + a.value.length;
-      if (n.tagName === 'INPUT' && n.value) chars += n.value.length;
-    }
-    if (nodes > limits.nodes || chars > limits.chars) return {over: true, nodes, chars};
-  }
-  return {over: false, nodes, chars};
-}"""
-# Every non-empty password value of one frame's document, open shadow roots included: the
-# whole page's values are redacted from any capture of it, whatever its scope (a "show
-# password" label elsewhere may copy one). Over `maxChars` in all, the answer is `null`.
-_FRAME_PASSWORDS = """maxChars => {
-  const out = new Set();
-  let chars = 0;
-  const visit = root => {
-    for (const el of root.querySelectorAll('*')) {
-      if (el.tagName === 'INPUT' && (el.type || '').toLowerCase() === 'password' && el.value
-          && !out.has(el.value)) { out.add(el.value); chars += el.value.length; }
-      if (el.shadowRoot) visit(el.shadowRoot);
-    }
-  };
-  visit(document);
-  return chars > maxChars ? null : [...out];
-}"""
 
 _ELEMENT_INFO = """els => els.map(e => {
   if (!e) return null;
@@ -190,58 +158,6 @@ async def _scope(
     return loc, root, False
 
 
-async def _source_budget(scope: PwLocator, ctx: OperationContext) -> None:
-    result = await timed(
-        scope.evaluate(
-            _SOURCE_BUDGET,
-            {"nodes": MAX_SOURCE_NODES, "chars": MAX_SOURCE_CHARS},
-            timeout=ctx.deadline.budget_ms(),
-        ),
-        ctx.deadline,
-    )
-    if result.get("over"):
-        over_nodes = result.get("nodes", 0) > MAX_SOURCE_NODES
-        bound = (
-            Bound("sourceNodes", "<=", MAX_SOURCE_NODES)
-            if over_nodes
-            else Bound("sourceChars", "<=", MAX_SOURCE_CHARS)
-        )
-        raise BrowserMeshError(
-            ErrorCode.LIMIT_EXCEEDED,
-            bound=bound,
-            internal={"maxSourceNodes": MAX_SOURCE_NODES, "maxSourceChars": MAX_SOURCE_CHARS},
-        )
-
-
-async def page_secrets(
-    page: Page, deadline: Deadline, into: SecretValues | None = None
-) -> SecretValues:
-    """The password values of every frame of `page`, added to `into` when given (within the
-    deadline).
-
-    A frame that detaches or navigates meanwhile is skipped (its document, and its values,
-    are gone); a page whose values exceed the source budget cannot be captured at all.
-    """
-
-    async def one(frame: Any) -> list[str] | None:
-        try:
-            values = await within(frame.evaluate(_FRAME_PASSWORDS, MAX_SOURCE_CHARS), deadline)
-        except BrowserMeshError:
-            raise
-        except Exception:
-            return []  # the frame detached or navigated: its document, and its values, are gone
-        return None if values is None else [well_formed(str(v)) for v in values]
-
-    secrets = into if into is not None else SecretValues()
-    for values in await asyncio.gather(*(one(f) for f in page.frames)):
-        if values is None:
-            raise BrowserMeshError(
-                ErrorCode.LIMIT_EXCEEDED, bound=Bound("sourceChars", "<=", MAX_SOURCE_CHARS)
-            )
-        secrets.add(values)
-    return secrets
-
-
 def redact_capture(cap: Capture, secrets: SecretValues) -> Capture:
     """The one exit of a capture: its text and every string of every ref pass `secrets`."""
     cap.content = secrets.text(cap.content)
@@ -298,7 +214,7 @@ async def capture(
 ) -> Capture:
     """Capture the scope in `opts.format`; registers new refs when refs were requested."""
     scope_loc, root, in_region = await _scope(page, scope, ctx)
-    await _source_budget(scope_loc, ctx)
+    await source_budget(scope_loc, ctx)
     secrets = await page_secrets(page.page, ctx.deadline)
     with_refs = opts.format == "actions" or opts.include_refs
     raw = await timed(
@@ -376,7 +292,7 @@ async def capture(
             entry.expires_at = now + page.refs.ttl_s
             page.refs.entries[token] = entry
         kept = {id(e.handle) for e in entries.values()}
-        await elements.release(old)
+        await release(old)
         await _dispose_unused(fetched, kept)
     lines = [secrets.text(line) for line in table.lines]
     keys = [secrets.text(line) for line in table.keys]

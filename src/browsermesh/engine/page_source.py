@@ -1,0 +1,115 @@
+"""What a capture may read from a page (contract §6.4, issue 12): the source budget and the
+page's password values.
+
+Before a snapshot is taken, `source_budget` refuses a scope of more than `MAX_SOURCE_NODES`
+nodes or `MAX_SOURCE_CHARS` characters (`LIMIT_EXCEEDED`). `page_secrets` reads every password
+value of every frame (bounded by the same character budget): every capture is redacted with
+them, and so are the page texts other calls return (titles, visible text, dialog messages,
+change notices, candidates' and covering elements' names).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import TYPE_CHECKING, Any
+
+from browsermesh.engine.failures import timed, within
+from browsermesh.errors import Bound, BrowserMeshError, ErrorCode
+from browsermesh.model.deadline import Deadline, OperationContext
+from browsermesh.model.text import well_formed
+from browsermesh.redact import SecretValues
+
+if TYPE_CHECKING:
+    from playwright.async_api import Locator as PwLocator
+    from playwright.async_api import Page
+
+__all__ = ["MAX_SOURCE_CHARS", "MAX_SOURCE_NODES", "page_secrets", "source_budget"]
+
+MAX_SOURCE_NODES = 20_000
+MAX_SOURCE_CHARS = 2_000_000
+
+# Counts nodes and characters under the scope, stopping as soon as a budget is exceeded.
+_SOURCE_BUDGET = """(root, limits) => {
+  let nodes = 0, chars = 0;
+  const walker = document.createTreeWalker(root, NodeFilter.SHOW_ELEMENT | NodeFilter.SHOW_TEXT);
+  for (let n = root; n; n = walker.nextNode()) {
+    nodes++;
+    if (n.nodeType === 3) { chars += n.data.length; }
+    else {
+      for (const a of n.attributes) chars += a.name.length + a.value.length;
+      if (n.tagName === 'INPUT' && n.value) chars += n.value.length;
+    }
+    if (nodes > limits.nodes || chars > limits.chars) return {over: true, nodes, chars};
+  }
+  return {over: false, nodes, chars};
+}"""
+# Every non-empty password value of one frame's document, open shadow roots included: the
+# whole page's values are redacted from any capture of it, whatever its scope (a "show
+# password" label elsewhere may copy one). Over `maxChars` in all, the answer is `null`.
+_FRAME_PASSWORDS = """maxChars => {
+  const out = new Set();
+  let chars = 0;
+  const visit = root => {
+    for (const el of root.querySelectorAll('*')) {
+      if (el.tagName === 'INPUT' && (el.type || '').toLowerCase() === 'password' && el.value
+          && !out.has(el.value)) { out.add(el.value); chars += el.value.length; }
+      if (el.shadowRoot) visit(el.shadowRoot);
+    }
+  };
+  visit(document);
+  return chars > maxChars ? null : [...out];
+}"""
+
+
+async def source_budget(scope: PwLocator, ctx: OperationContext) -> None:
+    """Refuse a scope over the source budget (`LIMIT_EXCEEDED`, bound ``sourceNodes`` or
+    ``sourceChars``): counting stops in the page as soon as one is exceeded."""
+    result = await timed(
+        scope.evaluate(
+            _SOURCE_BUDGET,
+            {"nodes": MAX_SOURCE_NODES, "chars": MAX_SOURCE_CHARS},
+            timeout=ctx.deadline.budget_ms(),
+        ),
+        ctx.deadline,
+    )
+    if result.get("over"):
+        over_nodes = result.get("nodes", 0) > MAX_SOURCE_NODES
+        bound = (
+            Bound("sourceNodes", "<=", MAX_SOURCE_NODES)
+            if over_nodes
+            else Bound("sourceChars", "<=", MAX_SOURCE_CHARS)
+        )
+        raise BrowserMeshError(
+            ErrorCode.LIMIT_EXCEEDED,
+            bound=bound,
+            internal={"maxSourceNodes": MAX_SOURCE_NODES, "maxSourceChars": MAX_SOURCE_CHARS},
+        )
+
+
+async def page_secrets(
+    page: Page, deadline: Deadline, into: SecretValues | None = None
+) -> SecretValues:
+    """The password values of every frame of `page`, added to `into` when given (within the
+    deadline).
+
+    A frame that detaches or navigates meanwhile is skipped (its document, and its values,
+    are gone); a page whose values exceed the source budget cannot be captured at all.
+    """
+
+    async def one(frame: Any) -> list[str] | None:
+        try:
+            values = await within(frame.evaluate(_FRAME_PASSWORDS, MAX_SOURCE_CHARS), deadline)
+        except BrowserMeshError:
+            raise
+        except Exception:
+            return []  # the frame detached or navigated: its document, and its values, are gone
+        return None if values is None else [well_formed(str(v)) for v in values]
+
+    secrets = into if into is not None else SecretValues()
+    for values in await asyncio.gather(*(one(f) for f in page.frames)):
+        if values is None:
+            raise BrowserMeshError(
+                ErrorCode.LIMIT_EXCEEDED, bound=Bound("sourceChars", "<=", MAX_SOURCE_CHARS)
+            )
+        secrets.add(values)
+    return secrets
