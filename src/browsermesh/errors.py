@@ -2,6 +2,10 @@
 
 Every failure that crosses MCP is built here (`error_payload`). Raw exception text, stacks and
 secrets stay in `BrowserMeshError.cause` / `internal`, which are never serialized for a client.
+
+Size: the error catalogue (contract §16) is one definition: the 20 codes' messages and next
+steps, and the details allowlist whose cleaned values choose among those next steps; splitting
+it would scatter one table over several modules.
 """
 
 from __future__ import annotations

@@ -2,6 +2,11 @@
 
 Playwright is imported lazily (first browser use) so that spawning the server and answering
 `initialize`/`tools/list` does not pay for it.
+
+Size: `PlaywrightEngine` is the one implementation of the engine port (`engine.protocol`, 32
+methods) and the one holder of the Playwright objects; page and element work already lives in
+its own modules (elements, snapshot, waits, files, capture, navigation, ...), and what is left,
+the contexts' and pages' lifecycle, is the class itself: splitting it would split that one port.
 """
 
 from __future__ import annotations
