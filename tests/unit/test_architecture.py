@@ -78,22 +78,6 @@ def test_only_config_reads_the_environment() -> None:
 
 MAX_MODULE_LINES = 500
 
-# Issue 18: modules that were already above the limit when this test was written and that no
-# branch is splitting yet. Each needs a split or a `Size:` line saying why it stays whole.
-AWAITING_SPLIT_OR_REASON = {
-    "engine/backends.py",
-    "engine/elements.py",
-    "engine/playwright_engine.py",
-    "engine/snapshot.py",
-    "errors.py",
-    "model/action_table.py",
-    "model/aria.py",
-    "model/observe.py",
-    "model/paging.py",
-    "persistence/artifacts.py",
-    "persistence/states.py",
-}
-
 
 def _size_reason(path: Path) -> bool:
     """True when the module docstring has a line starting with ``Size:`` (why it is long)."""
@@ -110,16 +94,9 @@ def _oversized() -> set[str]:
 
 
 def test_no_module_above_the_size_limit_without_a_reason() -> None:
-    allowed = set(AWAITING_SPLIT_OR_REASON)
-    offenders = sorted(_oversized() - allowed)
+    offenders = sorted(_oversized())
     assert not offenders, (
-        f"modules above {MAX_MODULE_LINES} lines without a 'Size:' line in their docstring: "
+        f"modules above {MAX_MODULE_LINES} lines without a 'Size:' line in their docstring "
+        "(split them along their seams, or say why the content belongs together): "
         + ", ".join(offenders)
-    )
-
-
-def test_size_allowlists_name_only_oversized_modules() -> None:
-    stale = sorted((set(AWAITING_SPLIT_OR_REASON)) - _oversized())
-    assert not stale, "no longer above the limit (or given a reason); drop from the allowlist: " + (
-        ", ".join(stale)
     )
