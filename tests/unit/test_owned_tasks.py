@@ -3,9 +3,10 @@
 A task started with ``asyncio.create_task``, ``loop.create_task`` or ``asyncio.ensure_future``
 has no owner that awaits it: its failure is lost and it can outlive what started it. In the files
 of :data:`SCOPED_PATHS` tasks are started by a task group (``anyio.create_task_group()``'s
-``start_soon``, or ``asyncio.TaskGroup().create_task``), which awaits them. Checked on the AST,
-so comments and docstrings may name the banned calls. The runtime and engine join the scope when
-their tasks have owners.
+``start_soon``, or ``asyncio.TaskGroup().create_task``), which awaits them, or by a
+``TaskOwner`` (model/tasks.py), whose ``spawn`` is the one bare ``create_task`` left. Checked on
+the AST, so comments and docstrings may name the banned calls. :data:`NOT_YET_SCOPED` names
+what still has to join.
 """
 
 from __future__ import annotations
@@ -18,7 +19,15 @@ import pytest
 SRC = Path(__file__).resolve().parents[2] / "src" / "browsermesh"
 
 # Files and folders (relative to src/browsermesh) where every task must have an owner.
-SCOPED_PATHS: tuple[str, ...] = ("transports", "serve.py")
+SCOPED_PATHS: tuple[str, ...] = ("transports", "serve.py", "engine", "persistence", "model")
+
+# Not in the scope yet (issue 18): the runtime switches to TaskOwner with its split (concurrent
+# branch); move it to SCOPED_PATHS then.
+NOT_YET_SCOPED: tuple[str, ...] = ("runtime",)
+
+# The owner itself: its `TaskOwner.spawn` is the one place allowed a bare `create_task`.
+OWNER_MODULE = "model/tasks.py"
+OWNER_SPAWN = ("TaskOwner", "spawn")
 
 _BANNED = frozenset({"create_task", "ensure_future"})
 _TASK_GROUPS = frozenset({"TaskGroup", "create_task_group"})
@@ -78,13 +87,48 @@ def scoped_files() -> list[Path]:
     return files
 
 
+def _spawn_lines(source: str) -> set[int]:
+    """The lines of `TaskOwner.spawn` in the owner module's source."""
+    cls_name, method = OWNER_SPAWN
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.ClassDef) and node.name == cls_name:
+            for item in node.body:
+                if isinstance(item, ast.FunctionDef) and item.name == method:
+                    return set(range(item.lineno, (item.end_lineno or item.lineno) + 1))
+    return set()
+
+
+def _line(finding: str) -> int:
+    return int(finding.split(":", 1)[0])
+
+
 def test_scoped_files_start_no_unowned_tasks() -> None:
-    offenders = {
-        path.relative_to(SRC).as_posix(): found
-        for path in scoped_files()
-        if (found := unowned_tasks(path.read_text()))
-    }
+    offenders: dict[str, list[str]] = {}
+    for path in scoped_files():
+        rel = path.relative_to(SRC).as_posix()
+        source = path.read_text()
+        found = unowned_tasks(source)
+        if rel == OWNER_MODULE:
+            spawn = _spawn_lines(source)
+            found = [f for f in found if _line(f) not in spawn]
+        if found:
+            offenders[rel] = found
     assert not offenders, f"tasks without an owner: {offenders}"
+
+
+def test_the_owner_starts_its_tasks_in_spawn_only() -> None:
+    source = (SRC / OWNER_MODULE).read_text()
+    spawn = _spawn_lines(source)
+    assert spawn, f"{OWNER_MODULE} has no {'.'.join(OWNER_SPAWN)}"
+    assert [_line(f) in spawn for f in unowned_tasks(source)] == [True]
+
+
+def test_not_yet_scoped_paths_are_not_scoped_and_exist() -> None:
+    for rel in NOT_YET_SCOPED:
+        assert (SRC / rel).exists(), f"{rel} is in NOT_YET_SCOPED but does not exist"
+        assert not any(rel == s or rel.startswith(s + "/") for s in SCOPED_PATHS), (
+            f"{rel} is scoped now: drop it from NOT_YET_SCOPED"
+        )
 
 
 @pytest.mark.parametrize(

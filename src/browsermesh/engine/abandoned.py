@@ -5,7 +5,7 @@ origin to restore its storage, and a state with 200 origins took 16 s on a 10 s 
 #5). Cancelling the Python call would not stop Chromium, which would finish the context later
 and leave it open with nobody to close it. So the caller stops waiting at its deadline, while
 the creation goes on as a task owned here; whatever it creates is closed when it arrives, and
-`drain` ends the creations still pending when the engine stops.
+`drain` (called by `PlaywrightEngine.stop`) cancels and awaits the creations still pending.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from typing import Any, TypeVar
 from browsermesh.engine.failures import operation_timeout
 from browsermesh.errors import BrowserMeshError
 from browsermesh.model.deadline import Deadline
+from browsermesh.model.tasks import TaskOwner, cancel_and_await
 
 T = TypeVar("T")
 
@@ -26,11 +27,17 @@ class AbandonedCreations:
     """Owns the creations whose callers stopped waiting (deadline or cancellation)."""
 
     def __init__(self) -> None:
-        self._tasks: set[asyncio.Task[None]] = set()
+        # Every creation runs as a task here, awaited by its caller within its deadline or,
+        # once the caller gave up, by its settle task (which closes what it made). `drain`
+        # cancels and awaits the given-up creations and their settles; a creation whose caller
+        # still waits is that caller's to await.
+        self._creations = TaskOwner()
+        self._given_up: set[asyncio.Task[Any]] = set()
+        self._settles = TaskOwner()
 
     def __len__(self) -> int:
-        """Creations still running or being closed."""
-        return len(self._tasks)
+        """Abandoned creations still running or being closed."""
+        return len(self._settles)
 
     async def within(
         self,
@@ -48,7 +55,7 @@ class AbandonedCreations:
         except BrowserMeshError:
             creation.close()  # never started
             raise
-        task = asyncio.ensure_future(creation)
+        task = self._creations.spawn(creation)
         try:
             return await asyncio.wait_for(asyncio.shield(task), timeout=budget_s)
         except TimeoutError:
@@ -58,7 +65,7 @@ class AbandonedCreations:
             self._adopt(task, close)
             raise
 
-    def _adopt(self, task: asyncio.Future[T], close: Callable[[T], Awaitable[object]]) -> None:
+    def _adopt(self, task: asyncio.Task[T], close: Callable[[T], Awaitable[object]]) -> None:
         async def settle() -> None:
             try:
                 result = await task
@@ -67,13 +74,15 @@ class AbandonedCreations:
             with contextlib.suppress(Exception):
                 await close(result)
 
-        owner = asyncio.get_running_loop().create_task(settle())
-        self._tasks.add(owner)
-        owner.add_done_callback(self._tasks.discard)
+        if not task.done():
+            self._given_up.add(task)
+            task.add_done_callback(self._given_up.discard)
+        self._settles.spawn(settle())
 
     async def drain(self) -> None:
-        """Cancel the creations still pending (their browser is going away) and wait for them."""
-        tasks = list(self._tasks)
-        for task in tasks:
-            task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
+        """Cancel the creations still pending (their browser is going away) and wait for them.
+
+        The creations are cancelled as well as their settles: a settle cancelled before it
+        ran never awaited its creation."""
+        await cancel_and_await(*self._given_up)
+        await self._settles.aclose()

@@ -19,7 +19,6 @@ server always adds `--no-sandbox` unless `chromiumSandbox: true` is passed.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import contextvars
 import json
 import os
@@ -34,6 +33,7 @@ from browsermesh.engine.failures import browser_error, timed
 from browsermesh.errors import BrowserMeshError, ErrorCode
 from browsermesh.model import progress
 from browsermesh.model.deadline import Deadline
+from browsermesh.model.tasks import TaskOwner
 from browsermesh.redact import ENDPOINT_SCHEMES, INVALID_URL, REDACTED_URL, sanitize_url
 
 if TYPE_CHECKING:
@@ -274,6 +274,9 @@ class LocalSlot(BrowserSlot):
         self.binary = binary
         self._installer = installer
         self._install: asyncio.Task[tuple[str, BinaryKind] | None] | None = None
+        # The install outlives the call that started it: the slot owns it and `stop` cancels
+        # and awaits it.
+        self._tasks = TaskOwner()
         self._install_phase = "installing Chromium"
         self._install_changed = asyncio.Event()
 
@@ -286,8 +289,8 @@ class LocalSlot(BrowserSlot):
         assert self._installer is not None
         if self._install is None or (self._install.done() and self._install.result() is None):
             # A fresh context: the install belongs to the slot, not to the call that started it.
-            self._install = asyncio.get_running_loop().create_task(
-                self._installer(self._phase), context=contextvars.Context()
+            self._install = self._tasks.spawn(
+                self._installer(self._phase), name="install Chromium", context=contextvars.Context()
             )
         install = self._install
         deadline = time.monotonic() + timeout_ms / 1000
@@ -302,24 +305,22 @@ class LocalSlot(BrowserSlot):
                     details={"reason": "installing"},
                     cause=self._install_phase,
                 )
-            changed = asyncio.ensure_future(self._install_changed.wait())
+            waits = TaskOwner()  # this call's: cancelled and awaited before it goes on
+            changed = waits.spawn(self._install_changed.wait())
             try:
                 await asyncio.wait(
                     {install, changed}, timeout=remaining, return_when=asyncio.FIRST_COMPLETED
                 )
             finally:
-                changed.cancel()
+                await waits.aclose()
         found = install.result()
         if found is None:
             raise browser_error(RuntimeError("Chromium could not be installed"), "launch")
         self.executable_path, self.binary = found
 
     async def stop(self) -> None:
-        install, self._install = self._install, None
-        if install is not None and not install.done():
-            install.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await install
+        self._install = None
+        await self._tasks.aclose()  # an install still running is cancelled and awaited
         await super().stop()
 
     async def _start(self, pw: Playwright, timeout_ms: float) -> Browser:

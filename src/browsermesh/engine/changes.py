@@ -27,6 +27,7 @@ from browsermesh.engine.bounded import quietly
 from browsermesh.engine.snapshot import NOTICES_SELECTOR, page_secrets
 from browsermesh.engine.waits import Listeners
 from browsermesh.model.deadline import OperationContext
+from browsermesh.model.tasks import TaskOwner
 from browsermesh.model.text import well_formed
 from browsermesh.redact import cut_chars, sanitize_url
 
@@ -159,7 +160,9 @@ class ChangeWatch:
     # 204/205 navigation request.
     _no_document: asyncio.Event = field(default_factory=asyncio.Event)
     _dialogs: list[dict[str, str]] = field(default_factory=list)
-    _dismissals: list[asyncio.Task[None]] = field(default_factory=list)
+    # Dialog dismissals started from the dialog listener: owned by the watch, whose `close`
+    # (always reached: `finish` ends with it, a failed start or action calls it) awaits them.
+    _dismissals: TaskOwner = field(default_factory=TaskOwner)
     _popups: int = 0
     _downloads: int = 0
 
@@ -180,12 +183,18 @@ class ChangeWatch:
         # A page that does not answer at once (a busy main thread) gets no observer rather
         # than eating the action's budget: the action then reports what the listeners saw.
         budget = min(INSTALL_MAX_MS, max(ctx.deadline.remaining_ms() / 4, 1))
-        with contextlib.suppress(Exception):
-            self._installed = bool(
-                await asyncio.wait_for(
-                    p.evaluate(_INSTALL, [_INTERACTIVE, _LIVE]), timeout=budget / 1000
+        try:
+            with contextlib.suppress(Exception):
+                self._installed = bool(
+                    await asyncio.wait_for(
+                        p.evaluate(_INSTALL, [_INTERACTIVE, _LIVE]), timeout=budget / 1000
+                    )
                 )
-            )
+        except BaseException:
+            # Cancelled while installing: the caller never gets the watch to close, so the
+            # listeners (and a dismissal a dialog started meanwhile) are closed here.
+            await self.close()
+            raise
 
     def _on_popup(self, _: object) -> None:
         self._popups += 1
@@ -215,7 +224,7 @@ class ChangeWatch:
         if len(self._dialogs) < MAX_TEXTS:  # a page looping over alert() stays bounded
             message = cut_chars(well_formed(dialog.message), TEXT_CHARS)
             self._dialogs.append({"type": dialog.type, "message": message})
-        self._dismissals.append(asyncio.ensure_future(quietly(dialog.dismiss())))
+        self._dismissals.spawn(quietly(dialog.dismiss()))
 
     async def finish(self, ctx: OperationContext, *, settle: bool) -> dict[str, Any]:
         """The ``changes`` object (keys only for what changed); always removes the listeners."""
@@ -230,9 +239,12 @@ class ChangeWatch:
         if self._listeners is not None:
             self._listeners.remove_all()
             self._listeners = None
-        if self._dismissals:
-            await asyncio.gather(*self._dismissals)
-            self._dismissals.clear()
+        try:
+            await self._dismissals.drain()  # each is bounded by `quietly`
+        finally:
+            # Cancelled meanwhile: the dismissals still running are cancelled and awaited, so
+            # none outlives the watch.
+            await self._dismissals.aclose()
         # An observer left installed (the action failed) disconnects with its document; it
         # holds nothing but counters and the elements it saw change.
 
@@ -288,16 +300,15 @@ class ChangeWatch:
         p = self.page.page
         bound = min(NAVIGATION_WAIT_MS, max(ctx.deadline.remaining_ms() - 100, 1)) / 1000
         if not self._navigated.is_set():
-            waiters = [
-                asyncio.ensure_future(self._navigated.wait()),
-                asyncio.ensure_future(self._no_document.wait()),
-            ]
+            waiters = TaskOwner()  # this call's: the one still waiting is cancelled and awaited
+            racing = {
+                waiters.spawn(self._navigated.wait()),
+                waiters.spawn(self._no_document.wait()),
+            }
             try:
-                await asyncio.wait(waiters, timeout=bound, return_when=asyncio.FIRST_COMPLETED)
+                await asyncio.wait(racing, timeout=bound, return_when=asyncio.FIRST_COMPLETED)
             finally:
-                for waiter in waiters:
-                    waiter.cancel()
-                await asyncio.gather(*waiters, return_exceptions=True)
+                await waiters.aclose()
         if not self._navigated.is_set():
             return False
         with contextlib.suppress(Exception):

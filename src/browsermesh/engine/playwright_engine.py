@@ -47,6 +47,7 @@ from browsermesh.model.matchers import ActionSpec, Condition, WaitSpec
 from browsermesh.model.observe import PageObservations
 from browsermesh.model.paging import SnapshotOptions
 from browsermesh.model.png import ScreenshotLimits
+from browsermesh.model.tasks import TaskOwner
 from browsermesh.model.text import well_formed
 
 if TYPE_CHECKING:
@@ -112,6 +113,9 @@ class PlaywrightEngine:
         # One runtime-wide counter: a generation value belongs to exactly one page.
         self._generations = itertools.count(1)
         self._abandoned = AbandonedCreations()
+        # Closes of popups past the page limit (engine/popups.py): they may outlive the page
+        # that opened them and its context, so the engine owns them and `stop` awaits them.
+        self._popup_closes = TaskOwner()
 
     def next_generation(self) -> int:
         return int(next(self._generations))
@@ -181,6 +185,7 @@ class PlaywrightEngine:
 
     async def stop(self) -> None:
         error: BrowserMeshError | None = None
+        await self._popup_closes.aclose()  # their browser is about to close them anyway
         try:
             await self._backend.stop()
         except BrowserMeshError as err:
@@ -470,7 +475,7 @@ class PlaywrightEngine:
         p = page.page
         observe_page(p, sink, backs_handle=lambda: page.page is p, blocker=page.context.blocker)
         # Popups nobody expects are reported on the sink and bounded by the session's limit.
-        guard = PopupGuard(sink, lambda: self.events.page_limit(page))
+        guard = PopupGuard(sink, lambda: self.events.page_limit(page), self._popup_closes)
         guard.watch(p, managed=True)
         page.extras["popups"] = guard
 

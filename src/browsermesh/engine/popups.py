@@ -16,13 +16,13 @@ more than the limit through popups; managed pages stay bounded by the runtime's 
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
 
 from browsermesh.engine.bounded import quietly
 from browsermesh.model.observe import PageObservations
+from browsermesh.model.tasks import TaskOwner
 
 if TYPE_CHECKING:
     from playwright.async_api import Page
@@ -31,12 +31,15 @@ if TYPE_CHECKING:
 class PopupGuard:
     """Guards the popups of one managed page (and of the unmanaged popups it leaves open)."""
 
-    def __init__(self, sink: PageObservations, page_limit: Callable[[], int]) -> None:
+    def __init__(
+        self, sink: PageObservations, page_limit: Callable[[], int], closes: TaskOwner
+    ) -> None:
+        """`closes` owns the popup closes this guard starts (each bounded by `quietly`): the
+        engine's, awaited by its `stop` (a popup may outlive the page that opened it)."""
         self._sink = sink
         self._page_limit = page_limit
         self._expecting = False
-        # The closes in flight: owned here (not fire-and-forget), each bounded by `quietly`.
-        self._closing: set[asyncio.Task[None]] = set()
+        self._closes = closes
 
     def watch(self, page: Page, *, managed: bool) -> None:
         """Guard the popups `page` opens from now on."""
@@ -61,6 +64,4 @@ class PopupGuard:
         if not over:
             self.watch(popup, managed=False)
             return
-        task = asyncio.get_running_loop().create_task(quietly(popup.close()))
-        self._closing.add(task)
-        task.add_done_callback(self._closing.discard)
+        self._closes.spawn(quietly(popup.close()))

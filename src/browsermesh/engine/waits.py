@@ -39,6 +39,7 @@ from browsermesh.model.matchers import (
     WaitSpec,
 )
 from browsermesh.model.progress import condition_phase, event_phase
+from browsermesh.model.tasks import TaskOwner
 from browsermesh.model.text import well_formed
 from browsermesh.redact import cut_chars, sanitize_url
 
@@ -261,17 +262,19 @@ async def _next_event(
     remaining = ctx.deadline.remaining_ms()
     if remaining < 1:
         raise operation_timeout(ctx.deadline.timeout_ms)
-    getter = asyncio.ensure_future(queue.get())
-    cancel_wait = asyncio.ensure_future(ctx.cancelled.wait())
+    # The two waits are this call's own: whichever did not finish is cancelled and awaited
+    # before the call returns (a getter cancelled before it took an item leaves it queued).
+    children = TaskOwner()
+    getter = children.spawn(queue.get())
+    cancel_wait = children.spawn(ctx.cancelled.wait())
     waiting: set[asyncio.Future[Any]] = {getter, cancel_wait}
     if not act.done():
         waiting.add(act)
-    done, _ = await asyncio.wait(
-        waiting, timeout=remaining / 1000, return_when=asyncio.FIRST_COMPLETED
-    )
-    cancel_wait.cancel()
-    item = getter.result() if getter in done else None
-    getter.cancel()
+    try:
+        await asyncio.wait(waiting, timeout=remaining / 1000, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        await children.aclose()
+    item = None if getter.cancelled() else getter.result()
     if ctx.cancelled.is_set():
         if item is not None:
             queue.put_nowait(item)
@@ -317,7 +320,10 @@ async def action_and_wait(
         listeners.on("filechooser", lambda c: queue.put_nowait(("filechooser", c)))
 
     op = "click" if action.kind == "click" else "press"
-    act = asyncio.ensure_future(
+    # The action is this call's child: awaited until done on success, cancelled and awaited
+    # on any failure, so it never outlives the call.
+    action_task = TaskOwner()
+    act = action_task.spawn(
         elements.on_target(
             page.page, page.refs, action.target, ctx, op, elements.element_call(op, action.key)
         )
@@ -336,8 +342,7 @@ async def action_and_wait(
     except BaseException:
         if outcome is not None and outcome.popup is not None:
             await quietly(outcome.popup.close())
-        if not act.done():
-            act.cancel()
+        await action_task.aclose()
         raise
     finally:
         listeners.remove_all()
@@ -349,5 +354,3 @@ async def action_and_wait(
                 await quietly(payload.dismiss())
             elif kind == "popup" and outcome is None:
                 await quietly(payload.close())
-        if act.done() and not act.cancelled():
-            act.exception()  # retrieved: never reported as unobserved

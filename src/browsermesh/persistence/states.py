@@ -54,6 +54,7 @@ from typing import Any, Final, TypeVar
 
 from browsermesh.errors import Bound, BrowserMeshError, ErrorCode
 from browsermesh.model.clock import iso_from_epoch
+from browsermesh.model.tasks import TaskOwner
 from browsermesh.persistence.fileio import (
     DIR_MODE,
     FILE_MODE,
@@ -137,15 +138,16 @@ def _untrusted_dir(reason: str) -> BrowserMeshError:
 async def _run_to_completion(func: Callable[[], _T]) -> _T:
     """Run blocking `func` in a worker thread. If the caller is cancelled, still wait for the
     thread to finish (so a held mutation lock is not released mid-write), then re-raise."""
-    task = asyncio.ensure_future(asyncio.to_thread(func))
+    # The thread's task is this call's own and always awaited here, cancelled or not (a thread
+    # cannot be cancelled); its owner retrieves the outcome the cancellation discards.
+    worker = TaskOwner()
+    task = worker.spawn(asyncio.to_thread(func))
     try:
         return await asyncio.shield(task)
     except asyncio.CancelledError:
         while not task.done():
             with contextlib.suppress(asyncio.CancelledError):
-                await asyncio.wait({task})
-        if not task.cancelled():
-            task.exception()  # mark retrieved; the cancellation wins
+                await worker.drain()
         raise
 
 
