@@ -23,6 +23,7 @@ from mcp import Client, MCPError, StdioServerParameters
 from browsermesh.config import process_environ
 from browsermesh.demo.shop import DemoShop
 from browsermesh.model.action_table import table_refs
+from browsermesh.model.tasks import TaskOwner
 
 __all__ = [
     "DEMO_TIMEOUT_SECONDS",
@@ -340,13 +341,12 @@ async def _run_concurrently(*steps: Coroutine[Any, Any, None]) -> None:
     exiting leaves a stray cancellation request on the parent task, which then breaks the
     MCP client's own task group on shutdown.)
     """
-    tasks = [asyncio.ensure_future(step) for step in steps]
+    owner = TaskOwner()
+    tasks = [owner.spawn(step) for step in steps]
     try:
         await asyncio.wait(tasks, return_when=asyncio.FIRST_EXCEPTION)
     finally:
-        for task in tasks:
-            task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
+        await owner.aclose()
     failures = [
         error for task in tasks if not task.cancelled() and (error := task.exception()) is not None
     ]

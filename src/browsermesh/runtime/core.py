@@ -25,6 +25,7 @@ from browsermesh.model.paging import (
     SnapshotOptions,
     SnapshotStore,
 )
+from browsermesh.model.tasks import TaskOwner
 from browsermesh.persistence.artifacts import (
     ArtifactLimits,
     ArtifactStore,
@@ -82,6 +83,8 @@ class RuntimeCore:
         self._shutting_down = False
         self._shutdown_task: asyncio.Task[None] | None = None
         self._close_tasks: dict[str, asyncio.Task[None]] = {}
+        # Every task the runtime starts (bounded closes, the shutdown); `async with` awaits them.
+        self.tasks = TaskOwner()
         # Told about every session change (runtime.watchers); empty: nothing is computed.
         self.watchers: list[SessionWatcher] = []
         engine.events.on_disconnect = self._on_disconnect

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 from browsermesh.engine.files import FilePayload
 from browsermesh.errors import Bound, BrowserMeshError, ErrorCode, invalid_argument
 from browsermesh.model import progress
+from browsermesh.model.tasks import TaskOwner, cancel_and_await
 from browsermesh.persistence.artifacts import Artifact, ArtifactStore, sanitize_name
 
 if TYPE_CHECKING:
@@ -63,6 +64,9 @@ class SessionFiles:
         self.log = log
         self.upload_root = upload_root
         self._tasks: dict[str, set[asyncio.Task[None]]] = {}
+        # Owns every download's save (or cancel); per session above, so one session's close
+        # stops its own; `stop` awaits them all.
+        self._owner = TaskOwner()
         # Playwright download object (by id) -> its artifact and saving task, for the
         # `download` wait kind; entries leave with their session (at most the count quota).
         self._saving: dict[int, tuple[Artifact, asyncio.Task[None]]] = {}
@@ -82,9 +86,9 @@ class SessionFiles:
             )  # fmt: skip
         except BrowserMeshError as err:  # over the count quota: the download is not kept
             self.log.warn("download.refused", sessionId=session_id, code=err.code.value)
-            task = asyncio.ensure_future(download.cancel())
+            task = self._owner.spawn(download.cancel())
         else:
-            task = asyncio.ensure_future(self._save(artifact, download))
+            task = self._owner.spawn(self._save(artifact, download))
             self._saving[id(download.download)] = (artifact, task)
             self.on_change(session_id)
         tasks = self._tasks.setdefault(session_id, set())
@@ -124,9 +128,7 @@ class SessionFiles:
         """The session ends: stop its downloads, then delete its artifacts."""
         tasks = list(self._tasks.pop(session_id, ()))
         self._forget_saving(session_id)
-        for task in tasks:
-            task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
+        await cancel_and_await(*tasks)
         self.store.drop_session(session_id)
 
     def forget(self, session_id: str) -> None:
@@ -141,10 +143,8 @@ class SessionFiles:
             del self._saving[key]
 
     async def stop(self) -> None:
-        tasks = [t for ts in self._tasks.values() for t in ts]
-        for task in tasks:
-            task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
+        """The runtime stops: every download's task is cancelled and awaited."""
+        await self._owner.aclose()
         self._tasks.clear()
 
     # -------------------------------------------------------------------- uploads

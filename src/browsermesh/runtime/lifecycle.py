@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from typing import Any
+from typing import Any, Self
 
 from browsermesh.engine.protocol import ContextOptions
 from browsermesh.errors import Bound, BrowserMeshError, ErrorCode
@@ -215,7 +215,7 @@ class SessionLifecycle(RuntimeCore):
                 await self._close_now(rec, reason, ctx.operation_id)
 
             queued = rec.queue.submit(ctx, close_job)
-            task = asyncio.get_running_loop().create_task(self._bounded_close(rec, queued))
+            task = self.tasks.spawn(self._bounded_close(rec, queued))
             self._close_tasks[rec.session_id] = task
             task.add_done_callback(lambda _t: self._close_tasks.pop(rec.session_id, None))
         await asyncio.shield(task)
@@ -332,13 +332,23 @@ class SessionLifecycle(RuntimeCore):
         op_id, _ = await self.run_session_op(principal, session_id, "browser_page_close", job)
         return op_id
 
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(self, *_exc: object) -> None:
+        """Leaving `async with runtime:` shuts it down and awaits every task it started."""
+        try:
+            await self.shutdown()
+        finally:
+            await self.tasks.aclose()
+
     async def shutdown(self) -> None:
         """Stop accepting, close every session (each drains first), stop the browser.
 
         Idempotent: a second call awaits the same shutdown."""
         if self._shutdown_task is None:
             self._shutting_down = True
-            self._shutdown_task = asyncio.get_running_loop().create_task(self._shutdown())
+            self._shutdown_task = self.tasks.spawn(self._shutdown())
         await asyncio.shield(self._shutdown_task)
 
     async def _shutdown(self) -> None:

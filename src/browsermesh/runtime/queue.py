@@ -13,6 +13,7 @@ from typing import TypeVar
 
 from browsermesh.errors import BrowserMeshError, ErrorCode
 from browsermesh.model.deadline import OperationCancelled, OperationContext
+from browsermesh.model.tasks import TaskOwner
 
 T = TypeVar("T")
 
@@ -25,6 +26,8 @@ class SessionQueue:
         self._tasks: dict[asyncio.Task[object], OperationContext] = {}
         self._aborted: dict[asyncio.Task[object], ErrorCode] = {}
         self.pending = 0
+        # Owns the job tasks (and retrieves their outcomes); `drain` and `abort` settle them.
+        self._owner = TaskOwner()
 
     def submit(self, ctx: OperationContext, job: Callable[[], Awaitable[T]]) -> asyncio.Task[T]:
         """Append `job`; it starts when every earlier job has settled."""
@@ -50,12 +53,10 @@ class SessionQueue:
             finally:
                 self.pending -= 1
 
-        task: asyncio.Task[T] = asyncio.get_running_loop().create_task(run())
+        task: asyncio.Task[T] = self._owner.spawn(run())
         self._tail = task
         self._tasks[task] = ctx
         task.add_done_callback(self._forget)
-        # Retrieve the exception so asyncio never reports it as unobserved.
-        task.add_done_callback(lambda t: t.cancelled() or t.exception())
         return task
 
     def _forget(self, task: asyncio.Task[object]) -> None:
