@@ -73,11 +73,17 @@ async def _serve(config: Config) -> int:
     log = EventLog(config.log_level)
     runtime = create_runtime(config, log)
     server = create_server(runtime, instructions=instructions_for(config))
-    if config.transport == "http":
-        from browsermesh.transports.http import serve_http
+    # The transports shut the runtime down themselves (when their signal handling decides, and
+    # they report a failed shutdown by the exit code); afterwards whatever the runtime still
+    # owns is awaited here.
+    try:
+        if config.transport == "http":
+            from browsermesh.transports.http import serve_http
 
-        return await serve_http(config, runtime, server, log)
-    return await _serve_stdio(server, runtime)
+            return await serve_http(config, runtime, server, log)
+        return await _serve_stdio(server, runtime)
+    finally:
+        await runtime.tasks.aclose()
 
 
 async def _serve_stdio(server: Server[Any], runtime: Runtime) -> int:
