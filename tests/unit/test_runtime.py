@@ -368,3 +368,24 @@ async def test_shutdown_lets_work_finish_within_the_grace(tmp_path: object) -> N
     await asyncio.sleep(0.01)
     await runtime.shutdown()
     assert (await in_flight)[1] == "http://a.test/"
+
+
+async def test_leaving_the_runtime_closes_sessions_and_awaits_its_tasks(tmp_path: object) -> None:
+    """`async with Runtime(...)`: exit shuts down and leaves no task of the runtime running,
+    not even a close that was still draining work when the block ended."""
+    engine = FakeEngine(delay=0.05)
+    config = default_config(data_dir=tmp_path)
+    async with Runtime(config, engine, EventLog("silent")) as runtime:
+        _, view, page_id = await runtime.create_session()
+        sid = view["sessionId"]
+        work = asyncio.ensure_future(
+            runtime.navigate("local", sid, page_id, "http://a.test/", None)
+        )
+        closing = asyncio.ensure_future(runtime.close_session("local", sid))
+        await asyncio.sleep(0)
+        assert len(runtime.tasks) >= 1  # the bounded close is running, owned by the runtime
+    assert len(runtime.tasks) == 0
+    assert runtime.shutting_down
+    assert runtime.sessions_snapshot()[sid].status == "closed"
+    assert (await work)[1] == "http://a.test/"
+    await closing
