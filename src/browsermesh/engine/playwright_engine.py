@@ -37,6 +37,7 @@ from browsermesh.engine.snapshot import Capture
 from browsermesh.errors import BrowserMeshError, ErrorCode
 from browsermesh.model.clock import Clock
 from browsermesh.model.deadline import Deadline, OperationContext
+from browsermesh.model.devices import emulated
 from browsermesh.model.locators import Locator, RefTarget, Target
 from browsermesh.model.matchers import ActionSpec, Condition, WaitSpec
 from browsermesh.model.observe import PageObservations
@@ -496,11 +497,15 @@ class PlaywrightEngine:
 
 
 def context_kwargs(options: ContextOptions) -> dict[str, Any]:
-    """Map normalized contextSettings (§12) onto Playwright's new_context arguments."""
-    s = options.settings
+    """Map normalized contextSettings (§12) onto Playwright's new_context arguments; a named
+    `device` contributes its descriptor under the explicit settings (model/devices.py)."""
+    s = emulated(options.settings)
     kwargs: dict[str, Any] = {"viewport": s.get("viewport", {"width": 1280, "height": 720})}
     simple = {
+        "screen": "screen",
         "deviceScaleFactor": "device_scale_factor",
+        "isMobile": "is_mobile",
+        "hasTouch": "has_touch",
         "locale": "locale",
         "timezoneId": "timezone_id",
         "colorScheme": "color_scheme",
