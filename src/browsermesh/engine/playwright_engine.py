@@ -30,6 +30,7 @@ from browsermesh.engine.changes import SETTLING_OPS, ChangeWatch
 from browsermesh.engine.elements import REF_TTL_S, RefRegistry
 from browsermesh.engine.evaluate import evaluate_in_page
 from browsermesh.engine.failures import browser_error, navigation_error, timed, within
+from browsermesh.engine.fork import SessionStorageSeed, copy_storage
 from browsermesh.engine.observers import observe_page
 from browsermesh.engine.popups import PopupGuard
 from browsermesh.engine.protocol import ContextOptions, EngineEvents, HistoryStep
@@ -63,6 +64,8 @@ class PwContext:
     slot: BrowserSlot
     # contextSettings.blockResources: the context's route (engine/blocking.py); None when unset.
     blocker: ResourceBlocker | None = None
+    # A fork's sessionStorage, for the context's first page (engine/fork.py); then None.
+    session_seed: dict[str, dict[str, str]] | None = None
 
 
 @dataclass(eq=False)
@@ -227,7 +230,7 @@ class PlaywrightEngine:
                 raise
         finally:
             release(slot)
-        return PwContext(slot.key, context, slot, blocker)
+        return PwContext(slot.key, context, slot, blocker, options.session_storage or None)
 
     async def _close_quietly(self, context: BrowserContext) -> None:
         # A context nobody will use (abandoned or half made): its close failing changes nothing.
@@ -260,8 +263,19 @@ class PlaywrightEngine:
 
     # --------------------------------------------------------------------- pages
 
+    async def fork_storage(
+        self, context: PwContext, pages: list[PwPage], timeout_ms: float
+    ) -> tuple[dict[str, Any], dict[str, dict[str, str]]]:
+        """What a fork copies out of `context` (engine/fork.py)."""
+        live = [p.page for p in pages if not (p.closed or p.crashed)]
+        return await copy_storage(context.context, live, Deadline(max(1, int(timeout_ms))))
+
     async def new_page(self, context: PwContext, timeout_ms: float) -> PwPage:
-        page = await timed(context.context.new_page(), Deadline(max(1, int(timeout_ms))))
+        deadline = Deadline(max(1, int(timeout_ms)))
+        page = await timed(context.context.new_page(), deadline)
+        seed, context.session_seed = context.session_seed, None
+        if seed:  # a fork's first page: its sessionStorage goes in before any navigation
+            await timed(SessionStorageSeed().install(page, seed), deadline)
         return self.adopt_page(context, page)
 
     def adopt_page(self, context: PwContext, page: Page) -> PwPage:
