@@ -42,6 +42,9 @@ class FakeEngine:
         self.gate: asyncio.Event | None = None
         self.fail_next_navigation: BrowserMeshError | None = None
         self.fail_next_context: BrowserMeshError | None = None
+        # What fork_storage returns (issue 19): a storage state and sessionStorage by origin.
+        self.fork_state: dict[str, Any] = {"cookies": [], "origins": []}
+        self.fork_session: dict[str, dict[str, str]] = {}
         self._state = "not_started"
 
     @property
@@ -92,6 +95,12 @@ class FakeEngine:
         ctx = FakeContext("local", options)
         self.contexts.append(ctx)
         return ctx
+
+    async def fork_storage(
+        self, context: FakeContext, pages: list[FakePage], timeout_ms: float
+    ) -> tuple[dict[str, Any], dict[str, dict[str, str]]]:
+        await self._work("fork_storage", timeout_ms)
+        return self.fork_state, self.fork_session
 
     async def close_context(self, context: FakeContext) -> None:  # type: ignore[override]
         await self._work("close_context")

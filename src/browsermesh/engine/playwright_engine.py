@@ -34,6 +34,7 @@ from browsermesh.engine.blocking import ResourceBlocker
 from browsermesh.engine.changes import SETTLING_OPS, ChangeWatch
 from browsermesh.engine.evaluate import evaluate_in_page
 from browsermesh.engine.failures import browser_error, navigation_error, timed, within
+from browsermesh.engine.fork import SessionStorageSeed, copy_storage
 from browsermesh.engine.observers import observe_page
 from browsermesh.engine.popups import PopupGuard
 from browsermesh.engine.protocol import ContextOptions, EngineEvents, HistoryStep
@@ -42,6 +43,7 @@ from browsermesh.engine.snapshot import Capture
 from browsermesh.errors import BrowserMeshError, ErrorCode
 from browsermesh.model.clock import Clock
 from browsermesh.model.deadline import Deadline, OperationContext
+from browsermesh.model.devices import emulated
 from browsermesh.model.locators import Locator, RefTarget, Target
 from browsermesh.model.matchers import ActionSpec, Condition, WaitSpec
 from browsermesh.model.observe import PageObservations
@@ -68,6 +70,8 @@ class PwContext:
     slot: BrowserSlot
     # contextSettings.blockResources: the context's route (engine/blocking.py); None when unset.
     blocker: ResourceBlocker | None = None
+    # A fork's sessionStorage, for the context's first page (engine/fork.py); then None.
+    session_seed: dict[str, dict[str, str]] | None = None
 
 
 @dataclass(eq=False)
@@ -115,7 +119,9 @@ class PlaywrightEngine:
         self._abandoned = AbandonedCreations()
         # Closes of popups past the page limit (engine/popups.py): they may outlive the page
         # that opened them and its context, so the engine owns them and `stop` awaits them.
-        self._popup_closes = TaskOwner()
+        self._cleanups = TaskOwner()
+        # Small page-side cleanups that outlive the call that caused them (closing an unexpected
+        # popup, removing a fork's used init script); awaited by `stop`.
 
     def next_generation(self) -> int:
         return int(next(self._generations))
@@ -185,7 +191,7 @@ class PlaywrightEngine:
 
     async def stop(self) -> None:
         error: BrowserMeshError | None = None
-        await self._popup_closes.aclose()  # their browser is about to close them anyway
+        await self._cleanups.aclose()  # their browser is about to close them anyway
         try:
             await self._backend.stop()
         except BrowserMeshError as err:
@@ -236,7 +242,7 @@ class PlaywrightEngine:
                 raise
         finally:
             release(slot)
-        return PwContext(slot.key, context, slot, blocker)
+        return PwContext(slot.key, context, slot, blocker, options.session_storage or None)
 
     async def _close_quietly(self, context: BrowserContext) -> None:
         # A context nobody will use (abandoned or half made): its close failing changes nothing.
@@ -269,8 +275,19 @@ class PlaywrightEngine:
 
     # --------------------------------------------------------------------- pages
 
+    async def fork_storage(
+        self, context: PwContext, pages: list[PwPage], timeout_ms: float
+    ) -> tuple[dict[str, Any], dict[str, dict[str, str]]]:
+        """What a fork copies out of `context` (engine/fork.py)."""
+        live = [p.page for p in pages if not (p.closed or p.crashed)]
+        return await copy_storage(context.context, live, Deadline(max(1, int(timeout_ms))))
+
     async def new_page(self, context: PwContext, timeout_ms: float) -> PwPage:
-        page = await timed(context.context.new_page(), Deadline(max(1, int(timeout_ms))))
+        deadline = Deadline(max(1, int(timeout_ms)))
+        page = await timed(context.context.new_page(), deadline)
+        seed, context.session_seed = context.session_seed, None
+        if seed:  # a fork's first page: its sessionStorage goes in before any navigation
+            await timed(SessionStorageSeed(self._cleanups).install(page, seed), deadline)
         return self.adopt_page(context, page)
 
     def adopt_page(self, context: PwContext, page: Page) -> PwPage:
@@ -475,7 +492,7 @@ class PlaywrightEngine:
         p = page.page
         observe_page(p, sink, backs_handle=lambda: page.page is p, blocker=page.context.blocker)
         # Popups nobody expects are reported on the sink and bounded by the session's limit.
-        guard = PopupGuard(sink, lambda: self.events.page_limit(page), self._popup_closes)
+        guard = PopupGuard(sink, lambda: self.events.page_limit(page), self._cleanups)
         guard.watch(p, managed=True)
         page.extras["popups"] = guard
 
@@ -506,11 +523,15 @@ class PlaywrightEngine:
 
 
 def context_kwargs(options: ContextOptions) -> dict[str, Any]:
-    """Map normalized contextSettings (§12) onto Playwright's new_context arguments."""
-    s = options.settings
+    """Map normalized contextSettings (§12) onto Playwright's new_context arguments; a named
+    `device` contributes its descriptor under the explicit settings (model/devices.py)."""
+    s = emulated(options.settings)
     kwargs: dict[str, Any] = {"viewport": s.get("viewport", {"width": 1280, "height": 720})}
     simple = {
+        "screen": "screen",
         "deviceScaleFactor": "device_scale_factor",
+        "isMobile": "is_mobile",
+        "hasTouch": "has_touch",
         "locale": "locale",
         "timezoneId": "timezone_id",
         "colorScheme": "color_scheme",

@@ -40,6 +40,8 @@ class ContextOptions:
 
     settings: dict[str, Any] = field(default_factory=dict)
     storage_state: dict[str, Any] | None = None
+    # A fork's sessionStorage (origin → items), put into the context's first page (issue 19).
+    session_storage: dict[str, dict[str, str]] | None = None
 
 
 @dataclass(slots=True)
@@ -93,6 +95,13 @@ class Engine(Protocol[ContextT, PageT]):
 
     async def close_context(self, context: ContextT) -> None: ...
     async def storage_state(self, context: ContextT, timeout_ms: float) -> dict[str, Any]: ...
+    async def fork_storage(
+        self, context: ContextT, pages: list[PageT], timeout_ms: float
+    ) -> tuple[dict[str, Any], dict[str, dict[str, str]]]:
+        """What a fork copies: the storage state (cookies, localStorage, IndexedDB) and the
+        sessionStorage of `pages`' origins, the first page of an origin winning."""
+        ...
+
     async def new_page(self, context: ContextT, timeout_ms: float) -> PageT: ...
     async def close_page(self, page: PageT, timeout_ms: float) -> None: ...
     async def navigate(self, page: PageT, url: str, timeout_ms: float) -> str: ...

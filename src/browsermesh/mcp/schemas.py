@@ -121,8 +121,8 @@ FLAG_OUTPUT: Schema = {"type": "object"}
 FOLLOW: Schema = {"enum": ["diff", "actions"]}
 FOLLOW_HINT = (
     "Result changes: url, title, navigated, dialogs, popups, downloads, alert/status text, "
-    'controls added/removed. Instead of a new browser_snapshot, pass snapshot:"diff" (lines '
-    'added/removed, fresh refs) or "actions" (new table).'
+    'controls added/removed. Instead of browser_snapshot, pass snapshot:"diff" '
+    '(changed lines, fresh refs) or "actions" (new table).'
 )
 
 

@@ -31,6 +31,9 @@ Normalization rules where the contract leaves room (documented decisions):
   :data:`BLOCKABLE_RESOURCE_TYPES` (the observe filters' list without `document`, which would
   break navigation, and `websocket`, which context routing never sees); returned in that list's
   order, so equal sets read the same (`["font", "image"]` → `["image", "font"]`).
+- **device** (issue 19): one of Playwright's device descriptors, matched case-insensitively and
+  returned in Playwright's spelling; `isMobile` and `hasTouch` are booleans. Explicit fields win
+  over the descriptor's when the context is made (model/devices.py has the merge rules).
 - **numbers**: booleans never count as numbers; `viewport` sizes accept integral floats (as JSON
   Schema does) and are returned as ints; other numbers are returned as given.
 
@@ -51,6 +54,7 @@ from urllib.parse import urlsplit
 import langcodes
 
 from browsermesh.errors import Bound, invalid_argument
+from browsermesh.model.devices import canonical_device
 from browsermesh.model.observe_query import RESOURCE_TYPES
 from browsermesh.model.text import CONTROL_RE, SURROGATE_RE
 
@@ -74,8 +78,11 @@ BLOCKABLE_RESOURCE_TYPES: Final = tuple(
 not routed, so naming either would promise what the context cannot do."""
 
 FIELDS: Final = (
+    "device",
     "viewport",
     "deviceScaleFactor",
+    "isMobile",
+    "hasTouch",
     "locale",
     "timezoneId",
     "colorScheme",
@@ -188,6 +195,12 @@ def _text(value: object, path: str, max_chars: int) -> str:
         _fail(path, "no control characters")
     if SURROGATE_RE.search(value):
         _fail(path, "valid Unicode (no lone surrogates)")
+    return value
+
+
+def _boolean(value: object, path: str) -> bool:
+    if not isinstance(value, bool):
+        _fail(path, "boolean")
     return value
 
 
@@ -411,7 +424,11 @@ def normalize_context_settings(raw: object) -> dict[str, Any]:
         if key not in settings:
             continue
         value = settings[key]
-        if key == "viewport":
+        if key == "device":
+            out[key] = canonical_device(value, f"{_PREFIX}.device")
+        elif key in ("isMobile", "hasTouch"):
+            out[key] = _boolean(value, key)
+        elif key == "viewport":
             out[key] = _viewport(value)
         elif key == "deviceScaleFactor":
             out[key] = _number_in(value, key, MIN_DEVICE_SCALE_FACTOR, MAX_DEVICE_SCALE_FACTOR)

@@ -23,6 +23,7 @@ def _dist_version(name: str) -> str:
 
 def runtime_info(runtime: RuntimeCore, transport: str) -> dict[str, Any]:
     """The runtime_info structured result (contract §4.1)."""
+    from browsermesh.model.devices import device_summaries
     from browsermesh.model.labels import LABEL_LIMITS
 
     cfg = runtime.config
@@ -79,6 +80,8 @@ def runtime_info(runtime: RuntimeCore, transport: str) -> dict[str, Any]:
                 "maxResponseBytes": cfg.observability_response_bytes,
             },
         },
+        # contextSettings.device names (issue 19): name → "WxH" viewport, " mobile" when isMobile.
+        "devices": dict(device_summaries()),
         "shutdownGraceMs": cfg.shutdown_grace_ms,
         "refTtlMs": cfg.ref_ttl_ms,
         "actionabilitySettleMs": cfg.actionability_settle_ms,

@@ -6,6 +6,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import replace
 from typing import Any, Self
 
 from browsermesh.engine.protocol import ContextOptions
@@ -46,32 +48,8 @@ class SessionLifecycle(RuntimeCore):
         self._check_running()
         clean_name, clean_metadata = validate_labels(name, metadata)
         settings = normalize_context_settings(context_settings)
-        if self._active_count() >= self.config.max_sessions:
-            raise BrowserMeshError(
-                ErrorCode.LIMIT_EXCEEDED,
-                bound=Bound("sessions", "<=", self.config.max_sessions, "BROWSERMESH_MAX_SESSIONS"),
-            )
-        per_principal = self.config.max_sessions_per_principal
-        if per_principal is not None and self._active_count(principal) >= per_principal:
-            raise BrowserMeshError(
-                ErrorCode.LIMIT_EXCEEDED,
-                bound=Bound(
-                    "sessions", "<=", per_principal, "BROWSERMESH_MAX_SESSIONS_PER_PRINCIPAL"
-                ),
-            )
-        now = self._now()
-        rec = SessionRecord(
-            session_id=short_id("s"),
-            principal=principal,
-            name=clean_name,
-            metadata=clean_metadata,
-            created_at=now,
-            last_activity_at=now,
-            context_settings=settings,
-            last_touch=self.clock.monotonic(),
-        )
-        self._sessions[rec.session_id] = rec
-        self._changed(rec, "created")
+        self._check_capacity(principal)
+        rec = self._new_record(principal, clean_name, clean_metadata, settings)
         deadline = Deadline(self.config.timeout_ms)
 
         async def create(ctx: OperationContext) -> str:
@@ -91,13 +69,58 @@ class SessionLifecycle(RuntimeCore):
         )
         return op_id, rec.view(), page_id
 
+    def _check_capacity(self, principal: str, wanted: int = 1) -> None:
+        """`LIMIT_EXCEEDED` unless `wanted` more active sessions fit, server-wide and for the
+        principal."""
+        if self._active_count() + wanted > self.config.max_sessions:
+            raise BrowserMeshError(
+                ErrorCode.LIMIT_EXCEEDED,
+                bound=Bound("sessions", "<=", self.config.max_sessions, "BROWSERMESH_MAX_SESSIONS"),
+            )
+        per_principal = self.config.max_sessions_per_principal
+        if per_principal is not None and self._active_count(principal) + wanted > per_principal:
+            raise BrowserMeshError(
+                ErrorCode.LIMIT_EXCEEDED,
+                bound=Bound(
+                    "sessions", "<=", per_principal, "BROWSERMESH_MAX_SESSIONS_PER_PRINCIPAL"
+                ),
+            )
+
+    def _new_record(
+        self,
+        principal: str,
+        name: str | None,
+        metadata: Mapping[str, str],
+        settings: dict[str, Any],
+    ) -> SessionRecord:
+        """Allocate a `creating` record for `principal` (validated labels and settings)."""
+        now = self._now()
+        rec = SessionRecord(
+            session_id=short_id("s"),
+            principal=principal,
+            name=name,
+            metadata=metadata,
+            created_at=now,
+            last_activity_at=now,
+            context_settings=settings,
+            last_touch=self.clock.monotonic(),
+        )
+        self._sessions[rec.session_id] = rec
+        self._changed(rec, "created")
+        return rec
+
     async def _build_session(
         self,
         rec: SessionRecord,
         ctx: OperationContext,
         state_id: object,
         settings: dict[str, Any],
+        seed: ContextOptions | None = None,
+        hold: Callable[[], Awaitable[None]] | None = None,
     ) -> str:
+        """Context and first page of `rec`, then `ready`. A fork (runtime/fork.py) passes the
+        copied storage as `seed` and, for several at once, `hold`: awaited before `ready`, so
+        a batch turns ready together or fails together."""
         storage_state = None
         if state_id is not None:
             storage_state = await self._load_state(rec.principal, state_id)
@@ -106,11 +129,12 @@ class SessionLifecycle(RuntimeCore):
         for other in self._sessions.values():
             if other.placement and other.status in ACTIVE_STATUSES:
                 live[other.placement] = live.get(other.placement, 0) + 1
-        context = await self.engine.new_context(
-            ContextOptions(settings=settings, storage_state=storage_state),
-            ctx.deadline.budget_ms(),
-            live,
-        )
+        options = ContextOptions(settings=settings, storage_state=storage_state)
+        if seed is not None:
+            options = replace(
+                options, storage_state=seed.storage_state, session_storage=seed.session_storage
+            )
+        context = await self.engine.new_context(options, ctx.deadline.budget_ms(), live)
         rec.context = context
         rec.placement = context.placement
         if rec.disconnected:
@@ -119,6 +143,8 @@ class SessionLifecycle(RuntimeCore):
         if rec.disconnected:
             raise BrowserMeshError(ErrorCode.BROWSER_DISCONNECTED)
         page = self._register_page(rec, handle)
+        if hold is not None:
+            await hold()
         rec.status = "ready"
         self._changed(rec, "state")
         return page.page_id

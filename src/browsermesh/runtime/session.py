@@ -42,6 +42,8 @@ class SessionRecord:
     last_activity_at: str
     context_settings: dict[str, Any]
     restored_from_state_id: str | None = None
+    # The session a fork copied its storage from (issue 19); None for any other session.
+    forked_from_session_id: str | None = None
     status: SessionStatus = "creating"
     failure_code: ErrorCode | None = None
     context: EngineContext | None = None
@@ -85,6 +87,8 @@ class SessionRecord:
         )
         if self.restored_from_state_id is not None:
             out["restoredFromStateId"] = self.restored_from_state_id
+        if self.forked_from_session_id is not None:
+            out["forkedFromSessionId"] = self.forked_from_session_id
         out["contextSettings"] = dict(self.context_settings)
         if self.failure_code is not None:
             out["failureCode"] = self.failure_code.value

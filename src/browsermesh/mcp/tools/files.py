@@ -61,7 +61,7 @@ def specs() -> list[ToolSpec]:
             name="browser_file_upload",
             title="Upload files",
             description=(
-                "Set a file input's files (target as for browser_click, or a button that opens a "
+                "Set a file input's files (target: as browser_click, or a button opening a "
                 "chooser); files:[] clears."
             ),
             profile="files",

@@ -25,7 +25,7 @@ _CLICK_HINT = (
     "Names and text match exactly by default (exact:false: case-insensitive substring); >1 "
     "match: LOCATOR_AMBIGUOUS, none: ELEMENT_NOT_FOUND; iframes: locator.frame."
 )
-_TARGET_HINT = "Target as for browser_click."
+_TARGET_HINT = "Target: as browser_click."
 
 
 def _action(op: str, arg_field: str | None = None) -> Handler:
@@ -239,9 +239,7 @@ def specs() -> list[ToolSpec]:
         ToolSpec(
             name="browser_visible_text",
             title="Get visible page text",
-            description=(
-                "Rendered text (innerText) of one element, e.g. locator {strategy:css,value:main}."
-            ),
+            description="innerText of one element, e.g. locator {strategy:css,value:main}.",
             profile="core",
             hints=Hints(read_only=True, idempotent=True, open_world=True),
             input_schema=page_address({"locator": LOCATOR}, ("locator",)),

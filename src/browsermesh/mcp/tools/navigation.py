@@ -50,7 +50,7 @@ def specs() -> list[ToolSpec]:
         ToolSpec(
             name="browser_navigate",
             title="Navigate browser page",
-            description="Load an absolute http(s) URL and wait for the load event.",
+            description="Load an absolute http(s) URL; waits for load.",
             profile="core",
             hints=Hints(open_world=True),
             input_schema=nav_in,

@@ -55,19 +55,26 @@ async def runtime_info(call: ToolCall) -> ToolOutput:
 
 
 async def session_create(call: ToolCall) -> dict[str, Any]:
+    """The first (usually only) session as `session` + `initialPage`; with `count` > 1 also
+    `sessions: [{session, initialPage}, ...]`, every one of them, first included."""
     a = call.args
-    op_id, view, page_id = await call.runtime.create_session(
+    op_id, made = await call.runtime.create_sessions(
         call.principal,
         name=a.get("name"),
         metadata=a.get("metadata"),
         state_id=a.get("stateId"),
         context_settings=a.get("contextSettings"),
+        from_session_id=a.get("fromSessionId"),
+        count=a.get("count"),
     )
-    return {
-        "operationId": op_id,
-        "session": view,
-        "initialPage": {"sessionId": view["sessionId"], "pageId": page_id},
-    }
+    created = [
+        {"session": view, "initialPage": {"sessionId": view["sessionId"], "pageId": page_id}}
+        for view, page_id in made
+    ]
+    out: dict[str, Any] = {"operationId": op_id, **created[0]}
+    if len(created) > 1:
+        out["sessions"] = created
+    return out
 
 
 async def session_list(call: ToolCall) -> dict[str, Any]:
@@ -115,6 +122,8 @@ def create_input_schema(context_settings: Schema) -> Schema:
             "metadata": _METADATA,
             "stateId": string(1, 128),
             "contextSettings": context_settings,
+            "fromSessionId": SESSION_ID,
+            "count": integer(),
         }
     )
 
@@ -125,7 +134,10 @@ def specs(context_settings: Schema) -> list[ToolSpec]:
         ToolSpec(
             name="browser_runtime_info",
             title="Inspect BrowserMesh runtime",
-            description="Server, browser and limit info (diagnose BROWSER_ERROR here).",
+            description=(
+                "Server, browser, limits, contextSettings.device names (diagnose BROWSER_ERROR "
+                "here)."
+            ),
             profile="core",
             hints=Hints(read_only=True, idempotent=True),
             input_schema=EMPTY_INPUT,
@@ -137,7 +149,8 @@ def specs(context_settings: Schema) -> list[ToolSpec]:
             title="Create isolated browser session",
             description=(
                 "Isolated session (own cookies, storage, pages) and its first page: one per user, "
-                "role, auth state or parallel workflow; calls name sessionId and pageId."
+                "role, auth state or parallel workflow. fromSessionId: copy a ready session's "
+                "cookies/storage; count: 1-10 (all in sessions)."
             ),
             profile="core",
             hints=Hints(),
@@ -159,7 +172,7 @@ def specs(context_settings: Schema) -> list[ToolSpec]:
         ToolSpec(
             name="browser_session_list",
             title="List browser sessions",
-            description="List your sessions (live and recently ended).",
+            description="Your sessions, live and recently ended.",
             profile="core",
             hints=Hints(read_only=True, idempotent=True),
             input_schema=EMPTY_INPUT,
@@ -189,7 +202,7 @@ def specs(context_settings: Schema) -> list[ToolSpec]:
         ToolSpec(
             name="browser_page_create",
             title="Create browser page",
-            description="Open another page (tab) in a session.",
+            description="Open another page (tab).",
             profile="core",
             hints=Hints(),
             input_schema=session_address(),
@@ -209,7 +222,7 @@ def specs(context_settings: Schema) -> list[ToolSpec]:
         ToolSpec(
             name="browser_page_close",
             title="Close browser page",
-            description="Close one page of a session.",
+            description="Close one page.",
             profile="core",
             hints=Hints(destructive=True),
             input_schema=obj({"sessionId": SESSION_ID, "pageId": PAGE_ID}, ["sessionId", "pageId"]),

@@ -38,7 +38,7 @@ def specs() -> list[ToolSpec]:
                 'Read the page. format:"actions": key text, then a line per control (ref, ops), '
                 "main first, site chrome one line each (scope:{ref} lists it); more: "
                 "pass nextCursor alone. aria (default): ARIA YAML, includeRefs: [ref=...] inline. "
-                "Refs last 30 s by default, die on navigation or a newer snapshot. Passwords "
+                "Refs last 30 s (default), die on navigation or a newer snapshot. Passwords "
                 "redacted."
             ),
             profile="core",
