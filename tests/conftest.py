@@ -24,6 +24,9 @@ from tests.fixtures.apps import AdminApp, DatasetteApp, start_datasette, start_d
 from tests.fixtures.files_site import FilesSite
 from tests.fixtures.site import FixtureSite
 
+pytest_plugins = ["tests.support.chromium_guard", "pytester"]
+"""Marks every test that uses Chromium `chromium`, and fails an unmarked one that does."""
+
 ERAS = ["auto", "legacy"]
 INITIALIZE_PARAMS: dict[str, Any] = {
     "protocolVersion": "2025-11-25",

@@ -34,7 +34,7 @@ from browsermesh.runtime.runtime import Runtime
 from tests.conftest import ToolClient, chromium_pids_with_marker, closed_port, real_config
 from tests.fixtures.site import FixtureSite
 
-pytestmark = [pytest.mark.anyio, pytest.mark.chromium]
+pytestmark = pytest.mark.anyio
 
 # The binary the suite's headless sessions use (the headless shell when one is installed).
 CHROMIUM = find_chromium(default_config(headless=True), process_environ()) or "chromium"

@@ -33,7 +33,7 @@ from tests.fixtures.files_site import EXPORT_CSV, FilesSite
 from tests.fixtures.site import FixtureSite
 from tests.integration.test_files import completed, read_all
 
-pytestmark = [pytest.mark.anyio, pytest.mark.chromium]
+pytestmark = pytest.mark.anyio
 
 BINARIES: list[ChromiumLocation] = [
     found

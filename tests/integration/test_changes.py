@@ -13,7 +13,7 @@ from browsermesh.model.action_table import MAX_KEY_LINES, table_refs
 from tests.conftest import ToolClient, open_page
 from tests.fixtures.list_site import ListSite
 
-pytestmark = [pytest.mark.anyio, pytest.mark.chromium]
+pytestmark = pytest.mark.anyio
 
 
 @pytest.fixture(scope="module")

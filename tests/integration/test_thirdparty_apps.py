@@ -22,7 +22,7 @@ import pytest
 from tests.conftest import ToolClient
 from tests.fixtures.apps import AdminApp, Credentials, DatasetteApp
 
-pytestmark = [pytest.mark.anyio, pytest.mark.chromium]
+pytestmark = pytest.mark.anyio
 
 PRODUCTS = "/admin/shop/product/"
 

@@ -45,7 +45,7 @@ from browsermesh import __version__
 from tests.conftest import INITIALIZE, OPERATION_ID, chromium_pids_with_marker
 from tests.fixtures.site import FixtureSite
 
-pytestmark = [pytest.mark.package, pytest.mark.chromium]
+pytestmark = pytest.mark.package
 
 REPO = Path(__file__).resolve().parents[2]
 NODE = REPO / ".tools/node22/node_modules/node/bin/node"
