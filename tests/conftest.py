@@ -8,6 +8,7 @@ import re
 import subprocess
 import sys
 from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -124,6 +125,11 @@ class ToolClient:
         self.client = client
         self.tools = tools
 
+    @classmethod
+    async def of(cls, client: Client) -> ToolClient:
+        """A ToolClient over a connected SDK client, with the tools it lists."""
+        return cls(client, {t.name: t for t in (await client.list_tools()).tools})
+
     async def raw(self, name: str, args: dict[str, Any] | None = None, **kw: Any) -> Any:
         return await self.client.call_tool(name, args or {}, **kw)
 
@@ -151,11 +157,30 @@ class ToolClient:
         return data["session"]["sessionId"], data["initialPage"]["pageId"]
 
 
+@asynccontextmanager
+async def tool_client(runtime: Runtime, **client_options: Any) -> AsyncIterator[ToolClient]:
+    """An in-memory MCP client of a server over `runtime` (`mode=`, `message_handler=`...)."""
+    async with Client(create_server(runtime), **client_options) as c:
+        yield await ToolClient.of(c)
+
+
+@asynccontextmanager
+async def real_runtime(
+    tmp_path: Path, log: EventLog | None = None, **overrides: Any
+) -> AsyncIterator[Runtime]:
+    """A real-Chromium runtime with `real_config(tmp_path, **overrides)`, shut down after."""
+    rt = create_runtime(real_config(tmp_path, **overrides), log)
+    try:
+        yield rt
+    finally:
+        await rt.shutdown()
+
+
 @pytest.fixture
 async def client(runtime: Runtime) -> AsyncIterator[ToolClient]:
     """One client in the default era (the two-era `mcp_client` doubles a test's cost)."""
-    async with Client(create_server(runtime)) as c:
-        yield ToolClient(c, {t.name: t for t in (await c.list_tools()).tools})
+    async with tool_client(runtime) as c:
+        yield c
 
 
 async def open_page(c: ToolClient, url: str) -> dict[str, str]:
@@ -168,10 +193,8 @@ async def open_page(c: ToolClient, url: str) -> dict[str, str]:
 
 @pytest.fixture(params=ERAS)
 async def mcp_client(request: pytest.FixtureRequest, runtime: Runtime) -> AsyncIterator[ToolClient]:
-    server = create_server(runtime)
-    async with Client(server, mode=request.param) as client:
-        tools = {t.name: t for t in (await client.list_tools()).tools}
-        yield ToolClient(client, tools)
+    async with tool_client(runtime, mode=request.param) as c:
+        yield c
 
 
 def spawn_stdio_server(
