@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 from jsonschema import Draft202012Validator
-from mcp import Client
+from mcp import Client, StdioServerParameters
 
 from browsermesh.config import Config, default_config
 from browsermesh.factory import create_runtime
@@ -197,6 +197,22 @@ async def mcp_client(request: pytest.FixtureRequest, runtime: Runtime) -> AsyncI
         yield c
 
 
+def stdio_server(data_root: Path, *args: str, **env: str) -> StdioServerParameters:
+    """`python -m browsermesh [args]` for the SDK's stdio client: headless, log level warn, its
+    data below `data_root`, this checkout's code; `env` adds variables or overrides these."""
+    return StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "browsermesh", *args],
+        env={
+            "BROWSERMESH_HEADLESS": "true",
+            "BROWSERMESH_DATA_DIR": str(data_root / "data"),
+            "BROWSERMESH_LOG_LEVEL": "warn",
+            **CHECKOUT_ENV,
+            **env,
+        },
+    )
+
+
 def spawn_stdio_server(
     tmp_path: Path, marker: str, extra_env: dict[str, str] | None = None
 ) -> subprocess.Popen[bytes]:
@@ -238,35 +254,12 @@ def chromium_pids_with_marker(marker: str) -> list[int]:
     return found
 
 
-def _ppid(pid: int) -> int:
-    try:
-        with open(f"/proc/{pid}/stat") as fh:
-            return int(fh.read().rsplit(")", 1)[1].split()[1])
-    except (OSError, ValueError, IndexError):
-        return 0
-
-
-def browser_main_pids(root: int | None = None) -> list[int]:
-    """Chromium browser (not renderer/helper) processes descending from `root` (default: us)."""
-    root = root or os.getpid()
-    found = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        pid = int(entry)
-        try:
-            with open(f"/proc/{pid}/cmdline", "rb") as fh:
-                cmd = fh.read()
-        except OSError:
-            continue
-        if b"chrom" not in cmd.lower() or b"--type=" in cmd:
-            continue
-        ancestor = _ppid(pid)
-        while ancestor > 1 and ancestor != root:
-            ancestor = _ppid(ancestor)
-        if ancestor == root:
-            found.append(pid)
-    return found
+def assert_clean(data: Any, *secrets: str) -> None:
+    """No secret in `data`'s JSON form, not even JSON-escaped (the redaction canaries)."""
+    blob = json.dumps(data, ensure_ascii=False)
+    for secret in secrets:
+        assert secret not in blob
+        assert json.dumps(secret)[1:-1] not in blob
 
 
 def closed_port() -> int:

@@ -24,14 +24,17 @@ from typing import Any
 
 import anyio
 import pytest
-from mcp import Client
 
 from browsermesh.config import default_config, find_chromium, process_environ
-from browsermesh.factory import create_runtime
 from browsermesh.log import EventLog
-from browsermesh.mcp.server import create_server
 from browsermesh.runtime.runtime import Runtime
-from tests.conftest import ToolClient, chromium_pids_with_marker, closed_port, real_config
+from tests.conftest import (
+    ToolClient,
+    chromium_pids_with_marker,
+    closed_port,
+    real_runtime,
+    tool_client,
+)
 from tests.fixtures.site import FixtureSite
 
 pytestmark = pytest.mark.anyio
@@ -187,21 +190,11 @@ def page_targets(port: int) -> list[dict[str, Any]]:
 
 
 @asynccontextmanager
-async def client_for(runtime: Runtime) -> AsyncIterator[ToolClient]:
-    async with Client(create_server(runtime)) as client:
-        tools = {t.name: t for t in (await client.list_tools()).tools}
-        yield ToolClient(client, tools)
-
-
-@asynccontextmanager
 async def runtime_for(tmp_path: Path, **overrides: Any) -> AsyncIterator[Runtime]:
     # A generous creation budget: a browser server launches Chromium inside `connect`.
     overrides.setdefault("timeout_ms", 15000)
-    rt = create_runtime(real_config(tmp_path, **overrides), EventLog("silent"))
-    try:
+    async with real_runtime(tmp_path, EventLog("silent"), **overrides) as rt:
         yield rt
-    finally:
-        await rt.shutdown()
 
 
 async def whoami(tc: ToolClient, site: FixtureSite, sid: str, pid: str, value: str | None) -> str:
@@ -244,7 +237,7 @@ async def test_cdp_attach_isolates_and_leaves_the_browser_alone(
     assert original["url"] == "about:blank"
 
     endpoint = f"http://127.0.0.1:{port}"
-    async with runtime_for(tmp_path, cdp_endpoint=endpoint) as rt, client_for(rt) as tc:
+    async with runtime_for(tmp_path, cdp_endpoint=endpoint) as rt, tool_client(rt) as tc:
         info = await tc.ok("browser_runtime_info")
         assert info["browserBackend"] == "cdp" and info["sandbox"] is None
         assert info["browserBinary"] is None  # only a local launch knows its binary
@@ -300,7 +293,7 @@ async def test_cdp_attach_isolates_and_leaves_the_browser_alone(
 
     # A ws:// endpoint works too; shutdown again leaves the browser alone.
     ws_url = json_get(f"http://127.0.0.1:{port}/json/version")["webSocketDebuggerUrl"]
-    async with runtime_for(tmp_path, cdp_endpoint=ws_url) as rt, client_for(rt) as tc:
+    async with runtime_for(tmp_path, cdp_endpoint=ws_url) as rt, tool_client(rt) as tc:
         s, p = await tc.session()
         assert await whoami(tc, site, s, p, "W") == "ls:W|cookie:identity=W"
         info = await tc.ok("browser_runtime_info")
@@ -311,7 +304,7 @@ async def test_cdp_attach_isolates_and_leaves_the_browser_alone(
 
 async def test_cdp_attach_failure_is_a_connect_error(tmp_path: Path) -> None:
     endpoint = f"http://127.0.0.1:{closed_port()}"
-    async with runtime_for(tmp_path, cdp_endpoint=endpoint) as rt, client_for(rt) as tc:
+    async with runtime_for(tmp_path, cdp_endpoint=endpoint) as rt, tool_client(rt) as tc:
         err = await tc.err("browser_session_create")
         assert err["code"] == "BROWSER_ERROR"
         assert err["message"] == "Could not connect to the configured browser endpoint."
@@ -333,7 +326,7 @@ async def test_browser_server_pool_placement_and_failure_isolation(
     ws2 = f"ws://127.0.0.1:{port2}/?token=s3cret"
     shown = [ws1, f"ws://127.0.0.1:{port2}/?token=[REDACTED]"]
 
-    async with runtime_for(tmp_path, browser_endpoints=(ws1, ws2)) as rt, client_for(rt) as tc:
+    async with runtime_for(tmp_path, browser_endpoints=(ws1, ws2)) as rt, tool_client(rt) as tc:
         info = await tc.ok("browser_runtime_info")
         assert info["browserBackend"] == "browser-server" and info["sandbox"] is None
         assert info["browserBinary"] is None
@@ -416,7 +409,7 @@ async def test_unreachable_endpoints_fall_through_then_fail(
     live = f"ws://127.0.0.1:{port}/"
     await wait_listening(port, server)
 
-    async with runtime_for(tmp_path, browser_endpoints=(dead, live)) as rt, client_for(rt) as tc:
+    async with runtime_for(tmp_path, browser_endpoints=(dead, live)) as rt, tool_client(rt) as tc:
         s, p = await tc.session()  # the dead endpoint fails, the next candidate takes it
         assert placement(rt, s) == live
         assert await whoami(tc, site, s, p, "L") == "ls:L|cookie:identity=L"
@@ -427,7 +420,7 @@ async def test_unreachable_endpoints_fall_through_then_fail(
         assert placement(rt, s2) == live
 
     dead2 = f"ws://127.0.0.1:{closed_port()}/"
-    async with runtime_for(tmp_path, browser_endpoints=(dead, dead2)) as rt, client_for(rt) as tc:
+    async with runtime_for(tmp_path, browser_endpoints=(dead, dead2)) as rt, tool_client(rt) as tc:
         err = await tc.err("browser_session_create")
         assert err["code"] == "BROWSER_ERROR" and err["details"]["reason"] == "connection"
         info = await tc.ok("browser_runtime_info")

@@ -33,6 +33,8 @@ from typing import Any
 
 import pytest
 
+from tests.support.procs import browser_main_pids, children
+
 MARKER = "chromium"
 TESTS = Path(__file__).resolve().parents[1]
 CHROMIUM_DIRS = frozenset({"integration", "package", "stress"})
@@ -53,52 +55,9 @@ def needs_chromium(path: Path, fixturenames: Iterable[str]) -> bool:
     return folder in CHROMIUM_DIRS or not CHROMIUM_FIXTURES.isdisjoint(fixturenames)
 
 
-# ------------------------------------------------------------------------------------------
-# Seeing Chromium processes (Linux /proc)
-# ------------------------------------------------------------------------------------------
-
-
-def _children(pid: int) -> list[int]:
-    found: list[int] = []
-    try:
-        tasks = os.listdir(f"/proc/{pid}/task")
-    except OSError:
-        return found
-    for tid in tasks:
-        try:
-            with open(f"/proc/{pid}/task/{tid}/children") as fh:
-                found.extend(int(c) for c in fh.read().split())
-        except (OSError, ValueError):
-            continue
-    return found
-
-
-def is_chromium_browser(cmdline: bytes) -> bool:
-    """A Chromium *browser* process (not a renderer, GPU or utility helper) by its argv."""
-    argv = cmdline.split(b"\0")
-    program = argv[0].lower()
-    return (b"chrom" in program or b"headless_shell" in program) and b"--type=" not in cmdline
-
-
 def chromium_browsers(root: int) -> set[int]:
-    """Chromium browser processes descending from `root`."""
-    found: set[int] = set()
-    pending = _children(root)
-    seen: set[int] = set()
-    while pending:
-        pid = pending.pop()
-        if pid in seen:
-            continue
-        seen.add(pid)
-        try:
-            with open(f"/proc/{pid}/cmdline", "rb") as fh:
-                cmdline = fh.read()
-        except OSError:
-            continue
-        if is_chromium_browser(cmdline):
-            found.add(pid)
-        pending.extend(_children(pid))
-    return found
+    """Chromium browser processes descending from `root` (cheap when `root` has no child)."""
+    return set(browser_main_pids(root)) if children(root) else set()
 
 
 # ------------------------------------------------------------------------------------------

@@ -19,9 +19,9 @@ from tests.support.chromium_guard import (
     TESTS,
     ChromiumGuard,
     chromium_browsers,
-    is_chromium_browser,
     needs_chromium,
 )
+from tests.support.procs import chromium_kind
 
 pytestmark = pytest.mark.anyio
 
@@ -50,17 +50,22 @@ def test_nobody_marks_by_hand() -> None:
 
 
 @pytest.mark.parametrize(
-    ("cmdline", "browser"),
+    ("cmdline", "kind"),
     [
-        (b"/usr/lib/chromium/chromium\0--headless\0--remote-debugging-pipe\0", True),
-        (b"/ms-playwright/chromium_headless_shell-1/chrome-linux/headless_shell\0--x\0", True),
-        (b"/usr/lib/chromium/chromium --type=renderer --lang=en", False),
-        (b"/usr/bin/python3\0-m\0pytest\0-m\0not chromium\0", False),
-        (b"node\0cli.js\0run-driver\0", False),
+        (b"/usr/lib/chromium/chromium\0--headless\0--remote-debugging-pipe\0", "browser"),
+        (b"/ms-playwright/chromium_headless_shell-1/chrome-linux/headless_shell\0--x\0", "browser"),
+        (b"/usr/lib/chromium/chromium --type=renderer --lang=en", "renderer"),
+        (
+            b"/usr/lib/chromium/chromium --type=utility --utility-sub-type=network.mojom.Net",
+            "utility:network.mojom.Net",
+        ),
+        (b"/usr/lib/chromium/chrome_crashpad_handler\0--database=/tmp/x\0", "crashpad"),
+        (b"/usr/bin/python3\0-m\0pytest\0-m\0not chromium\0", None),
+        (b"node\0cli.js\0run-driver\0", None),
     ],
 )
-def test_browser_processes_are_told_by_program(cmdline: bytes, browser: bool) -> None:
-    assert is_chromium_browser(cmdline) is browser
+def test_chromium_processes_are_told_by_program(cmdline: bytes, kind: str | None) -> None:
+    assert chromium_kind(cmdline) == kind
 
 
 async def test_playwright_entry_points_count_only_a_browser_had() -> None:
