@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
+import shlex
+import signal
 import subprocess
 import sys
+import time
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -24,6 +28,7 @@ from browsermesh.runtime.runtime import Runtime
 from tests.fixtures.apps import AdminApp, DatasetteApp, start_datasette, start_django_admin
 from tests.fixtures.files_site import FilesSite
 from tests.fixtures.site import FixtureSite
+from tests.support.cdp import debuggable_chromium, devtools_port_of
 
 pytest_plugins = ["tests.support.chromium_guard", "pytester"]
 """Marks every test that uses Chromium `chromium`, and fails an unmarked one that does."""
@@ -108,11 +113,60 @@ def log_records() -> list[dict[str, Any]]:
     return []
 
 
+SHARED_BROWSER = os.environ.get("BM_TEST_SHARED_BROWSER") == "1"
+"""Issue 18 prototype, opt-in: the `runtime` fixture attaches over CDP to one Chromium for the
+whole session (a fresh context per session as always) instead of launching its own. Tests
+marked `own_browser` (they check the launch, the binary or a browser crash) still launch."""
+
+
+@pytest.fixture(scope="session")
+def shared_cdp_endpoint(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str | None]:
+    """With BM_TEST_SHARED_BROWSER=1: the endpoint of one Chromium for the session, started
+    detached (not a descendant of pytest, so no test that counts or kills this process's
+    Chromium children sees it) and killed at the end; otherwise None."""
+    if not SHARED_BROWSER:
+        yield None
+        return
+    profile = tmp_path_factory.mktemp("shared-chromium")
+    argv = " ".join(shlex.quote(a) for a in debuggable_chromium(profile))
+    # The shell starts Chromium in the background, prints its pid and exits: Chromium is
+    # re-parented away from us.
+    started = subprocess.run(
+        ["sh", "-c", f"{argv} >/dev/null 2>&1 </dev/null & echo $!"],
+        capture_output=True,
+        text=True,
+        check=True,
+        start_new_session=True,
+    )
+    pid = int(started.stdout.strip())
+    try:
+        deadline = time.monotonic() + 30
+        while (port := devtools_port_of(profile)) is None:
+            assert time.monotonic() < deadline, "the shared Chromium never listened"
+            os.kill(pid, 0)  # raises once it has exited
+            time.sleep(0.05)
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+            deadline = time.monotonic() + 10
+            while time.monotonic() < deadline:  # its parent now is init, which reaps it
+                os.kill(pid, 0)
+                time.sleep(0.05)
+
+
 @pytest.fixture
-async def runtime(tmp_path: Path, log_records: list[dict[str, Any]]) -> AsyncIterator[Runtime]:
+async def runtime(
+    request: pytest.FixtureRequest,
+    tmp_path: Path,
+    log_records: list[dict[str, Any]],
+    shared_cdp_endpoint: str | None,
+) -> AsyncIterator[Runtime]:
     log = EventLog("silent")
     log.sinks.append(log_records.append)
-    rt = create_runtime(real_config(tmp_path), log)
+    shared = shared_cdp_endpoint and not request.node.get_closest_marker("own_browser")
+    overrides = {"cdp_endpoint": shared_cdp_endpoint} if shared else {}
+    rt = create_runtime(real_config(tmp_path, **overrides), log)
     yield rt
     await rt.shutdown()
 

@@ -25,7 +25,6 @@ from typing import Any
 import anyio
 import pytest
 
-from browsermesh.config import default_config, find_chromium, process_environ
 from browsermesh.log import EventLog
 from browsermesh.runtime.runtime import Runtime
 from tests.conftest import (
@@ -36,11 +35,10 @@ from tests.conftest import (
     tool_client,
 )
 from tests.fixtures.site import FixtureSite
+from tests.support.cdp import debuggable_chromium, devtools_port_of
 
 pytestmark = pytest.mark.anyio
 
-# The binary the suite's headless sessions use (the headless shell when one is installed).
-CHROMIUM = find_chromium(default_config(headless=True), process_environ()) or "chromium"
 MARKER_VAR = "BROWSERMESH_TEST_BACKENDS_MARKER"
 
 
@@ -138,35 +136,16 @@ async def wait_listening(port: int, proc: subprocess.Popen[bytes], seconds: floa
 
 
 def start_cdp_chromium(procs: Processes, profile: Path) -> subprocess.Popen[bytes]:
-    return procs.spawn(
-        [
-            CHROMIUM,
-            "--headless=new",
-            "--no-sandbox",
-            "--remote-debugging-port=0",
-            f"--user-data-dir={profile}",
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--disable-sync",
-            "--no-first-run",
-            "about:blank",
-        ]
-    )
+    return procs.spawn(debuggable_chromium(profile))
 
 
 async def devtools_port(profile: Path, proc: subprocess.Popen[bytes]) -> int:
-    """The port Chromium chose, from the DevToolsActivePort file in its profile."""
-    active = profile / "DevToolsActivePort"
+    """The port Chromium chose (its profile's DevToolsActivePort file)."""
     with anyio.fail_after(15):
-        while True:
+        while (port := devtools_port_of(profile)) is None:
             assert proc.poll() is None, "Chromium exited"
-            try:
-                lines = active.read_text().split()
-            except OSError:
-                lines = []
-            if len(lines) >= 2:
-                return int(lines[0])
             await asyncio.sleep(0.05)
+        return port
 
 
 def start_server(procs: Processes, port: int) -> subprocess.Popen[bytes]:

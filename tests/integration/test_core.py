@@ -172,6 +172,7 @@ async def test_history_navigation(mcp_client: ToolClient, site: FixtureSite) -> 
     assert err["details"]["url"] == refused.split("?")[0].replace("user:pw@", "")
 
 
+@pytest.mark.own_browser  # kills this runtime's browser
 async def test_chromium_crash_fails_sessions_and_relaunches(
     mcp_client: ToolClient, runtime: Runtime, site: FixtureSite
 ) -> None:
@@ -197,6 +198,7 @@ async def test_chromium_crash_fails_sessions_and_relaunches(
     assert ok["url"].endswith("value=z")
 
 
+@pytest.mark.own_browser  # the launch state and binary of a local launch
 async def test_runtime_info_never_launches(mcp_client: ToolClient, runtime: Runtime) -> None:
     info = await mcp_client.ok("browser_runtime_info")
     assert info["browserLaunchState"] == "not_started" and info["browserVersion"] is None
