@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import settings
 from jsonschema import Draft202012Validator
 from mcp import Client, StdioServerParameters
 
@@ -29,9 +30,14 @@ from tests.fixtures.apps import AdminApp, DatasetteApp, start_datasette, start_d
 from tests.fixtures.files_site import FilesSite
 from tests.fixtures.site import FixtureSite
 from tests.support.cdp import debuggable_chromium, devtools_port_of
+from tests.support.examples import FEW
 
 pytest_plugins = ["tests.support.chromium_guard", "pytester"]
 """Marks every test that uses Chromium `chromium`, and fails an unmarked one that does."""
+
+if FEW:  # BM_TEST_FEW_EXAMPLES=1 (tests/support/examples.py): a tenth of the default too
+    settings.register_profile("few", max_examples=10)
+    settings.load_profile("few")
 
 ERAS = ["auto", "legacy"]
 INITIALIZE_PARAMS: dict[str, Any] = {
