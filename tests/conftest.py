@@ -2,18 +2,24 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
+import shlex
+import signal
 import subprocess
 import sys
+import time
 from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import settings
 from jsonschema import Draft202012Validator
-from mcp import Client
+from mcp import Client, StdioServerParameters
 
 from browsermesh.config import Config, default_config
 from browsermesh.factory import create_runtime
@@ -23,6 +29,15 @@ from browsermesh.runtime.runtime import Runtime
 from tests.fixtures.apps import AdminApp, DatasetteApp, start_datasette, start_django_admin
 from tests.fixtures.files_site import FilesSite
 from tests.fixtures.site import FixtureSite
+from tests.support.cdp import debuggable_chromium, devtools_port_of
+from tests.support.examples import FEW
+
+pytest_plugins = ["tests.support.chromium_guard", "pytester"]
+"""Marks every test that uses Chromium `chromium`, and fails an unmarked one that does."""
+
+if FEW:  # BM_TEST_FEW_EXAMPLES=1 (tests/support/examples.py): a tenth of the default too
+    settings.register_profile("few", max_examples=10)
+    settings.load_profile("few")
 
 ERAS = ["auto", "legacy"]
 INITIALIZE_PARAMS: dict[str, Any] = {
@@ -104,11 +119,60 @@ def log_records() -> list[dict[str, Any]]:
     return []
 
 
+SHARED_BROWSER = os.environ.get("BM_TEST_SHARED_BROWSER") == "1"
+"""Issue 18 prototype, opt-in: the `runtime` fixture attaches over CDP to one Chromium for the
+whole session (a fresh context per session as always) instead of launching its own. Tests
+marked `own_browser` (they check the launch, the binary or a browser crash) still launch."""
+
+
+@pytest.fixture(scope="session")
+def shared_cdp_endpoint(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str | None]:
+    """With BM_TEST_SHARED_BROWSER=1: the endpoint of one Chromium for the session, started
+    detached (not a descendant of pytest, so no test that counts or kills this process's
+    Chromium children sees it) and killed at the end; otherwise None."""
+    if not SHARED_BROWSER:
+        yield None
+        return
+    profile = tmp_path_factory.mktemp("shared-chromium")
+    argv = " ".join(shlex.quote(a) for a in debuggable_chromium(profile))
+    # The shell starts Chromium in the background, prints its pid and exits: Chromium is
+    # re-parented away from us.
+    started = subprocess.run(
+        ["sh", "-c", f"{argv} >/dev/null 2>&1 </dev/null & echo $!"],
+        capture_output=True,
+        text=True,
+        check=True,
+        start_new_session=True,
+    )
+    pid = int(started.stdout.strip())
+    try:
+        deadline = time.monotonic() + 30
+        while (port := devtools_port_of(profile)) is None:
+            assert time.monotonic() < deadline, "the shared Chromium never listened"
+            os.kill(pid, 0)  # raises once it has exited
+            time.sleep(0.05)
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+            deadline = time.monotonic() + 10
+            while time.monotonic() < deadline:  # its parent now is init, which reaps it
+                os.kill(pid, 0)
+                time.sleep(0.05)
+
+
 @pytest.fixture
-async def runtime(tmp_path: Path, log_records: list[dict[str, Any]]) -> AsyncIterator[Runtime]:
+async def runtime(
+    request: pytest.FixtureRequest,
+    tmp_path: Path,
+    log_records: list[dict[str, Any]],
+    shared_cdp_endpoint: str | None,
+) -> AsyncIterator[Runtime]:
     log = EventLog("silent")
     log.sinks.append(log_records.append)
-    rt = create_runtime(real_config(tmp_path), log)
+    shared = shared_cdp_endpoint and not request.node.get_closest_marker("own_browser")
+    overrides = {"cdp_endpoint": shared_cdp_endpoint} if shared else {}
+    rt = create_runtime(real_config(tmp_path, **overrides), log)
     yield rt
     await rt.shutdown()
 
@@ -120,6 +184,11 @@ class ToolClient:
     def __init__(self, client: Client, tools: dict[str, Any]) -> None:
         self.client = client
         self.tools = tools
+
+    @classmethod
+    async def of(cls, client: Client) -> ToolClient:
+        """A ToolClient over a connected SDK client, with the tools it lists."""
+        return cls(client, {t.name: t for t in (await client.list_tools()).tools})
 
     async def raw(self, name: str, args: dict[str, Any] | None = None, **kw: Any) -> Any:
         return await self.client.call_tool(name, args or {}, **kw)
@@ -148,11 +217,30 @@ class ToolClient:
         return data["session"]["sessionId"], data["initialPage"]["pageId"]
 
 
+@asynccontextmanager
+async def tool_client(runtime: Runtime, **client_options: Any) -> AsyncIterator[ToolClient]:
+    """An in-memory MCP client of a server over `runtime` (`mode=`, `message_handler=`...)."""
+    async with Client(create_server(runtime), **client_options) as c:
+        yield await ToolClient.of(c)
+
+
+@asynccontextmanager
+async def real_runtime(
+    tmp_path: Path, log: EventLog | None = None, **overrides: Any
+) -> AsyncIterator[Runtime]:
+    """A real-Chromium runtime with `real_config(tmp_path, **overrides)`, shut down after."""
+    rt = create_runtime(real_config(tmp_path, **overrides), log)
+    try:
+        yield rt
+    finally:
+        await rt.shutdown()
+
+
 @pytest.fixture
 async def client(runtime: Runtime) -> AsyncIterator[ToolClient]:
     """One client in the default era (the two-era `mcp_client` doubles a test's cost)."""
-    async with Client(create_server(runtime)) as c:
-        yield ToolClient(c, {t.name: t for t in (await c.list_tools()).tools})
+    async with tool_client(runtime) as c:
+        yield c
 
 
 async def open_page(c: ToolClient, url: str) -> dict[str, str]:
@@ -165,10 +253,24 @@ async def open_page(c: ToolClient, url: str) -> dict[str, str]:
 
 @pytest.fixture(params=ERAS)
 async def mcp_client(request: pytest.FixtureRequest, runtime: Runtime) -> AsyncIterator[ToolClient]:
-    server = create_server(runtime)
-    async with Client(server, mode=request.param) as client:
-        tools = {t.name: t for t in (await client.list_tools()).tools}
-        yield ToolClient(client, tools)
+    async with tool_client(runtime, mode=request.param) as c:
+        yield c
+
+
+def stdio_server(data_root: Path, *args: str, **env: str) -> StdioServerParameters:
+    """`python -m browsermesh [args]` for the SDK's stdio client: headless, log level warn, its
+    data below `data_root`, this checkout's code; `env` adds variables or overrides these."""
+    return StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "browsermesh", *args],
+        env={
+            "BROWSERMESH_HEADLESS": "true",
+            "BROWSERMESH_DATA_DIR": str(data_root / "data"),
+            "BROWSERMESH_LOG_LEVEL": "warn",
+            **CHECKOUT_ENV,
+            **env,
+        },
+    )
 
 
 def spawn_stdio_server(
@@ -212,35 +314,12 @@ def chromium_pids_with_marker(marker: str) -> list[int]:
     return found
 
 
-def _ppid(pid: int) -> int:
-    try:
-        with open(f"/proc/{pid}/stat") as fh:
-            return int(fh.read().rsplit(")", 1)[1].split()[1])
-    except (OSError, ValueError, IndexError):
-        return 0
-
-
-def browser_main_pids(root: int | None = None) -> list[int]:
-    """Chromium browser (not renderer/helper) processes descending from `root` (default: us)."""
-    root = root or os.getpid()
-    found = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        pid = int(entry)
-        try:
-            with open(f"/proc/{pid}/cmdline", "rb") as fh:
-                cmd = fh.read()
-        except OSError:
-            continue
-        if b"chrom" not in cmd.lower() or b"--type=" in cmd:
-            continue
-        ancestor = _ppid(pid)
-        while ancestor > 1 and ancestor != root:
-            ancestor = _ppid(ancestor)
-        if ancestor == root:
-            found.append(pid)
-    return found
+def assert_clean(data: Any, *secrets: str) -> None:
+    """No secret in `data`'s JSON form, not even JSON-escaped (the redaction canaries)."""
+    blob = json.dumps(data, ensure_ascii=False)
+    for secret in secrets:
+        assert secret not in blob
+        assert json.dumps(secret)[1:-1] not in blob
 
 
 def closed_port() -> int:

@@ -1,14 +1,46 @@
 """FakeEngine: an in-memory engine for fast, deterministic runtime tests (never proof that a
-tool works against a browser; the integration suite does that)."""
+tool works against a browser; the integration suite does that).
+
+It implements the whole engine port (`browsermesh.engine.protocol.Engine`; tests/unit/
+test_fake_engine.py fails when a method is missing or its signature differs), so the runtime's
+rules (queue, deadline, cancellation, lifecycle, limits) are unit-tested on every operation.
+Every call is recorded in `calls`, takes `delay` seconds, and honours the operation's deadline
+and cancellation the way an engine step does.
+"""
 
 from __future__ import annotations
 
 import asyncio
+import struct
+import zlib
 from dataclasses import dataclass, field
 from typing import Any
 
 from browsermesh.engine.protocol import ContextOptions, EngineEvents, HistoryStep
+from browsermesh.engine.snapshot import Capture
 from browsermesh.errors import BrowserMeshError, ErrorCode
+from browsermesh.model.deadline import OperationContext
+from browsermesh.model.locators import Locator, RefTarget, Target
+from browsermesh.model.matchers import (
+    ActionSpec,
+    Condition,
+    NavigationWait,
+    PopupWait,
+    UrlCondition,
+    WaitSpec,
+)
+from browsermesh.model.observe import PageObservations
+from browsermesh.model.paging import SnapshotOptions
+from browsermesh.model.png import PNG_SIGNATURE, ScreenshotLimits
+
+FAKE_PDF = b"%PDF-1.7\n% a fake engine's page\n%%EOF\n"
+
+
+def make_png(width: int, height: int) -> bytes:
+    """The signature and IHDR chunk of a `width` x `height` PNG (all `png_size` reads)."""
+    ihdr = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
+    chunk = struct.pack(">I", 13) + b"IHDR" + ihdr + struct.pack(">I", zlib.crc32(b"IHDR" + ihdr))
+    return PNG_SIGNATURE + chunk
 
 
 @dataclass(eq=False)
@@ -26,7 +58,23 @@ class FakePage:
     history: list[str] = field(default_factory=lambda: ["about:blank"])
     closed: bool = False
     crashed: bool = False
-    sink: Any = None
+    sink: PageObservations | None = None
+    actions: list[tuple[str, Any]] = field(default_factory=list)
+    """What was done to the page, in order: ("click", target), ("fill_field", (target, value))..."""
+
+
+class FakeChangeWatch:
+    """What `FakeEngine.watch_changes` returns: nothing ever changes on a fake page."""
+
+    def __init__(self) -> None:
+        self.closed = False
+
+    async def finish(self, ctx: OperationContext, *, settle: bool) -> dict[str, Any]:
+        await self.close()
+        return {}
+
+    async def close(self) -> None:
+        self.closed = True
 
 
 class FakeEngine:
@@ -84,6 +132,11 @@ class FakeEngine:
         finally:
             self.active -= 1
 
+    async def _step(self, name: str, ctx: OperationContext) -> None:
+        """An engine step of an operation: refused when cancelled or out of budget."""
+        ctx.check()
+        await self._work(name, ctx.deadline.budget_ms())
+
     async def new_context(
         self, options: ContextOptions, timeout_ms: float, live_by_placement: dict[str, int]
     ) -> FakeContext:
@@ -102,25 +155,33 @@ class FakeEngine:
         await self._work("fork_storage", timeout_ms)
         return self.fork_state, self.fork_session
 
-    async def close_context(self, context: FakeContext) -> None:  # type: ignore[override]
+    async def close_context(self, context: FakeContext) -> None:
         await self._work("close_context")
         context.closed = True
         for page in context.pages:
             page.closed = True
         self.contexts.remove(context)
 
-    async def new_page(self, context: FakeContext, timeout_ms: float) -> FakePage:  # type: ignore[override]
+    async def storage_state(self, context: FakeContext, timeout_ms: float) -> dict[str, Any]:
+        await self._work("storage_state", timeout_ms)
+        state = context.options.storage_state or {}
+        return {
+            "cookies": list(state.get("cookies", [])),
+            "origins": list(state.get("origins", [])),
+        }
+
+    async def new_page(self, context: FakeContext, timeout_ms: float) -> FakePage:
         await self._work("new_page")
         page = FakePage(context)
         context.pages.append(page)
         return page
 
-    async def close_page(self, page: FakePage, timeout_ms: float) -> None:  # type: ignore[override]
+    async def close_page(self, page: FakePage, timeout_ms: float) -> None:
         await self._work("close_page")
         page.closed = True
         page.context.pages.remove(page)
 
-    async def navigate(self, page: FakePage, url: str, timeout_ms: float) -> str:  # type: ignore[override]
+    async def navigate(self, page: FakePage, url: str, timeout_ms: float) -> str:
         await self._work("navigate", timeout_ms)
         if self.fail_next_navigation is not None:
             err, self.fail_next_navigation = self.fail_next_navigation, None
@@ -129,16 +190,116 @@ class FakeEngine:
         page.history.append(url)
         return url
 
-    async def history(self, page: FakePage, step: HistoryStep, timeout_ms: float) -> str:  # type: ignore[override]
+    async def history(self, page: FakePage, step: HistoryStep, timeout_ms: float) -> str:
         await self._work(step)
         return page.url
 
-    def current_url(self, page: FakePage) -> str:  # type: ignore[override]
+    def current_url(self, page: FakePage) -> str:
         return page.url
 
-    async def title(self, page: FakePage, timeout_ms: float) -> str:  # type: ignore[override]
+    async def title(self, page: FakePage, timeout_ms: float) -> str:
         await self._work("title")
         return f"Title of {page.url}"
+
+    async def act(
+        self, page: FakePage, target: Target, op: str, arg: str | None, ctx: OperationContext
+    ) -> dict[str, Any]:
+        await self._step(op, ctx)
+        page.actions.append((op, target if arg is None else (target, arg)))
+        return {}
+
+    async def watch_changes(self, page: FakePage, ctx: OperationContext) -> FakeChangeWatch:
+        await self._step("watch_changes", ctx)
+        return FakeChangeWatch()
+
+    async def fill_field(
+        self, page: FakePage, target: Target, value: str | bool, ctx: OperationContext
+    ) -> None:
+        await self._step("fill_field", ctx)
+        page.actions.append(("fill_field", (target, value)))
+
+    async def visible_text(self, page: FakePage, locator: Locator, ctx: OperationContext) -> str:
+        await self._step("visible_text", ctx)
+        return f"Text of {page.url}"
+
+    async def scroll(self, page: FakePage, dx: int, dy: int, ctx: OperationContext) -> None:
+        await self._step("scroll", ctx)
+        page.actions.append(("scroll", (dx, dy)))
+
+    async def set_files(
+        self, page: FakePage, target: Target, payloads: list[Any], ctx: OperationContext
+    ) -> str:
+        await self._step("set_files", ctx)
+        page.actions.append(("set_files", (target, len(payloads))))
+        return "input"
+
+    async def pdf(self, page: FakePage, ctx: OperationContext) -> bytes:
+        await self._step("pdf", ctx)
+        return FAKE_PDF
+
+    async def drag(
+        self, page: FakePage, source: Locator, target: Locator, ctx: OperationContext
+    ) -> None:
+        await self._step("drag", ctx)
+        page.actions.append(("drag", (source, target)))
+
+    async def screenshot(
+        self,
+        page: FakePage,
+        kind: str,
+        locator: Locator | None,
+        limits: ScreenshotLimits,
+        ctx: OperationContext,
+    ) -> tuple[bytes, int, int]:
+        await self._step("screenshot", ctx)
+        width, height = limits.check_size(1280, 720)
+        return make_png(width, height), width, height
+
+    async def wait(self, page: FakePage, condition: Condition, ctx: OperationContext) -> None:
+        """A URL condition holds once a navigation reaches a matching URL (polled, like the
+        engine's waits: a deadline or a cancellation ends it); any other condition holds."""
+        await self._step("wait", ctx)
+        if isinstance(condition, UrlCondition):
+            while not condition.matcher.matches(page.url):
+                if ctx.deadline.remaining_ms() <= 0:
+                    raise ctx.deadline.timeout_error()
+                await ctx.sleep(5)
+
+    async def action_and_wait(
+        self, page: FakePage, action: ActionSpec, wait: WaitSpec, ctx: OperationContext
+    ) -> tuple[dict[str, Any], FakePage | None]:
+        """A navigation wait is met by the page as it is, a popup wait by a new page in the
+        same context; what a fake page never does (dialogs, downloads...) times out."""
+        await self._step("action_and_wait", ctx)
+        page.actions.append((action.kind, action.target))
+        if isinstance(wait, NavigationWait):
+            return {"kind": "navigation", "url": page.url, "_changes": {}}, None
+        if isinstance(wait, PopupWait):
+            popup = FakePage(page.context)
+            page.context.pages.append(popup)
+            return {"kind": "popup", "_changes": {}}, popup
+        await ctx.sleep(ctx.deadline.remaining_ms())
+        raise ctx.deadline.timeout_error()
+
+    def observe(self, page: FakePage, sink: PageObservations) -> None:
+        page.sink = sink  # tests emit console/network events through it
+
+    async def snapshot(
+        self,
+        page: FakePage,
+        opts: SnapshotOptions,
+        scope: Locator | RefTarget | None,
+        ctx: OperationContext,
+    ) -> Capture:
+        await self._step("snapshot", ctx)
+        return Capture(content=f'- document "Title of {page.url}"')
+
+    async def evaluate(
+        self, page: FakePage, expression: str, arg: Any, ctx: OperationContext
+    ) -> tuple[Any, bool]:
+        """`(arg, False)`: the fake's page script hands back its argument."""
+        await self._step("evaluate", ctx)
+        return arg, False
 
     async def stop(self) -> None:
         self._state = "not_started"
@@ -147,9 +308,6 @@ class FakeEngine:
         self._state = "failed"
         self.contexts.clear()
         self.events.on_disconnect(placement)
-
-    def observe(self, page: FakePage, sink: Any) -> None:
-        page.sink = sink  # tests emit console/network events through it
 
     def live_pages(self) -> int:
         return sum(len(c.pages) for c in self.contexts)

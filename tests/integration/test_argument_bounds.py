@@ -15,6 +15,7 @@ import pytest
 
 from tests.conftest import ToolClient
 from tests.fixtures.site import FixtureSite
+from tests.support.locators import css
 
 pytestmark = pytest.mark.anyio
 
@@ -29,10 +30,6 @@ async def open_identity(c: ToolClient, site: FixtureSite) -> dict[str, Any]:
     addr = {"sessionId": s, "pageId": p}
     await c.ok("browser_navigate", {**addr, "url": site.url("/")})
     return addr
-
-
-def css(value: str) -> dict[str, str]:
-    return {"strategy": "css", "value": value}
 
 
 async def timed_err(c: ToolClient, tool: str, args: dict[str, Any]) -> tuple[dict[str, Any], float]:

@@ -24,20 +24,21 @@ from typing import Any
 
 import anyio
 import pytest
-from mcp import Client
 
-from browsermesh.config import default_config, find_chromium, process_environ
-from browsermesh.factory import create_runtime
 from browsermesh.log import EventLog
-from browsermesh.mcp.server import create_server
 from browsermesh.runtime.runtime import Runtime
-from tests.conftest import ToolClient, chromium_pids_with_marker, closed_port, real_config
+from tests.conftest import (
+    ToolClient,
+    chromium_pids_with_marker,
+    closed_port,
+    real_runtime,
+    tool_client,
+)
 from tests.fixtures.site import FixtureSite
+from tests.support.cdp import debuggable_chromium, devtools_port_of
 
-pytestmark = [pytest.mark.anyio, pytest.mark.chromium]
+pytestmark = pytest.mark.anyio
 
-# The binary the suite's headless sessions use (the headless shell when one is installed).
-CHROMIUM = find_chromium(default_config(headless=True), process_environ()) or "chromium"
 MARKER_VAR = "BROWSERMESH_TEST_BACKENDS_MARKER"
 
 
@@ -135,35 +136,16 @@ async def wait_listening(port: int, proc: subprocess.Popen[bytes], seconds: floa
 
 
 def start_cdp_chromium(procs: Processes, profile: Path) -> subprocess.Popen[bytes]:
-    return procs.spawn(
-        [
-            CHROMIUM,
-            "--headless=new",
-            "--no-sandbox",
-            "--remote-debugging-port=0",
-            f"--user-data-dir={profile}",
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--disable-sync",
-            "--no-first-run",
-            "about:blank",
-        ]
-    )
+    return procs.spawn(debuggable_chromium(profile))
 
 
 async def devtools_port(profile: Path, proc: subprocess.Popen[bytes]) -> int:
-    """The port Chromium chose, from the DevToolsActivePort file in its profile."""
-    active = profile / "DevToolsActivePort"
+    """The port Chromium chose (its profile's DevToolsActivePort file)."""
     with anyio.fail_after(15):
-        while True:
+        while (port := devtools_port_of(profile)) is None:
             assert proc.poll() is None, "Chromium exited"
-            try:
-                lines = active.read_text().split()
-            except OSError:
-                lines = []
-            if len(lines) >= 2:
-                return int(lines[0])
             await asyncio.sleep(0.05)
+        return port
 
 
 def start_server(procs: Processes, port: int) -> subprocess.Popen[bytes]:
@@ -187,21 +169,11 @@ def page_targets(port: int) -> list[dict[str, Any]]:
 
 
 @asynccontextmanager
-async def client_for(runtime: Runtime) -> AsyncIterator[ToolClient]:
-    async with Client(create_server(runtime)) as client:
-        tools = {t.name: t for t in (await client.list_tools()).tools}
-        yield ToolClient(client, tools)
-
-
-@asynccontextmanager
 async def runtime_for(tmp_path: Path, **overrides: Any) -> AsyncIterator[Runtime]:
     # A generous creation budget: a browser server launches Chromium inside `connect`.
     overrides.setdefault("timeout_ms", 15000)
-    rt = create_runtime(real_config(tmp_path, **overrides), EventLog("silent"))
-    try:
+    async with real_runtime(tmp_path, EventLog("silent"), **overrides) as rt:
         yield rt
-    finally:
-        await rt.shutdown()
 
 
 async def whoami(tc: ToolClient, site: FixtureSite, sid: str, pid: str, value: str | None) -> str:
@@ -244,7 +216,7 @@ async def test_cdp_attach_isolates_and_leaves_the_browser_alone(
     assert original["url"] == "about:blank"
 
     endpoint = f"http://127.0.0.1:{port}"
-    async with runtime_for(tmp_path, cdp_endpoint=endpoint) as rt, client_for(rt) as tc:
+    async with runtime_for(tmp_path, cdp_endpoint=endpoint) as rt, tool_client(rt) as tc:
         info = await tc.ok("browser_runtime_info")
         assert info["browserBackend"] == "cdp" and info["sandbox"] is None
         assert info["browserBinary"] is None  # only a local launch knows its binary
@@ -300,7 +272,7 @@ async def test_cdp_attach_isolates_and_leaves_the_browser_alone(
 
     # A ws:// endpoint works too; shutdown again leaves the browser alone.
     ws_url = json_get(f"http://127.0.0.1:{port}/json/version")["webSocketDebuggerUrl"]
-    async with runtime_for(tmp_path, cdp_endpoint=ws_url) as rt, client_for(rt) as tc:
+    async with runtime_for(tmp_path, cdp_endpoint=ws_url) as rt, tool_client(rt) as tc:
         s, p = await tc.session()
         assert await whoami(tc, site, s, p, "W") == "ls:W|cookie:identity=W"
         info = await tc.ok("browser_runtime_info")
@@ -311,7 +283,7 @@ async def test_cdp_attach_isolates_and_leaves_the_browser_alone(
 
 async def test_cdp_attach_failure_is_a_connect_error(tmp_path: Path) -> None:
     endpoint = f"http://127.0.0.1:{closed_port()}"
-    async with runtime_for(tmp_path, cdp_endpoint=endpoint) as rt, client_for(rt) as tc:
+    async with runtime_for(tmp_path, cdp_endpoint=endpoint) as rt, tool_client(rt) as tc:
         err = await tc.err("browser_session_create")
         assert err["code"] == "BROWSER_ERROR"
         assert err["message"] == "Could not connect to the configured browser endpoint."
@@ -333,7 +305,7 @@ async def test_browser_server_pool_placement_and_failure_isolation(
     ws2 = f"ws://127.0.0.1:{port2}/?token=s3cret"
     shown = [ws1, f"ws://127.0.0.1:{port2}/?token=[REDACTED]"]
 
-    async with runtime_for(tmp_path, browser_endpoints=(ws1, ws2)) as rt, client_for(rt) as tc:
+    async with runtime_for(tmp_path, browser_endpoints=(ws1, ws2)) as rt, tool_client(rt) as tc:
         info = await tc.ok("browser_runtime_info")
         assert info["browserBackend"] == "browser-server" and info["sandbox"] is None
         assert info["browserBinary"] is None
@@ -416,7 +388,7 @@ async def test_unreachable_endpoints_fall_through_then_fail(
     live = f"ws://127.0.0.1:{port}/"
     await wait_listening(port, server)
 
-    async with runtime_for(tmp_path, browser_endpoints=(dead, live)) as rt, client_for(rt) as tc:
+    async with runtime_for(tmp_path, browser_endpoints=(dead, live)) as rt, tool_client(rt) as tc:
         s, p = await tc.session()  # the dead endpoint fails, the next candidate takes it
         assert placement(rt, s) == live
         assert await whoami(tc, site, s, p, "L") == "ls:L|cookie:identity=L"
@@ -427,7 +399,7 @@ async def test_unreachable_endpoints_fall_through_then_fail(
         assert placement(rt, s2) == live
 
     dead2 = f"ws://127.0.0.1:{closed_port()}/"
-    async with runtime_for(tmp_path, browser_endpoints=(dead, dead2)) as rt, client_for(rt) as tc:
+    async with runtime_for(tmp_path, browser_endpoints=(dead, dead2)) as rt, tool_client(rt) as tc:
         err = await tc.err("browser_session_create")
         assert err["code"] == "BROWSER_ERROR" and err["details"]["reason"] == "connection"
         info = await tc.ok("browser_runtime_info")

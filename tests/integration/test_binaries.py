@@ -16,7 +16,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from mcp import Client
 
 from browsermesh.config import (
     ChromiumLocation,
@@ -24,16 +23,15 @@ from browsermesh.config import (
     locate_headless_shell,
     process_environ,
 )
-from browsermesh.factory import create_runtime
 from browsermesh.log import EventLog
-from browsermesh.mcp.server import create_server
 from browsermesh.model.png import png_size
-from tests.conftest import ToolClient, open_page, real_config
+from tests.conftest import ToolClient, open_page, real_config, real_runtime, tool_client
 from tests.fixtures.files_site import EXPORT_CSV, FilesSite
 from tests.fixtures.site import FixtureSite
 from tests.integration.test_files import completed, read_all
+from tests.support.locators import by_test_id, role
 
-pytestmark = [pytest.mark.anyio, pytest.mark.chromium]
+pytestmark = pytest.mark.anyio
 
 BINARIES: list[ChromiumLocation] = [
     found
@@ -45,26 +43,16 @@ BINARIES: list[ChromiumLocation] = [
 ]
 
 
-def role(value: str, name: str) -> dict[str, str]:
-    return {"strategy": "role", "value": value, "name": name}
-
-
-def by_test_id(value: str) -> dict[str, str]:
-    return {"strategy": "testId", "value": value}
-
-
 @pytest.fixture(params=BINARIES, ids=[b.kind for b in BINARIES])
 async def binary_client(
     request: pytest.FixtureRequest, tmp_path: Path
 ) -> AsyncIterator[tuple[ChromiumLocation, ToolClient]]:
     binary: ChromiumLocation = request.param
-    runtime = create_runtime(real_config(tmp_path, browser_path=binary.path), EventLog("silent"))
-    try:
-        async with Client(create_server(runtime)) as c:
-            tools = {t.name: t for t in (await c.list_tools()).tools}
-            yield binary, ToolClient(c, tools)
-    finally:
-        await runtime.shutdown()
+    async with (
+        real_runtime(tmp_path, EventLog("silent"), browser_path=binary.path) as runtime,
+        tool_client(runtime) as c,
+    ):
+        yield binary, c
 
 
 async def check_screenshot(c: ToolClient, site: FixtureSite) -> None:

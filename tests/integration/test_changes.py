@@ -12,18 +12,15 @@ import pytest
 from browsermesh.model.action_table import MAX_KEY_LINES, table_refs
 from tests.conftest import ToolClient, open_page
 from tests.fixtures.list_site import ListSite
+from tests.support.locators import role
 
-pytestmark = [pytest.mark.anyio, pytest.mark.chromium]
+pytestmark = pytest.mark.anyio
 
 
 @pytest.fixture(scope="module")
 def lists() -> Iterator[ListSite]:
     with ListSite() as site:
         yield site
-
-
-def role(value: str, name: str) -> dict[str, Any]:
-    return {"strategy": "role", "value": value, "name": name}
 
 
 async def every_page(c: ToolClient, addr: dict[str, str], first: dict[str, Any]) -> list[str]:

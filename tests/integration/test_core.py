@@ -14,8 +14,9 @@ from mcp import MCPError
 
 from browsermesh.config import locate_chromium, process_environ
 from browsermesh.runtime.runtime import Runtime
-from tests.conftest import ToolClient, browser_main_pids, closed_port
+from tests.conftest import ToolClient, closed_port, real_runtime, tool_client
 from tests.fixtures.site import FixtureSite
+from tests.support.procs import browser_main_pids
 
 pytestmark = pytest.mark.anyio
 
@@ -147,25 +148,13 @@ async def test_lifecycle_and_limits(mcp_client: ToolClient, site: FixtureSite) -
 
 
 async def test_session_limit(tmp_path: object, site: FixtureSite) -> None:
-    from mcp import Client
-
-    from browsermesh.factory import create_runtime
-    from browsermesh.mcp.server import create_server
-    from tests.conftest import real_config
-
-    rt = create_runtime(real_config(tmp_path, max_sessions=2))  # type: ignore[arg-type]
-    try:
-        async with Client(create_server(rt)) as client:
-            tools = {t.name: t for t in (await client.list_tools()).tools}
-            c = ToolClient(client, tools)
-            await c.session()
-            s2, _ = await c.session()
-            err = await c.err("browser_session_create", {})
-            assert err["code"] == "LIMIT_EXCEEDED" and "sessions <= 2" in err["message"]
-            await c.ok("browser_session_close", {"sessionId": s2})
-            await c.session()
-    finally:
-        await rt.shutdown()
+    async with real_runtime(tmp_path, max_sessions=2) as rt, tool_client(rt) as c:
+        await c.session()
+        s2, _ = await c.session()
+        err = await c.err("browser_session_create", {})
+        assert err["code"] == "LIMIT_EXCEEDED" and "sessions <= 2" in err["message"]
+        await c.ok("browser_session_close", {"sessionId": s2})
+        await c.session()
 
 
 async def test_history_navigation(mcp_client: ToolClient, site: FixtureSite) -> None:
@@ -183,6 +172,7 @@ async def test_history_navigation(mcp_client: ToolClient, site: FixtureSite) -> 
     assert err["details"]["url"] == refused.split("?")[0].replace("user:pw@", "")
 
 
+@pytest.mark.own_browser  # kills this runtime's browser
 async def test_chromium_crash_fails_sessions_and_relaunches(
     mcp_client: ToolClient, runtime: Runtime, site: FixtureSite
 ) -> None:
@@ -208,6 +198,7 @@ async def test_chromium_crash_fails_sessions_and_relaunches(
     assert ok["url"].endswith("value=z")
 
 
+@pytest.mark.own_browser  # the launch state and binary of a local launch
 async def test_runtime_info_never_launches(mcp_client: ToolClient, runtime: Runtime) -> None:
     info = await mcp_client.ok("browser_runtime_info")
     assert info["browserLaunchState"] == "not_started" and info["browserVersion"] is None
@@ -229,16 +220,13 @@ async def test_page_close_on_a_reloading_page_never_wedges_the_session(
     # itself every 30 ms, and session close and shutdown queued behind it forever. Twelve rounds
     # make it very likely that the hang happens at least once. `browser_page_close` takes no
     # timeoutMs, so the server default (2 s here) bounds each close.
-    from mcp import Client
 
     from browsermesh.factory import create_runtime
-    from browsermesh.mcp.server import create_server
     from tests.conftest import real_config
 
     rt = create_runtime(real_config(tmp_path, timeout_ms=2000))
     try:
-        async with Client(create_server(rt)) as client:
-            c = ToolClient(client, {t.name: t for t in (await client.list_tools()).tools})
+        async with tool_client(rt) as c:
             s, first = await c.session()
             for i in range(12):
                 page = (await c.ok("browser_page_create", {"sessionId": s}))["pageId"]

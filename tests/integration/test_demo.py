@@ -46,7 +46,6 @@ def _run_demo(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[st
     )
 
 
-@pytest.mark.chromium
 def test_demo_passes_end_to_end(tmp_path: Path) -> None:
     data_dir = tmp_path / "data"
     # The test process's environment; the data directory is pointed at a fresh path only to
@@ -91,7 +90,6 @@ def test_demo_passes_end_to_end(tmp_path: Path) -> None:
     assert not data_dir.exists()
 
 
-@pytest.mark.chromium
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="DISPLAY applies to Linux")
 def test_headed_without_display_fails_cleanly(tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY")}

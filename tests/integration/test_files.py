@@ -12,27 +12,17 @@ from typing import Any
 
 import anyio
 import pytest
-from mcp import Client
 
-from browsermesh.factory import create_runtime
 from browsermesh.log import EventLog
-from browsermesh.mcp.server import create_server
-from tests.conftest import ToolClient, open_page, real_config
+from tests.conftest import ToolClient, open_page, real_runtime, tool_client
 from tests.fixtures.files_site import ATTACHMENT_BYTES, BLOB_CSV, EXPORT_CSV, REPORT_TXT, FilesSite
+from tests.support.locators import css, role
 
 pytestmark = pytest.mark.anyio
 
 
 def b64(data: bytes) -> str:
     return base64.b64encode(data).decode("ascii")
-
-
-def css(value: str) -> dict[str, str]:
-    return {"strategy": "css", "value": value}
-
-
-def role(value: str, name: str) -> dict[str, str]:
-    return {"strategy": "role", "value": value, "name": name}
 
 
 async def picked(c: ToolClient, addr: dict[str, str]) -> str:
@@ -229,54 +219,50 @@ async def test_downloads_become_artifacts_read_through_the_protocol(
 async def test_artifacts_are_private_files_and_die_with_their_session(
     tmp_path: Path, files_site: FilesSite
 ) -> None:
-    runtime = create_runtime(
-        real_config(tmp_path, max_artifact_session_bytes=1_048_576), EventLog("silent")
-    )
-    try:
-        async with Client(create_server(runtime)) as raw:
-            c = ToolClient(raw, {t.name: t for t in (await raw.list_tools()).tools})
-            addr = await open_page(c, files_site.url("/exports"))
-            other = await open_page(c, files_site.url("/exports"))
-            sid = addr["sessionId"]
-            await c.ok("browser_click", {**addr, "locator": role("link", "Download report")})
-            (report,) = await completed(c, sid, 1)
-            # Another session cannot see or read it.
-            assert (await c.ok("browser_downloads", {"sessionId": other["sessionId"]}))[
-                "artifacts"
-            ] == []
-            err = await c.err(
-                "browser_artifact_read",
-                {"sessionId": other["sessionId"], "artifactId": report["artifactId"]},
-            )
-            assert err["code"] == "INVALID_ARGUMENT" and err["details"]["field"] == "artifactId"
-            root = tmp_path / "data" / "artifacts"
-            files = [p for p in root.rglob("*") if p.is_file()]
-            dirs = [p for p in root.rglob("*") if p.is_dir()]
-            assert files and all(stat.S_IMODE(os.stat(p).st_mode) == 0o600 for p in files)
-            assert dirs and all(stat.S_IMODE(os.stat(p).st_mode) == 0o700 for p in dirs)
-            # A download over the session quota is refused; the session still works.
-            await c.ok(
-                "browser_evaluate", {**addr, "expression": "location.href = '/files/large?mb=2'"}
-            )
-            for _ in range(400):
-                listed = (await c.ok("browser_downloads", {"sessionId": sid}))["artifacts"]
-                if any(a["state"] == "failed" for a in listed):
-                    break
-                await anyio.sleep(0.05)
-            states = sorted(a["state"] for a in listed)
-            assert states == ["completed", "failed"], listed
-            await c.ok("browser_get_url", addr)
-            # PDF of a page.
-            await c.ok("browser_navigate", {**addr, "url": files_site.url("/pdf-page")})
-            printed = await c.ok("browser_pdf", addr)
-            pdf = await read_all(c, sid, printed["artifact"]["artifactId"], "base64")
-            assert pdf.startswith(b"%PDF-")
-            await c.ok("browser_session_close", {"sessionId": sid})
-            assert not [p for p in root.rglob("*") if p.is_file() and sid in str(p)]
-            left = [p for p in root.rglob("*") if p.is_file()]
-            assert left == []  # the other session had none
-    finally:
-        await runtime.shutdown()
+    async with (
+        real_runtime(tmp_path, EventLog("silent"), max_artifact_session_bytes=1_048_576) as runtime,
+        tool_client(runtime) as c,
+    ):
+        addr = await open_page(c, files_site.url("/exports"))
+        other = await open_page(c, files_site.url("/exports"))
+        sid = addr["sessionId"]
+        await c.ok("browser_click", {**addr, "locator": role("link", "Download report")})
+        (report,) = await completed(c, sid, 1)
+        # Another session cannot see or read it.
+        assert (await c.ok("browser_downloads", {"sessionId": other["sessionId"]}))[
+            "artifacts"
+        ] == []
+        err = await c.err(
+            "browser_artifact_read",
+            {"sessionId": other["sessionId"], "artifactId": report["artifactId"]},
+        )
+        assert err["code"] == "INVALID_ARGUMENT" and err["details"]["field"] == "artifactId"
+        root = tmp_path / "data" / "artifacts"
+        files = [p for p in root.rglob("*") if p.is_file()]
+        dirs = [p for p in root.rglob("*") if p.is_dir()]
+        assert files and all(stat.S_IMODE(os.stat(p).st_mode) == 0o600 for p in files)
+        assert dirs and all(stat.S_IMODE(os.stat(p).st_mode) == 0o700 for p in dirs)
+        # A download over the session quota is refused; the session still works.
+        await c.ok(
+            "browser_evaluate", {**addr, "expression": "location.href = '/files/large?mb=2'"}
+        )
+        for _ in range(400):
+            listed = (await c.ok("browser_downloads", {"sessionId": sid}))["artifacts"]
+            if any(a["state"] == "failed" for a in listed):
+                break
+            await anyio.sleep(0.05)
+        states = sorted(a["state"] for a in listed)
+        assert states == ["completed", "failed"], listed
+        await c.ok("browser_get_url", addr)
+        # PDF of a page.
+        await c.ok("browser_navigate", {**addr, "url": files_site.url("/pdf-page")})
+        printed = await c.ok("browser_pdf", addr)
+        pdf = await read_all(c, sid, printed["artifact"]["artifactId"], "base64")
+        assert pdf.startswith(b"%PDF-")
+        await c.ok("browser_session_close", {"sessionId": sid})
+        assert not [p for p in root.rglob("*") if p.is_file() and sid in str(p)]
+        left = [p for p in root.rglob("*") if p.is_file()]
+        assert left == []  # the other session had none
 
 
 async def test_remote_client_over_http_uploads_and_reads_a_download(
@@ -284,7 +270,7 @@ async def test_remote_client_over_http_uploads_and_reads_a_download(
 ) -> None:
     """No shared file system: bytes go up in the call and come back in results; another
     principal cannot read the artifact even with its id."""
-    from tests.integration.test_http import TOKENS, connect, http_server
+    from tests.support.http_transport import TOKENS, connect, http_server
 
     files_site.clear()
     async with (
@@ -355,30 +341,28 @@ async def test_upload_root_serves_files_inside_it_only(
     (root / "sub" / "inside.txt").write_bytes(b"inside")
     (tmp_path / "outside.txt").write_bytes(b"outside")
     (root / "link.txt").symlink_to(tmp_path / "outside.txt")
-    runtime = create_runtime(real_config(tmp_path, upload_root=root), EventLog("silent"))
-    try:
-        async with Client(create_server(runtime)) as raw:
-            c = ToolClient(raw, {t.name: t for t in (await raw.list_tools()).tools})
-            files_site.clear()
-            addr = await open_page(c, files_site.url("/upload"))
-            for bad in ("../outside.txt", "link.txt", str(tmp_path / "outside.txt"), "sub"):
-                err = await c.err(
-                    "browser_file_upload",
-                    {**addr, "locator": css("#single"), "files": [{"path": bad}]},
-                )
-                assert err["details"]["field"] == "files[0].path", bad
-            await c.ok(
+    async with (
+        real_runtime(tmp_path, EventLog("silent"), upload_root=root) as runtime,
+        tool_client(runtime) as c,
+    ):
+        files_site.clear()
+        addr = await open_page(c, files_site.url("/upload"))
+        for bad in ("../outside.txt", "link.txt", str(tmp_path / "outside.txt"), "sub"):
+            err = await c.err(
                 "browser_file_upload",
-                {**addr, "locator": css("#single"), "files": [{"path": "sub/inside.txt"}]},
+                {**addr, "locator": css("#single"), "files": [{"path": bad}]},
             )
-            await submit(c, addr)
-            assert [(f.filename, f.data) for f in files_site.received_files] == [
-                ("inside.txt", b"inside")
-            ]
-            info = await c.ok("browser_runtime_info")
-            assert info["uploadRootEnabled"] is True and str(root) not in str(info)
-    finally:
-        await runtime.shutdown()
+            assert err["details"]["field"] == "files[0].path", bad
+        await c.ok(
+            "browser_file_upload",
+            {**addr, "locator": css("#single"), "files": [{"path": "sub/inside.txt"}]},
+        )
+        await submit(c, addr)
+        assert [(f.filename, f.data) for f in files_site.received_files] == [
+            ("inside.txt", b"inside")
+        ]
+        info = await c.ok("browser_runtime_info")
+        assert info["uploadRootEnabled"] is True and str(root) not in str(info)
 
 
 async def test_start_up_removes_what_a_killed_server_left(tmp_path: Path) -> None:
@@ -388,8 +372,5 @@ async def test_start_up_removes_what_a_killed_server_left(tmp_path: Path) -> Non
     leftover.mkdir(parents=True)
     (leftover / "artifact_0123456789abcdef.part").write_bytes(b"half")
     (leftover / "artifact_fedcba9876543210").write_bytes(b"whole")
-    runtime = create_runtime(real_config(tmp_path), EventLog("silent"))
-    try:
+    async with real_runtime(tmp_path, EventLog("silent")):
         assert not [p for p in (tmp_path / "data" / "artifacts").rglob("*") if p.is_file()]
-    finally:
-        await runtime.shutdown()

@@ -15,6 +15,7 @@ from browsermesh.model.action_table import table_refs
 from browsermesh.runtime.runtime import Runtime
 from tests.conftest import ToolClient, open_page
 from tests.fixtures.forms_site import FormsSite
+from tests.support.locators import label
 
 pytestmark = pytest.mark.anyio
 
@@ -34,10 +35,6 @@ READ_FORM = """(() => {
 def forms_site() -> Iterator[FormsSite]:
     with FormsSite() as s:
         yield s
-
-
-def label(value: str) -> dict[str, str]:
-    return {"strategy": "label", "value": value}
 
 
 def field(target: dict[str, Any], value: str | bool) -> dict[str, Any]:

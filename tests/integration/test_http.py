@@ -7,7 +7,6 @@ subprocess. Everything stays on loopback.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import re
@@ -17,99 +16,29 @@ import subprocess
 import sys
 import time
 import uuid
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import anyio
 import httpx2
 import pytest
-from mcp import Client, MCPError, StdioServerParameters
-from mcp.client.streamable_http import streamable_http_client
+from mcp import Client, MCPError
 
-from browsermesh.config import parse_auth_token_file
-from browsermesh.factory import create_runtime
 from browsermesh.log import EventLog
-from browsermesh.mcp.instructions import instructions_for
-from browsermesh.mcp.server import create_server
-from browsermesh.runtime.runtime import Runtime
-from browsermesh.transports.http import AccessPolicy, HttpService, IdleReaper, reaper_interval_ms
+from browsermesh.transports.http import AccessPolicy, IdleReaper, reaper_interval_ms
 from tests.conftest import (
-    CHECKOUT_ENV,
     ERAS,
     INITIALIZE,
     ToolClient,
     chromium_pids_with_marker,
-    real_config,
+    stdio_server,
 )
 from tests.fixtures.site import FixtureSite
+from tests.support.http_transport import TOKENS, connect, http_server, write_token_file
 
 pytestmark = pytest.mark.anyio
 
-TOKENS = {"alice": "alice-token-0123456789abcdef", "bob": "bob-token-fedcba9876543210"}
 ROOT = Path(__file__).resolve().parents[2]
-
-
-def write_token_file(tmp_path: Path, mode: int = 0o600) -> Path:
-    path = tmp_path / "tokens.txt"
-    path.write_text(
-        "# principals\n" + "".join(f"{name}:{token}\n" for name, token in TOKENS.items())
-    )
-    path.chmod(mode)
-    return path
-
-
-@dataclass
-class Running:
-    service: HttpService
-    runtime: Runtime
-    records: list[dict[str, Any]]
-
-    @property
-    def url(self) -> str:
-        return self.service.url
-
-
-@asynccontextmanager
-async def http_server(
-    tmp_path: Path, *, tokens: bool = False, **overrides: Any
-) -> AsyncIterator[Running]:
-    """The HTTP transport on a real runtime, served by uvicorn in this process."""
-    if tokens:
-        path = write_token_file(tmp_path)
-        pairs, problems = parse_auth_token_file(path)
-        assert not problems
-        overrides.update(auth_token_file=path, auth_tokens=pairs)
-    config = real_config(tmp_path, transport="http", http_port=0, **overrides)
-    records: list[dict[str, Any]] = []
-    log = EventLog("silent")
-    log.sinks.append(records.append)
-    runtime = create_runtime(config, log)
-    service = HttpService(
-        config, runtime, create_server(runtime, instructions=instructions_for(config)), log
-    )
-    service.bind()
-    task = asyncio.get_running_loop().create_task(service.serve())
-    try:
-        with anyio.fail_after(10):
-            await service.wait_ready()
-        yield Running(service, runtime, records)
-    finally:
-        service.stop()
-        with anyio.fail_after(10):
-            await task
-        await runtime.shutdown()
-
-
-@asynccontextmanager
-async def connect(url: str, mode: str, token: str | None = None) -> AsyncIterator[ToolClient]:
-    headers = {} if token is None else {"Authorization": f"Bearer {token}"}
-    http = httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30, read=60))
-    async with Client(streamable_http_client(url, http_client=http), mode=mode) as client:
-        tools = {t.name: t for t in (await client.list_tools()).tools}
-        yield ToolClient(client, tools)
 
 
 # ------------------------------------------------------------------------------------------
@@ -239,16 +168,8 @@ async def test_scenario_matches_stdio(mode: str, tmp_path: Path, site: FixtureSi
         info = await c.ok("browser_runtime_info")
         assert info["transport"] == "http"
         assert c.client.session.instructions
-    env = {
-        "BROWSERMESH_HEADLESS": "true",
-        "BROWSERMESH_DATA_DIR": str(tmp_path / "stdio"),
-        "BROWSERMESH_LOG_LEVEL": "warn",
-        **CHECKOUT_ENV,
-    }
-    params = StdioServerParameters(command=sys.executable, args=["-m", "browsermesh"], env=env)
-    async with Client(params, mode=mode) as client:
-        tools = {t.name: t for t in (await client.list_tools()).tools}
-        over_stdio = await scenario(ToolClient(client, tools), site)
+    async with Client(stdio_server(tmp_path / "stdio"), mode=mode) as client:
+        over_stdio = await scenario(await ToolClient.of(client), site)
     assert over_http == over_stdio
     assert over_http[2]["title"] == "Identity"
     assert over_http[4]["session"]["status"] == "closed"

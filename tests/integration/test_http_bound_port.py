@@ -9,7 +9,7 @@ import httpx2
 import pytest
 
 from tests.conftest import INITIALIZE, closed_port
-from tests.integration.test_http import http_server
+from tests.support.http_transport import http_server
 
 pytestmark = pytest.mark.anyio
 

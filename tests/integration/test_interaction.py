@@ -6,39 +6,22 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import ToolClient
+from tests.conftest import ToolClient, open_page, real_runtime, tool_client
 from tests.fixtures.site import FixtureSite
+from tests.support.locators import by_test_id, role
 
 pytestmark = pytest.mark.anyio
 
 
-def role(value: str, name: str | None = None, **extra: Any) -> dict[str, Any]:
-    loc: dict[str, Any] = {"strategy": "role", "value": value, **extra}
-    if name is not None:
-        loc["name"] = name
-    return loc
-
-
-def by_testid(value: str) -> dict[str, Any]:
-    return {"strategy": "testId", "value": value}
-
-
-async def open_page(c: ToolClient, site: FixtureSite, path: str) -> dict[str, Any]:
-    s, p = await c.session()
-    addr = {"sessionId": s, "pageId": p}
-    await c.ok("browser_navigate", {**addr, "url": site.url(path)})
-    return addr
-
-
 async def text_of(c: ToolClient, addr: dict[str, Any], test_id: str) -> str:
-    data = await c.ok("browser_visible_text", {**addr, "locator": by_testid(test_id)})
+    data = await c.ok("browser_visible_text", {**addr, "locator": by_test_id(test_id)})
     return str(data["text"])
 
 
 async def test_every_interaction_has_its_effect(mcp_client: ToolClient, site: FixtureSite) -> None:
     c = mcp_client
-    addr = await open_page(c, site, "/interactions")
-    await c.ok("browser_hover", {**addr, "locator": by_testid("hover-target")})
+    addr = await open_page(c, site.url("/interactions"))
+    await c.ok("browser_hover", {**addr, "locator": by_test_id("hover-target")})
     assert await text_of(c, addr, "hover-status") == "hovered"
     await c.ok("browser_focus", {**addr, "locator": {"strategy": "label", "value": "Focus me"}})
     assert await text_of(c, addr, "focus-status") == "focused"
@@ -60,7 +43,7 @@ async def test_every_interaction_has_its_effect(mcp_client: ToolClient, site: Fi
     assert await text_of(c, addr, "select-status") == "l"
     await c.ok(
         "browser_drag_and_drop",
-        {**addr, "source": by_testid("drag-source"), "target": by_testid("drop-target")},
+        {**addr, "source": by_test_id("drag-source"), "target": by_test_id("drop-target")},
     )
     assert await text_of(c, addr, "drop-status") == "dropped"
     search = role("textbox", "Search")
@@ -76,7 +59,7 @@ async def test_every_interaction_has_its_effect(mcp_client: ToolClient, site: Fi
 
 async def test_locator_strategies_and_errors(mcp_client: ToolClient, site: FixtureSite) -> None:
     c = mcp_client
-    addr = await open_page(c, site, "/ambiguous")
+    addr = await open_page(c, site.url("/ambiguous"))
     # exact by default: "Employees" matches one link, partial matches two
     await c.ok("browser_hover", {**addr, "locator": role("link", "Employees")})
     err = await c.err("browser_hover", {**addr, "locator": role("link", "employees", exact=False)})
@@ -109,7 +92,7 @@ async def test_locator_strategies_and_errors(mcp_client: ToolClient, site: Fixtu
     )
     assert bad_strategy.is_error
     assert bad_strategy.content[0].text.startswith("Input validation error")
-    addr2 = await open_page(c, site, "/")
+    addr2 = await open_page(c, site.url("/"))
     await c.ok(
         "browser_fill",
         {**addr2, "locator": {"strategy": "placeholder", "value": "Your name"}, "value": "Ann"},
@@ -120,7 +103,7 @@ async def test_locator_strategies_and_errors(mcp_client: ToolClient, site: Fixtu
 
 async def test_not_actionable_is_timeout(mcp_client: ToolClient, site: FixtureSite) -> None:
     c = mcp_client
-    addr = await open_page(c, site, "/not-actionable")
+    addr = await open_page(c, site.url("/not-actionable"))
     for name in ("Disabled action", "Covered action"):
         err = await c.err(
             "browser_click", {**addr, "locator": role("button", name), "timeoutMs": 600}
@@ -132,7 +115,7 @@ async def test_not_actionable_is_timeout(mcp_client: ToolClient, site: FixtureSi
 
 async def test_iframe_chains(mcp_client: ToolClient, site: FixtureSite) -> None:
     c = mcp_client
-    addr = await open_page(c, site, "/iframes")
+    addr = await open_page(c, site.url("/iframes"))
     chain = [{"strategy": "css", "value": "#frame-one"}, {"strategy": "css", "value": "#frame-two"}]
     deep = role("button", "Deep button", frame={"kind": "iframe", "chain": chain})
     await c.ok("browser_click", {**addr, "locator": deep})  # cross-origin level two
@@ -165,25 +148,15 @@ async def test_iframe_chains(mcp_client: ToolClient, site: FixtureSite) -> None:
 
 
 async def test_visible_text_truncation(tmp_path: Any, site: FixtureSite) -> None:
-    from mcp import Client
-
-    from browsermesh.factory import create_runtime
-    from browsermesh.mcp.server import create_server
-    from tests.conftest import real_config
-
-    rt = create_runtime(
-        real_config(tmp_path, visible_text_max_chars=128, visible_text_max_bytes=512)
-    )
-    try:
-        async with Client(create_server(rt)) as client:
-            c = ToolClient(client, {t.name: t for t in (await client.list_tools()).tools})
-            addr = await open_page(c, site, "/multibyte?n=50")
-            data = await c.ok(
-                "browser_visible_text", {**addr, "locator": {"strategy": "css", "value": "body"}}
-            )
-            t = data["truncation"]
-            assert t["truncated"] and t["returnedChars"] == len(data["text"])
-            assert t["returnedBytes"] == len(data["text"].encode()) <= 512
-            assert t["returnedChars"] <= 128 and t["originalChars"] > 128
-    finally:
-        await rt.shutdown()
+    async with (
+        real_runtime(tmp_path, visible_text_max_chars=128, visible_text_max_bytes=512) as rt,
+        tool_client(rt) as c,
+    ):
+        addr = await open_page(c, site.url("/multibyte?n=50"))
+        data = await c.ok(
+            "browser_visible_text", {**addr, "locator": {"strategy": "css", "value": "body"}}
+        )
+        t = data["truncation"]
+        assert t["truncated"] and t["returnedChars"] == len(data["text"])
+        assert t["returnedBytes"] == len(data["text"].encode()) <= 512
+        assert t["returnedChars"] <= 128 and t["originalChars"] > 128

@@ -17,8 +17,8 @@ import httpx2
 import pytest
 
 from tests.conftest import INITIALIZE, INITIALIZE_PARAMS, spawn_stdio_server
-from tests.integration.test_http import http_server
 from tests.stdio_peer import StdioPeer
+from tests.support.http_transport import http_server
 
 pytestmark = pytest.mark.anyio
 

@@ -13,15 +13,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from mcp import Client
 
-from browsermesh.factory import create_runtime
 from browsermesh.log import EventLog
-from browsermesh.mcp.server import create_server
 from browsermesh.model.action_table import table_refs
 from browsermesh.model.locators import ROLES
-from tests.conftest import ToolClient, open_page, real_config
+from tests.conftest import ToolClient, open_page, real_runtime, tool_client
 from tests.fixtures.site import FixtureSite
+from tests.support.locators import label, role
 
 pytestmark = pytest.mark.anyio
 
@@ -101,17 +99,6 @@ async def output(c: ToolClient, addr: dict[str, str]) -> str:
 
 async def title(c: ToolClient, addr: dict[str, str]) -> str:
     return str((await c.ok("browser_get_title", addr))["title"])
-
-
-def label(value: str, **extra: Any) -> dict[str, Any]:
-    return {"strategy": "label", "value": value, **extra}
-
-
-def role(value: str, name: str | None = None, **extra: Any) -> dict[str, Any]:
-    out: dict[str, Any] = {"strategy": "role", "value": value, **extra}
-    if name is not None:
-        out["name"] = name
-    return out
 
 
 # ------------------------------------------------------------------------- matching rules
@@ -278,21 +265,19 @@ async def test_a_button_enabled_within_the_settle_time_is_clicked(
 
 
 async def test_settle_time_is_configurable_and_reported(tmp_path: Path, pages: FixtureSite) -> None:
-    runtime = create_runtime(real_config(tmp_path, actionability_settle_ms=0), EventLog("silent"))
-    try:
-        async with Client(create_server(runtime)) as raw:
-            c = ToolClient(raw, {t.name: t for t in (await raw.list_tools()).tools})
-            assert (await c.ok("browser_runtime_info"))["actionabilitySettleMs"] == 0
-            addr = await open_page(c, pages.url("/rules/actions"))
-            started = time.monotonic()
-            err = await c.err(
-                "browser_click",
-                {**addr, "locator": role("button", "Submit order"), "timeoutMs": 20_000},
-            )
-            assert err["details"]["reason"] == "disabled"
-            assert time.monotonic() - started < 5
-    finally:
-        await runtime.shutdown()
+    async with (
+        real_runtime(tmp_path, EventLog("silent"), actionability_settle_ms=0) as runtime,
+        tool_client(runtime) as c,
+    ):
+        assert (await c.ok("browser_runtime_info"))["actionabilitySettleMs"] == 0
+        addr = await open_page(c, pages.url("/rules/actions"))
+        started = time.monotonic()
+        err = await c.err(
+            "browser_click",
+            {**addr, "locator": role("button", "Submit order"), "timeoutMs": 20_000},
+        )
+        assert err["details"]["reason"] == "disabled"
+        assert time.monotonic() - started < 5
 
 
 @pytest.mark.parametrize(
@@ -408,34 +393,30 @@ async def test_no_value_reaches_error_details(client: ToolClient, pages: Fixture
 async def test_expired_ref_gets_a_fresh_ref_and_a_replaced_one_does_not(
     tmp_path: Path, pages: FixtureSite
 ) -> None:
-    runtime = create_runtime(real_config(tmp_path, ref_ttl_ms=1_000), EventLog("silent"))
-    try:
-        async with Client(create_server(runtime)) as raw:
-            c = ToolClient(raw, {t.name: t for t in (await raw.list_tools()).tools})
-            addr = await open_page(c, pages.url("/rules/actions"))
-            snap = await c.ok("browser_snapshot", {**addr, "format": "actions"})
-            captured_by = time.monotonic()
-            save = next(r["ref"] for r in table_refs(snap["snapshot"]) if r.get("name") == "Save")
-            other = next(
-                r["ref"]
-                for r in table_refs(snap["snapshot"])
-                if r.get("name") == "Save and continue"
-            )
-            # The passing of time is the condition under test: wait out the 1 s TTL.
-            await asyncio.sleep(max(0.0, 1.1 - (time.monotonic() - captured_by)))
-            err = await c.err("browser_click", {**addr, "ref": save})
-            assert err["code"] == "STALE_ELEMENT_REFERENCE"
-            fresh = err["details"]["freshRef"]
-            assert fresh != save and "freshRef" in err["nextStep"]
-            await c.ok("browser_click", {**addr, "ref": fresh})
-            assert await title(c, addr) == "saved"
-            # Replace the other button: same role and name, but its ref died with its element.
-            await c.ok(
-                "browser_evaluate",
-                {**addr, "expression": "document.body.innerHTML = document.body.innerHTML"},
-            )
-            err = await c.err("browser_click", {**addr, "ref": other})
-            assert err["code"] == "STALE_ELEMENT_REFERENCE"
-            assert "freshRef" not in err.get("details", {})
-    finally:
-        await runtime.shutdown()
+    async with (
+        real_runtime(tmp_path, EventLog("silent"), ref_ttl_ms=1_000) as runtime,
+        tool_client(runtime) as c,
+    ):
+        addr = await open_page(c, pages.url("/rules/actions"))
+        snap = await c.ok("browser_snapshot", {**addr, "format": "actions"})
+        captured_by = time.monotonic()
+        save = next(r["ref"] for r in table_refs(snap["snapshot"]) if r.get("name") == "Save")
+        other = next(
+            r["ref"] for r in table_refs(snap["snapshot"]) if r.get("name") == "Save and continue"
+        )
+        # The passing of time is the condition under test: wait out the 1 s TTL.
+        await asyncio.sleep(max(0.0, 1.1 - (time.monotonic() - captured_by)))
+        err = await c.err("browser_click", {**addr, "ref": save})
+        assert err["code"] == "STALE_ELEMENT_REFERENCE"
+        fresh = err["details"]["freshRef"]
+        assert fresh != save and "freshRef" in err["nextStep"]
+        await c.ok("browser_click", {**addr, "ref": fresh})
+        assert await title(c, addr) == "saved"
+        # Replace the other button: same role and name, but its ref died with its element.
+        await c.ok(
+            "browser_evaluate",
+            {**addr, "expression": "document.body.innerHTML = document.body.innerHTML"},
+        )
+        err = await c.err("browser_click", {**addr, "ref": other})
+        assert err["code"] == "STALE_ELEMENT_REFERENCE"
+        assert "freshRef" not in err.get("details", {})

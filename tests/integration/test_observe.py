@@ -8,23 +8,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from mcp import Client
 
-from browsermesh.factory import create_runtime
 from browsermesh.log import EventLog
-from browsermesh.mcp.server import create_server
 from browsermesh.model.observe import MAX_EVENTS_PER_SECOND
-from tests.conftest import ToolClient, real_config
+from tests.conftest import ToolClient, open_page, real_runtime, tool_client
 from tests.fixtures.site import FixtureSite
 
 pytestmark = pytest.mark.anyio
-
-
-async def open_page(c: ToolClient, site: FixtureSite, path: str) -> dict[str, Any]:
-    s, p = await c.session()
-    addr = {"sessionId": s, "pageId": p}
-    await c.ok("browser_navigate", {**addr, "url": site.url(path)})
-    return addr
 
 
 async def read_until(
@@ -45,33 +35,28 @@ async def test_secrets_never_leave(tmp_path: Path, site: FixtureSite) -> None:
     log = EventLog("debug")
     lines: list[dict[str, Any]] = []
     log.sinks.append(lines.append)
-    rt = create_runtime(real_config(tmp_path), log)
     outputs: list[str] = []
-    try:
-        async with Client(create_server(rt)) as client:
-            c = ToolClient(client, {t.name: t for t in (await client.list_tools()).tools})
-            addr = await open_page(c, site, "/observability")
-            console = await read_until(c, addr, "console", lambda e: len(e) >= 2, includeText=True)
-            errors = await read_until(c, addr, "pageError", lambda e: len(e) >= 1, includeText=True)
-            outputs += [json.dumps(console), json.dumps(errors)]
-            warning = next(e for e in console["events"] if e["level"] == "warning")
-            assert "warning token=[REDACTED]" in warning["text"]
-            assert "password=[REDACTED]" in errors["events"][0]["text"]
-            plain = await c.ok("browser_observe", {**addr, "source": "console"})
-            assert all("text" not in e for e in plain["events"])
-            rejected = await c.raw(
-                "browser_observe", {**addr, "source": "network", "includeText": True}
-            )
-            assert rejected.is_error and "includeText" in rejected.content[0].text
-    finally:
-        await rt.shutdown()
+    async with real_runtime(tmp_path, log) as rt, tool_client(rt) as c:
+        addr = await open_page(c, site.url("/observability"))
+        console = await read_until(c, addr, "console", lambda e: len(e) >= 2, includeText=True)
+        errors = await read_until(c, addr, "pageError", lambda e: len(e) >= 1, includeText=True)
+        outputs += [json.dumps(console), json.dumps(errors)]
+        warning = next(e for e in console["events"] if e["level"] == "warning")
+        assert "warning token=[REDACTED]" in warning["text"]
+        assert "password=[REDACTED]" in errors["events"][0]["text"]
+        plain = await c.ok("browser_observe", {**addr, "source": "console"})
+        assert all("text" not in e for e in plain["events"])
+        rejected = await c.raw(
+            "browser_observe", {**addr, "source": "network", "includeText": True}
+        )
+        assert rejected.is_error and "includeText" in rejected.content[0].text
     everything = "\n".join(outputs) + json.dumps(lines)
     assert "abc123" not in everything and "hunter2" not in everything
 
 
 async def test_network_sources_and_cursors(mcp_client: ToolClient, site: FixtureSite) -> None:
     c = mcp_client
-    addr = await open_page(c, site, "/network-observability")
+    addr = await open_page(c, site.url("/network-observability"))
     await c.ok(
         "browser_wait",
         {
@@ -110,38 +95,30 @@ async def test_network_sources_and_cursors(mcp_client: ToolClient, site: Fixture
 
 
 async def test_console_survives_network_flood_and_gap(tmp_path: Path, site: FixtureSite) -> None:
-    rt = create_runtime(
-        real_config(tmp_path, observability_events=20, observability_response_bytes=1024)
-    )
-    try:
-        async with Client(create_server(rt)) as client:
-            c = ToolClient(client, {t.name: t for t in (await client.list_tools()).tools})
-            addr = await open_page(c, site, "/console-flood?n=5")
-            first = await read_until(c, addr, "network", lambda e: len(e) >= 1, limit=1)
-            cursor = first["nextCursor"]
-            await c.ok("browser_navigate", {**addr, "url": site.url("/console-flood?n=40")})
-            await c.ok(
-                "browser_wait",
-                {
-                    **addr,
-                    "timeoutMs": 5000,
-                    "condition": {"kind": "text", "text": "done", "state": "present"},
-                },
-            )
-            after = await c.ok(
-                "browser_observe", {**addr, "source": "network", "sinceEventId": cursor}
-            )
-            assert after["gap"] is True and after["droppedCount"] > 0
-            console = await c.ok(
-                "browser_observe", {**addr, "source": "console", "includeText": True}
-            )
-            # both flood markers survived the traffic (counted by text: with the shorter events
-            # of issue 15 the 512-byte budget also holds the page's other console errors)
-            markers = [e for e in console["events"] if e.get("text") == "flood marker"]
-            assert len(markers) == 2, console["events"]
-            assert console["droppedCount"] == 0
-    finally:
-        await rt.shutdown()
+    async with (
+        real_runtime(tmp_path, observability_events=20, observability_response_bytes=1024) as rt,
+        tool_client(rt) as c,
+    ):
+        addr = await open_page(c, site.url("/console-flood?n=5"))
+        first = await read_until(c, addr, "network", lambda e: len(e) >= 1, limit=1)
+        cursor = first["nextCursor"]
+        await c.ok("browser_navigate", {**addr, "url": site.url("/console-flood?n=40")})
+        await c.ok(
+            "browser_wait",
+            {
+                **addr,
+                "timeoutMs": 5000,
+                "condition": {"kind": "text", "text": "done", "state": "present"},
+            },
+        )
+        after = await c.ok("browser_observe", {**addr, "source": "network", "sinceEventId": cursor})
+        assert after["gap"] is True and after["droppedCount"] > 0
+        console = await c.ok("browser_observe", {**addr, "source": "console", "includeText": True})
+        # both flood markers survived the traffic (counted by text: with the shorter events
+        # of issue 15 the 512-byte budget also holds the page's other console errors)
+        markers = [e for e in console["events"] if e.get("text") == "flood marker"]
+        assert len(markers) == 2, console["events"]
+        assert console["droppedCount"] == 0
 
 
 async def log_until_recorded(c: ToolClient, addr: dict[str, Any], marker: str) -> dict[str, Any]:
@@ -172,18 +149,13 @@ async def test_a_console_flood_is_capped_before_python_pays_for_it(
 ) -> None:
     """Each ring records at most MAX_EVENTS_PER_SECOND events per second; past it the page's
     listeners are off until the next second, so the flood never reaches Python (issue 12)."""
-    rt = create_runtime(real_config(tmp_path))
     flood = "() => { for (let i = 0; i < 20000; i++) console.log('line ' + i); return 1; }"
-    try:
-        async with Client(create_server(rt)) as client:
-            c = ToolClient(client, {t.name: t for t in (await client.list_tools()).tools})
-            addr = await open_page(c, site, "/evaluate")
-            started = time.monotonic()
-            await c.ok("browser_evaluate", {**addr, "expression": flood})
-            console = await log_until_recorded(c, addr, "flood over")
-            elapsed = time.monotonic() - started
-    finally:
-        await rt.shutdown()
+    async with real_runtime(tmp_path) as rt, tool_client(rt) as c:
+        addr = await open_page(c, site.url("/evaluate"))
+        started = time.monotonic()
+        await c.ok("browser_evaluate", {**addr, "expression": flood})
+        console = await log_until_recorded(c, addr, "flood over")
+        elapsed = time.monotonic() - started
     recorded = int(console["nextCursor"].rsplit(".", 1)[1], 36)  # the ring's sequence
     assert recorded <= MAX_EVENTS_PER_SECOND * (elapsed + 2), (recorded, elapsed)
     assert console["droppedCount"] > 0

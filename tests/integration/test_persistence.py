@@ -8,12 +8,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from mcp import Client
 
-from browsermesh.factory import create_runtime
-from browsermesh.mcp.server import create_server
 from browsermesh.runtime.runtime import Runtime
-from tests.conftest import ToolClient, real_config
+from tests.conftest import ToolClient, real_runtime, tool_client
 from tests.fixtures.site import FixtureSite
 
 pytestmark = pytest.mark.anyio
@@ -77,20 +74,15 @@ async def test_save_is_ordered_after_queued_fill(mcp_client: ToolClient, site: F
 
 
 async def test_persistence_disabled(tmp_path: Path) -> None:
-    rt = create_runtime(real_config(tmp_path, persistence=False))
-    try:
-        async with Client(create_server(rt)) as client:
-            c = ToolClient(client, {t.name: t for t in (await client.list_tools()).tools})
-            assert (await c.err("browser_state_list"))["code"] == "PERSISTENCE_DISABLED"
-            assert (await c.err("browser_state_remove", {"stateId": "x"}))["code"] == (
-                "PERSISTENCE_DISABLED"
-            )
-            err = await c.err("browser_session_create", {"stateId": "x"})
-            assert err["code"] == "PERSISTENCE_DISABLED"
-            view = (await c.ok("browser_session_list"))["sessions"][-1]
-            assert view["status"] == "failed" and view["failureCode"] == "PERSISTENCE_DISABLED"
-    finally:
-        await rt.shutdown()
+    async with real_runtime(tmp_path, persistence=False) as rt, tool_client(rt) as c:
+        assert (await c.err("browser_state_list"))["code"] == "PERSISTENCE_DISABLED"
+        assert (await c.err("browser_state_remove", {"stateId": "x"}))["code"] == (
+            "PERSISTENCE_DISABLED"
+        )
+        err = await c.err("browser_session_create", {"stateId": "x"})
+        assert err["code"] == "PERSISTENCE_DISABLED"
+        view = (await c.ok("browser_session_list"))["sessions"][-1]
+        assert view["status"] == "failed" and view["failureCode"] == "PERSISTENCE_DISABLED"
 
 
 async def test_context_settings_observed_by_page(mcp_client: ToolClient, site: FixtureSite) -> None:

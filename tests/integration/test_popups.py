@@ -7,12 +7,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from mcp import Client
 
-from browsermesh.factory import create_runtime
-from browsermesh.mcp.server import create_server
 from browsermesh.runtime.runtime import Runtime
-from tests.conftest import ToolClient, real_config
+from tests.conftest import ToolClient, real_runtime, tool_client
 from tests.fixtures.site import FixtureSite
 
 pytestmark = pytest.mark.anyio
@@ -50,33 +47,31 @@ async def popup_events(c: ToolClient, addr: dict[str, Any], count: int) -> list[
 async def test_a_popup_flood_is_cut_to_the_page_limit_and_reported(
     tmp_path: Path, site: FixtureSite
 ) -> None:
-    rt = create_runtime(real_config(tmp_path, max_pages=MAX_PAGES, observability_events=500))
-    try:
-        async with Client(create_server(rt)) as client:
-            c = ToolClient(client, {t.name: t for t in (await client.list_tools()).tools})
-            s, p = await c.session()
-            addr = {"sessionId": s, "pageId": p}
-            url = site.url(f"/popup-flood?n={POPUPS}")
-            await c.ok("browser_navigate", {**addr, "url": url})
-            opened = {"kind": "text", "text": f"opened {POPUPS}", "state": "present"}
-            await c.ok("browser_wait", {**addr, "condition": opened, "timeoutMs": 60_000})
-            events = await popup_events(c, addr, POPUPS)
-            closed = [e for e in events if e["closed"]]
-            # The session's page is managed; popups fill the context up to the limit, no further.
-            assert len(events) - len(closed) == MAX_PAGES - 1
-            assert all(e["url"].startswith(site.url("/?value=popup")) for e in events), events[0]
-            for _ in range(100):  # closing is asynchronous: wait until it is done
-                if context_pages(rt, s) <= MAX_PAGES:
-                    break
-                await c.err("browser_wait", {**addr, "timeoutMs": 100, "condition": ABSENT})
-            assert context_pages(rt, s) <= MAX_PAGES
-            started = time.monotonic()
-            await c.ok("browser_get_url", addr)
-            assert time.monotonic() - started < 1.0
-            pages = await c.ok("browser_page_list", {"sessionId": s})
-            assert [page["pageId"] for page in pages["pages"]] == [p]  # none of them is managed
-    finally:
-        await rt.shutdown()
+    async with (
+        real_runtime(tmp_path, max_pages=MAX_PAGES, observability_events=500) as rt,
+        tool_client(rt) as c,
+    ):
+        s, p = await c.session()
+        addr = {"sessionId": s, "pageId": p}
+        url = site.url(f"/popup-flood?n={POPUPS}")
+        await c.ok("browser_navigate", {**addr, "url": url})
+        opened = {"kind": "text", "text": f"opened {POPUPS}", "state": "present"}
+        await c.ok("browser_wait", {**addr, "condition": opened, "timeoutMs": 60_000})
+        events = await popup_events(c, addr, POPUPS)
+        closed = [e for e in events if e["closed"]]
+        # The session's page is managed; popups fill the context up to the limit, no further.
+        assert len(events) - len(closed) == MAX_PAGES - 1
+        assert all(e["url"].startswith(site.url("/?value=popup")) for e in events), events[0]
+        for _ in range(100):  # closing is asynchronous: wait until it is done
+            if context_pages(rt, s) <= MAX_PAGES:
+                break
+            await c.err("browser_wait", {**addr, "timeoutMs": 100, "condition": ABSENT})
+        assert context_pages(rt, s) <= MAX_PAGES
+        started = time.monotonic()
+        await c.ok("browser_get_url", addr)
+        assert time.monotonic() - started < 1.0
+        pages = await c.ok("browser_page_list", {"sessionId": s})
+        assert [page["pageId"] for page in pages["pages"]] == [p]  # none of them is managed
 
 
 async def test_the_expected_popup_is_still_registered_when_the_context_is_full(
@@ -84,24 +79,19 @@ async def test_the_expected_popup_is_still_registered_when_the_context_is_full(
 ) -> None:
     """Unmanaged popups fill the context; the popup an action-and-wait expects is still the
     waiter's (registered while the session has room for managed pages)."""
-    rt = create_runtime(real_config(tmp_path, max_pages=MAX_PAGES))
-    try:
-        async with Client(create_server(rt)) as client:
-            c = ToolClient(client, {t.name: t for t in (await client.list_tools()).tools})
-            s, p = await c.session()
-            addr = {"sessionId": s, "pageId": p}
-            await c.ok("browser_navigate", {**addr, "url": site.url("/popup-flood?n=10")})
-            opened = {"kind": "text", "text": "opened 10", "state": "present"}
-            await c.ok("browser_wait", {**addr, "condition": opened, "timeoutMs": 60_000})
-            await popup_events(c, addr, 10)
-            await c.ok("browser_navigate", {**addr, "url": site.url("/popup-dialog-actions")})
-            button = {"strategy": "role", "value": "button", "name": "Open popup"}
-            popup = await c.ok(
-                "browser_action_and_wait",
-                {**addr, "action": {"kind": "click", "target": button}, "wait": {"kind": "popup"}},
-            )
-            assert popup["event"]["kind"] == "popup"
-            pages = await c.ok("browser_page_list", {"sessionId": s})
-            assert len(pages["pages"]) == 2
-    finally:
-        await rt.shutdown()
+    async with real_runtime(tmp_path, max_pages=MAX_PAGES) as rt, tool_client(rt) as c:
+        s, p = await c.session()
+        addr = {"sessionId": s, "pageId": p}
+        await c.ok("browser_navigate", {**addr, "url": site.url("/popup-flood?n=10")})
+        opened = {"kind": "text", "text": "opened 10", "state": "present"}
+        await c.ok("browser_wait", {**addr, "condition": opened, "timeoutMs": 60_000})
+        await popup_events(c, addr, 10)
+        await c.ok("browser_navigate", {**addr, "url": site.url("/popup-dialog-actions")})
+        button = {"strategy": "role", "value": "button", "name": "Open popup"}
+        popup = await c.ok(
+            "browser_action_and_wait",
+            {**addr, "action": {"kind": "click", "target": button}, "wait": {"kind": "popup"}},
+        )
+        assert popup["event"]["kind"] == "popup"
+        pages = await c.ok("browser_page_list", {"sessionId": s})
+        assert len(pages["pages"]) == 2

@@ -14,22 +14,18 @@ import re
 import sys
 import time
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
 import anyio
-import httpx2
 import mcp.types as types
 import pytest
-from mcp import Client
-from mcp.client.streamable_http import streamable_http_client
 
 from browsermesh import factory, install_browser
 from browsermesh.config import locate_chromium, process_environ
-from tests.conftest import ERAS, ToolClient, real_config
+from tests.conftest import ERAS, ToolClient, assert_clean, real_config
 from tests.fixtures.site import FixtureSite
-from tests.integration.test_http import TOKENS, Running, http_server
+from tests.support.http_transport import TOKENS, Running, connect, http_server
 
 pytestmark = pytest.mark.anyio
 
@@ -63,16 +59,6 @@ async def served(tmp_path: Path) -> AsyncIterator[Running]:
         yield running
 
 
-@asynccontextmanager
-async def _connect(
-    served: Running, mode: str, token: str | None = None, **kw: Any
-) -> AsyncIterator[ToolClient]:
-    headers = {} if token is None else {"Authorization": f"Bearer {token}"}
-    http = httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30, read=60))
-    async with Client(streamable_http_client(served.url, http_client=http), mode=mode, **kw) as c:
-        yield ToolClient(c, {t.name: t for t in (await c.list_tools()).tools})
-
-
 def _wait_args(addr: dict[str, str], text: str, timeout_ms: int) -> dict[str, Any]:
     condition = {"kind": "text", "text": text, "state": "present"}
     return {**addr, "condition": condition, "timeoutMs": timeout_ms}
@@ -82,7 +68,7 @@ def _wait_args(addr: dict[str, str], text: str, timeout_ms: int) -> dict[str, An
 async def test_progress_arrives_in_order_and_stops_at_the_result(
     served: Running, mode: str
 ) -> None:
-    async with _connect(served, mode) as c:
+    async with connect(served.url, mode) as c:
         sid, pid = await c.session()
         seen: list[tuple[float, str | None, bool]] = []
         returned = False
@@ -109,7 +95,7 @@ async def test_progress_arrives_in_order_and_stops_at_the_result(
 @pytest.mark.parametrize("mode", ERAS)
 async def test_no_progress_without_a_token(served: Running, mode: str) -> None:
     seen = Seen()
-    async with _connect(served, mode, message_handler=seen.handler) as c:
+    async with connect(served.url, mode, message_handler=seen.handler) as c:
         sid, pid = await c.session()
         args = _wait_args({"sessionId": sid, "pageId": pid}, "Saved", 800)
         await c.raw("browser_wait", args)
@@ -118,7 +104,7 @@ async def test_no_progress_without_a_token(served: Running, mode: str) -> None:
 
 async def test_queue_wait_is_a_phase(served: Running) -> None:
     """A call behind another in the same session says so before it runs."""
-    async with _connect(served, "legacy") as c:
+    async with connect(served.url, "legacy") as c:
         sid, pid = await c.session()
         addr = {"sessionId": sid, "pageId": pid}
         messages: list[str] = []
@@ -157,7 +143,7 @@ async def test_the_first_session_installs_chromium_with_progress(
         install_browser, "install_command", lambda *_a: [sys.executable, "-c", SLOW_INSTALLER]
     )
     monkeypatch.setattr(install_browser, "apt_commands", lambda _p: None)
-    async with http_server(tmp_path) as srv, _connect(srv, "legacy") as c:
+    async with http_server(tmp_path) as srv, connect(srv.url, "legacy") as c:
         messages: list[str] = []
 
         async def on_progress(value: float, total: float | None, message: str | None) -> None:
@@ -218,16 +204,22 @@ async def test_log_lines_respect_the_level_and_carry_no_secrets(
     quiet, chatty = Seen(), Seen()
     # Handshake era: logging/setLevel on the connection; 2026-07-28: the _meta opt-in.
     legacy = mode == "legacy"
-    async with _connect(
-        served, mode, message_handler=quiet.handler, **({} if legacy else {"log_level": "warning"})
+    async with connect(
+        served.url,
+        mode,
+        message_handler=quiet.handler,
+        **({} if legacy else {"log_level": "warning"}),
     ) as c:
         if legacy:
             await c.client.set_logging_level("warning")
         await _exercise(c, site)
         # Every record of these calls is info-level: none may arrive at "warning".
         assert _log_data(quiet) == []
-    async with _connect(
-        served, mode, message_handler=chatty.handler, **({} if legacy else {"log_level": "info"})
+    async with connect(
+        served.url,
+        mode,
+        message_handler=chatty.handler,
+        **({} if legacy else {"log_level": "info"}),
     ) as c:
         if legacy:
             await c.client.set_logging_level("info")
@@ -252,7 +244,7 @@ async def test_no_log_lines_without_asking(served: Running, site: FixtureSite) -
     site.pages["/form"] = FORM_PAGE
     for mode in ERAS:
         seen = Seen()
-        async with _connect(served, mode, message_handler=seen.handler) as c:
+        async with connect(served.url, mode, message_handler=seen.handler) as c:
             await _exercise(c, site)
         assert _log_data(seen) == []
 
@@ -266,9 +258,11 @@ async def test_principals_hear_only_about_their_own_sessions(
     idle_alice, bob_seen = Seen(), Seen()
     async with http_server(tmp_path, tokens=True) as srv:
         async with (
-            _connect(srv, "legacy", TOKENS["alice"]) as alice,
-            _connect(srv, "legacy", TOKENS["alice"], message_handler=idle_alice.handler) as alice2,
-            _connect(srv, "legacy", TOKENS["bob"], message_handler=bob_seen.handler) as bob,
+            connect(srv.url, "legacy", TOKENS["alice"]) as alice,
+            connect(
+                srv.url, "legacy", TOKENS["alice"], message_handler=idle_alice.handler
+            ) as alice2,
+            connect(srv.url, "legacy", TOKENS["bob"], message_handler=bob_seen.handler) as bob,
         ):
             await alice2.client.set_logging_level("info")
             await bob.client.set_logging_level("debug")
@@ -284,9 +278,3 @@ async def test_principals_hear_only_about_their_own_sessions(
             assert sessions == {bob_sid}
             assert alice_sid not in json.dumps(_log_data(bob_seen))
         assert_clean(_log_data(idle_alice), CANARY_TEXT, CANARY_VALUE, CANARY_QUERY)
-
-
-def assert_clean(data: Any, *secrets: str) -> None:
-    blob = json.dumps(data, ensure_ascii=False)
-    for secret in secrets:
-        assert secret not in blob

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import sys
 import time
 import uuid
 from pathlib import Path
@@ -11,14 +10,14 @@ from typing import Any
 
 import anyio
 import pytest
-from mcp import Client, StdioServerParameters
+from mcp import Client
 
 from tests.conftest import (
-    CHECKOUT_ENV,
     ERAS,
     ToolClient,
     chromium_pids_with_marker,
     spawn_stdio_server,
+    stdio_server,
 )
 from tests.fixtures.site import FixtureSite
 from tests.stdio_peer import StdioPeer
@@ -80,26 +79,12 @@ async def test_input_validation_channel(mcp_client: ToolClient) -> None:
     assert extra.is_error and "unknown field" in extra.content[0].text
 
 
-def _server_params(marker: str, tmp_path: Path, *extra: str) -> StdioServerParameters:
-    env = {
-        "BROWSERMESH_HEADLESS": "true",
-        "BROWSERMESH_DATA_DIR": str(tmp_path / "data"),
-        "BROWSERMESH_LOG_LEVEL": "warn",
-        "BM_TEST_MARKER": marker,
-        **CHECKOUT_ENV,
-    }
-    return StdioServerParameters(
-        command=sys.executable, args=["-m", "browsermesh", *extra], env=env
-    )
-
-
 @pytest.mark.parametrize("mode", ERAS)
 async def test_stdio_subprocess_roundtrip(mode: str, tmp_path: Path, site: FixtureSite) -> None:
     marker = f"bm-{uuid.uuid4()}"
-    async with Client(_server_params(marker, tmp_path), mode=mode) as client:
-        tools = {t.name: t for t in (await client.list_tools()).tools}
-        c = ToolClient(client, tools)
-        assert "browser_session_create" in tools
+    async with Client(stdio_server(tmp_path, BM_TEST_MARKER=marker), mode=mode) as client:
+        c = await ToolClient.of(client)
+        assert "browser_session_create" in c.tools
         assert client.session.instructions and "sessionId" in client.session.instructions
         s, p = await c.session(name="stdio")
         await c.ok(
@@ -116,7 +101,7 @@ async def test_stdio_subprocess_roundtrip(mode: str, tmp_path: Path, site: Fixtu
 
 
 async def test_no_agent_guidelines_sends_no_instructions(tmp_path: Path) -> None:
-    params = _server_params("x", tmp_path, "--no-agent-guidelines")
+    params = stdio_server(tmp_path, "--no-agent-guidelines", BM_TEST_MARKER="x")
     async with Client(params, mode="legacy") as client:
         assert not client.session.instructions
 

@@ -7,13 +7,12 @@ copy the value into page text with script (a "show password" label) and type one
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import pytest
 
 from browsermesh.model.action_table import table_refs
-from tests.conftest import ToolClient, open_page
+from tests.conftest import ToolClient, assert_clean, open_page
 from tests.fixtures.site import FixtureSite
 
 pytestmark = pytest.mark.anyio
@@ -42,13 +41,6 @@ SHOW_PASSWORD = f"""<!doctype html><title>Show password</title>
 def pages(site: FixtureSite) -> FixtureSite:
     site.pages.update({"/canary/labelled-by": LABELLED_BY, "/canary/show": SHOW_PASSWORD})
     return site
-
-
-def assert_clean(data: Any, *secrets: str) -> None:
-    blob = json.dumps(data, ensure_ascii=False)
-    for secret in secrets:
-        assert secret not in blob
-        assert json.dumps(secret)[1:-1] not in blob  # not even JSON-escaped
 
 
 @pytest.mark.parametrize(

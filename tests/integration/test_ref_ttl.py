@@ -9,12 +9,9 @@ import time
 from pathlib import Path
 
 import pytest
-from mcp import Client
 
-from browsermesh.factory import create_runtime
 from browsermesh.log import EventLog
-from browsermesh.mcp.server import create_server
-from tests.conftest import ToolClient, real_config
+from tests.conftest import real_runtime, tool_client
 from tests.fixtures.site import FixtureSite
 
 pytestmark = pytest.mark.anyio
@@ -23,30 +20,27 @@ TTL_MS = 1_000
 
 
 async def test_a_ref_expires_after_the_configured_ttl(tmp_path: Path, site: FixtureSite) -> None:
-    runtime = create_runtime(real_config(tmp_path, ref_ttl_ms=TTL_MS), EventLog("silent"))
-    try:
-        async with Client(create_server(runtime)) as client:
-            tools = {t.name: t for t in (await client.list_tools()).tools}
-            c = ToolClient(client, tools)
-            info = await c.ok("browser_runtime_info")
-            assert info["refTtlMs"] == TTL_MS
-            s, p = await c.session()
-            addr = {"sessionId": s, "pageId": p}
-            await c.ok("browser_navigate", {**addr, "url": site.url("/element-refs")})
-            snap = await c.ok("browser_snapshot", {**addr, "includeRefs": True})
-            # The capture happened before the snapshot answered, so the ref expires at the
-            # latest TTL_MS after this instant.
-            captured_by = time.monotonic()
-            ref = next(r["ref"] for r in snap["refs"] if r.get("name") == "Ref input")
-            await c.ok("browser_focus", {**addr, "ref": ref})
-            # Here the passing of time is the condition under test.
-            await asyncio.sleep(TTL_MS / 1000 + 0.1 - (time.monotonic() - captured_by))
-            error = await c.err("browser_focus", {**addr, "ref": ref})
-            assert error["code"] == "STALE_ELEMENT_REFERENCE"
-            # a new capture issues a live ref for the same element
-            again = await c.ok("browser_snapshot", {**addr, "includeRefs": True})
-            fresh = next(r["ref"] for r in again["refs"] if r.get("name") == "Ref input")
-            assert fresh != ref
-            await c.ok("browser_focus", {**addr, "ref": fresh})
-    finally:
-        await runtime.shutdown()
+    async with (
+        real_runtime(tmp_path, EventLog("silent"), ref_ttl_ms=TTL_MS) as runtime,
+        tool_client(runtime) as c,
+    ):
+        info = await c.ok("browser_runtime_info")
+        assert info["refTtlMs"] == TTL_MS
+        s, p = await c.session()
+        addr = {"sessionId": s, "pageId": p}
+        await c.ok("browser_navigate", {**addr, "url": site.url("/element-refs")})
+        snap = await c.ok("browser_snapshot", {**addr, "includeRefs": True})
+        # The capture happened before the snapshot answered, so the ref expires at the
+        # latest TTL_MS after this instant.
+        captured_by = time.monotonic()
+        ref = next(r["ref"] for r in snap["refs"] if r.get("name") == "Ref input")
+        await c.ok("browser_focus", {**addr, "ref": ref})
+        # Here the passing of time is the condition under test.
+        await asyncio.sleep(TTL_MS / 1000 + 0.1 - (time.monotonic() - captured_by))
+        error = await c.err("browser_focus", {**addr, "ref": ref})
+        assert error["code"] == "STALE_ELEMENT_REFERENCE"
+        # a new capture issues a live ref for the same element
+        again = await c.ok("browser_snapshot", {**addr, "includeRefs": True})
+        fresh = next(r["ref"] for r in again["refs"] if r.get("name") == "Ref input")
+        assert fresh != ref
+        await c.ok("browser_focus", {**addr, "ref": fresh})

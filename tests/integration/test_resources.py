@@ -11,7 +11,6 @@ arrived first.
 from __future__ import annotations
 
 import json
-import sys
 import warnings
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -19,11 +18,9 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-import httpx2
 import mcp.types as types
 import pytest
-from mcp import Client, MCPError, StdioServerParameters
-from mcp.client.streamable_http import streamable_http_client
+from mcp import Client, MCPError
 from mcp.client.subscriptions import ResourcesListChanged, ResourceUpdated, Subscription
 from mcp.server.streamable_http import GET_STREAM_KEY
 from mcp.shared.exceptions import MCPDeprecationWarning
@@ -37,9 +34,9 @@ from browsermesh.mcp.resources import (
 )
 from browsermesh.mcp.server import create_server
 from browsermesh.runtime.runtime import Runtime
-from tests.conftest import CHECKOUT_ENV, ERAS, ToolClient
+from tests.conftest import ERAS, ToolClient, stdio_server
 from tests.fixtures.site import FixtureSite
-from tests.integration.test_http import TOKENS, Running, http_server
+from tests.support.http_transport import TOKENS, Running, connect, http_server
 
 pytestmark = pytest.mark.anyio
 
@@ -239,7 +236,7 @@ async def test_completions(mcp_client: ToolClient, site: FixtureSite) -> None:
 async def test_handshake_subscriptions(runtime: Runtime, site: FixtureSite) -> None:
     inbox = Inbox()
     async with Client(create_server(runtime), mode="legacy", message_handler=inbox) as client:
-        c = ToolClient(client, {t.name: t for t in (await client.list_tools()).tools})
+        c = await ToolClient.of(client)
         await client.list_resources()  # a connection that listed hears list_changed
         sid, pid = await c.session()
         await inbox.wait((LIST_CHANGED, None))
@@ -280,7 +277,7 @@ async def test_handshake_subscriptions(runtime: Runtime, site: FixtureSite) -> N
 async def test_listen_streams(runtime: Runtime, site: FixtureSite) -> None:
     async with Client(create_server(runtime)) as client:
         assert client.protocol_version == "2026-07-28"
-        c = ToolClient(client, {t.name: t for t in (await client.list_tools()).tools})
+        c = await ToolClient.of(client)
         async with client.listen(
             resources_list_changed=True, resource_subscriptions=[SESSIONS_URI]
         ) as everything:
@@ -304,16 +301,9 @@ async def test_listen_streams(runtime: Runtime, site: FixtureSite) -> None:
 async def test_over_stdio(mode: str, tmp_path: Path, site: FixtureSite) -> None:
     """The real stdio transport: connection-wide notifications on the handshake era, a listen
     stream on 2026-07-28."""
-    env = {
-        "BROWSERMESH_HEADLESS": "true",
-        "BROWSERMESH_DATA_DIR": str(tmp_path / "data"),
-        "BROWSERMESH_LOG_LEVEL": "warn",
-        **CHECKOUT_ENV,
-    }
-    params = StdioServerParameters(command=sys.executable, args=["-m", "browsermesh"], env=env)
     inbox = Inbox()
-    async with Client(params, mode=mode, message_handler=inbox) as client:
-        c = ToolClient(client, {t.name: t for t in (await client.list_tools()).tools})
+    async with Client(stdio_server(tmp_path), mode=mode, message_handler=inbox) as client:
+        c = await ToolClient.of(client)
         sid, pid = await c.session()
         url = site.url("/buyer")
         async with asking(client, mode == "legacy", [session_uri(sid)]) as stream:
@@ -330,18 +320,6 @@ async def test_over_stdio(mode: str, tmp_path: Path, site: FixtureSite) -> None:
 # ------------------------------------------------------------------------------------------
 # Two principals over HTTP
 # ------------------------------------------------------------------------------------------
-
-
-@asynccontextmanager
-async def connect(
-    url: str, mode: str, token: str, inbox: Inbox | None = None
-) -> AsyncIterator[ToolClient]:
-    http = httpx2.AsyncClient(
-        headers={"Authorization": f"Bearer {token}"}, timeout=httpx2.Timeout(30, read=60)
-    )
-    transport = streamable_http_client(url, http_client=http)
-    async with Client(transport, mode=mode, message_handler=inbox) as client:
-        yield ToolClient(client, {t.name: t for t in (await client.list_tools()).tools})
 
 
 async def standalone_streams(srv: Running, count: int) -> None:
@@ -388,8 +366,8 @@ async def test_principals_hear_and_see_only_their_own(
     a_inbox, b_inbox = Inbox(), Inbox()
     async with (
         http_server(tmp_path, tokens=True) as srv,
-        connect(srv.url, mode, TOKENS["alice"], a_inbox) as alice,
-        connect(srv.url, mode, TOKENS["bob"], b_inbox) as bob,
+        connect(srv.url, mode, TOKENS["alice"], message_handler=a_inbox) as alice,
+        connect(srv.url, mode, TOKENS["bob"], message_handler=b_inbox) as bob,
     ):
         a_sid, a_pid = await alice.session(name="alice-1", metadata={"role": "auditor"})
         b_sid, b_pid = await bob.session(name="bob-1")

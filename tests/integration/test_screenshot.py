@@ -6,12 +6,9 @@ import base64
 from pathlib import Path
 
 import pytest
-from mcp import Client
 
-from browsermesh.factory import create_runtime
-from browsermesh.mcp.server import create_server
 from browsermesh.model.png import png_size
-from tests.conftest import ToolClient, real_config
+from tests.conftest import ToolClient, real_runtime, tool_client
 from tests.fixtures.site import FixtureSite
 
 pytestmark = pytest.mark.anyio
@@ -55,32 +52,28 @@ async def test_screenshot_modes(mcp_client: ToolClient, site: FixtureSite) -> No
 
 
 async def test_screenshot_limits_do_not_poison_queue(tmp_path: Path, site: FixtureSite) -> None:
-    rt = create_runtime(
-        real_config(tmp_path, screenshot_max_dimension=1000, screenshot_max_bytes=1024)
-    )
-    try:
-        async with Client(create_server(rt)) as client:
-            c = ToolClient(client, {t.name: t for t in (await client.list_tools()).tools})
-            s, p = await c.session()
-            addr = {"sessionId": s, "pageId": p}
-            await c.ok("browser_navigate", {**addr, "url": site.url("/interactions")})
-            err = await c.err("browser_screenshot", {**addr, "capture": {"kind": "fullPage"}})
-            assert err["code"] == "LIMIT_EXCEEDED"
-            assert "BROWSERMESH_SCREENSHOT_MAX_DIMENSION" in err["message"]
-            err = await c.err("browser_screenshot", addr)  # 1280 wide viewport
-            assert err["code"] == "LIMIT_EXCEEDED"
-            small = await c.err(
-                "browser_screenshot",
-                {
-                    **addr,
-                    "capture": {
-                        "kind": "element",
-                        "locator": {"strategy": "testId", "value": "drop-target"},
-                    },
+    async with (
+        real_runtime(tmp_path, screenshot_max_dimension=1000, screenshot_max_bytes=1024) as rt,
+        tool_client(rt) as c,
+    ):
+        s, p = await c.session()
+        addr = {"sessionId": s, "pageId": p}
+        await c.ok("browser_navigate", {**addr, "url": site.url("/interactions")})
+        err = await c.err("browser_screenshot", {**addr, "capture": {"kind": "fullPage"}})
+        assert err["code"] == "LIMIT_EXCEEDED"
+        assert "BROWSERMESH_SCREENSHOT_MAX_DIMENSION" in err["message"]
+        err = await c.err("browser_screenshot", addr)  # 1280 wide viewport
+        assert err["code"] == "LIMIT_EXCEEDED"
+        small = await c.err(
+            "browser_screenshot",
+            {
+                **addr,
+                "capture": {
+                    "kind": "element",
+                    "locator": {"strategy": "testId", "value": "drop-target"},
                 },
-            )
-            assert small["code"] == "LIMIT_EXCEEDED"  # over 1024 encoded bytes
-            assert "BROWSERMESH_SCREENSHOT_MAX_BYTES" in small["message"]
-            assert (await c.ok("browser_get_title", addr))["title"] == "Interactions"
-    finally:
-        await rt.shutdown()
+            },
+        )
+        assert small["code"] == "LIMIT_EXCEEDED"  # over 1024 encoded bytes
+        assert "BROWSERMESH_SCREENSHOT_MAX_BYTES" in small["message"]
+        assert (await c.ok("browser_get_title", addr))["title"] == "Interactions"

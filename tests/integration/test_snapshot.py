@@ -9,17 +9,10 @@ import pytest
 
 from browsermesh.model.action_table import table_refs
 from browsermesh.runtime.runtime import Runtime
-from tests.conftest import ToolClient
+from tests.conftest import ToolClient, open_page
 from tests.fixtures.site import FixtureSite
 
 pytestmark = pytest.mark.anyio
-
-
-async def open_page(c: ToolClient, site: FixtureSite, path: str) -> dict[str, Any]:
-    s, p = await c.session()
-    addr = {"sessionId": s, "pageId": p}
-    await c.ok("browser_navigate", {**addr, "url": site.url(path)})
-    return addr
 
 
 def refs_of(data: dict[str, Any]) -> list[dict[str, str]]:
@@ -33,7 +26,7 @@ def ref_named(data: dict[str, Any], name: str) -> str:
 
 async def test_action_table_and_click_by_ref(mcp_client: ToolClient, site: FixtureSite) -> None:
     c = mcp_client
-    addr = await open_page(c, site, "/action-table")
+    addr = await open_page(c, site.url("/action-table"))
     data = await c.ok("browser_snapshot", {**addr, "format": "actions"})
     text = data["snapshot"]
     assert data["contentFormat"] == "action-table" and not data["partial"]
@@ -68,7 +61,7 @@ async def test_action_table_and_click_by_ref(mcp_client: ToolClient, site: Fixtu
 
 async def test_refs_go_stale(mcp_client: ToolClient, runtime: Runtime, site: FixtureSite) -> None:
     c = mcp_client
-    addr = await open_page(c, site, "/element-refs")
+    addr = await open_page(c, site.url("/element-refs"))
     snap = await c.ok("browser_snapshot", {**addr, "format": "actions"})
     button = ref_named(snap, "Replace me")
     await c.ok("browser_click", {**addr, "ref": button})  # replaces itself
@@ -85,7 +78,7 @@ async def test_refs_go_stale(mcp_client: ToolClient, runtime: Runtime, site: Fix
     current = await c.ok("browser_snapshot", {**addr, "includeRefs": True})
     field = ref_named(current, "Ref input")
     assert f"[ref={field}]" in current["snapshot"]
-    other = await open_page(c, site, "/element-refs")
+    other = await open_page(c, site.url("/element-refs"))
     assert (await c.err("browser_focus", {**other, "ref": field}))["code"] == (
         "STALE_ELEMENT_REFERENCE"
     )
@@ -127,7 +120,7 @@ async def test_old_generation_ref_never_hits_new_element(
     mcp_client: ToolClient, site: FixtureSite
 ) -> None:
     c = mcp_client
-    addr = await open_page(c, site, "/generation?step=1")
+    addr = await open_page(c, site.url("/generation?step=1"))
     snap = await c.ok("browser_snapshot", {**addr, "format": "actions"})
     old = ref_named(snap, "Step 1 action")
     await c.ok("browser_navigate", {**addr, "url": site.url("/generation?step=2")})
@@ -145,7 +138,7 @@ async def test_pagination_reads_everything_exactly(
     mcp_client: ToolClient, site: FixtureSite
 ) -> None:
     c = mcp_client
-    addr = await open_page(c, site, "/multibyte?n=300")
+    addr = await open_page(c, site.url("/multibyte?n=300"))
     full = await c.ok("browser_snapshot", {**addr, "maxChars": 100_000, "maxBytes": 131_072})
     whole = full["snapshot"]
     pieces: list[str] = []
@@ -179,7 +172,7 @@ async def test_pagination_reads_everything_exactly(
 
 async def test_worked_example_and_bounds(mcp_client: ToolClient, site: FixtureSite) -> None:
     c = mcp_client
-    addr = await open_page(c, site, "/exact")
+    addr = await open_page(c, site.url("/exact"))
     tiny = await c.ok("browser_snapshot", {**addr, "maxChars": 4, "maxBytes": 4})
     assert tiny["snapshot"] == "- ma" and tiny["truncation"]["byMaxChars"]
     assert tiny["truncation"]["byMaxBytes"] and tiny["partial"]
@@ -199,7 +192,7 @@ async def test_password_redaction_in_both_formats(
     mcp_client: ToolClient, site: FixtureSite
 ) -> None:
     c = mcp_client
-    addr = await open_page(c, site, "/password")
+    addr = await open_page(c, site.url("/password"))
     for args in ({}, {"includeRefs": True}, {"format": "actions"}):
         text = (await c.ok("browser_snapshot", {**addr, **args}))["snapshot"]
         assert "hunter2-secret" not in text and "other-secret-9" not in text
@@ -208,7 +201,7 @@ async def test_password_redaction_in_both_formats(
 
 async def test_filters_and_source_budget(mcp_client: ToolClient, site: FixtureSite) -> None:
     c = mcp_client
-    addr = await open_page(c, site, "/interactions")
+    addr = await open_page(c, site.url("/interactions"))
     only = await c.ok("browser_snapshot", {**addr, "interactiveOnly": True})
     assert only["omissions"]["nonInteractiveNodes"] > 0
     assert "heading" not in only["snapshot"] and "button" in only["snapshot"]
@@ -225,7 +218,7 @@ async def test_filters_and_source_budget(mcp_client: ToolClient, site: FixtureSi
         "name": "Double me",
         "exact": True,
     }
-    big = await open_page(c, site, "/big?n=12000")
+    big = await open_page(c, site.url("/big?n=12000"))
     err = await c.err("browser_snapshot", {**big, "timeoutMs": 20000})
     assert err["code"] == "LIMIT_EXCEEDED"
     assert (await c.ok("browser_get_title", big))["title"]  # the queue still works
@@ -233,7 +226,7 @@ async def test_filters_and_source_budget(mcp_client: ToolClient, site: FixtureSi
 
 async def test_regions_collapse_and_region_scope(mcp_client: ToolClient, site: FixtureSite) -> None:
     c = mcp_client
-    addr = await open_page(c, site, "/docs-large")
+    addr = await open_page(c, site.url("/docs-large"))
     data = await c.ok("browser_snapshot", {**addr, "format": "actions"})
     lines = data["snapshot"].splitlines()
     region = next(line for line in lines if "· 480 links — snapshot" in line)

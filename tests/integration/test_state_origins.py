@@ -19,9 +19,9 @@ import pytest
 
 from browsermesh.engine.protocol import ContextOptions
 from browsermesh.errors import BrowserMeshError, ErrorCode
-from browsermesh.factory import create_engine, create_runtime
+from browsermesh.factory import create_engine
 from browsermesh.log import EventLog
-from tests.conftest import real_config
+from tests.conftest import real_config, real_runtime
 from tests.fixtures.site import FixtureSite
 
 pytestmark = pytest.mark.anyio
@@ -46,8 +46,7 @@ def frame_sites() -> Iterator[list[FixtureSite]]:
 async def test_saving_a_page_with_many_origin_iframes_is_refused(
     tmp_path: Path, site: FixtureSite, frame_sites: list[FixtureSite]
 ) -> None:
-    runtime = create_runtime(real_config(tmp_path, max_state_origins=3), EventLog("silent"))
-    try:
+    async with real_runtime(tmp_path, EventLog("silent"), max_state_origins=3) as runtime:
         _, view, page = await runtime.create_session()
         session = view["sessionId"]
         await runtime.navigate("local", session, page, site.url("/?value=main"), None)
@@ -63,15 +62,12 @@ async def test_saving_a_page_with_many_origin_iframes_is_refused(
         assert error.message.endswith(" Bound: stateOrigins <= 3 (BROWSERMESH_MAX_STATE_ORIGINS).")
         _, states = await runtime.list_states("local")
         assert [s["stateId"] for s in states] == ["before"]
-    finally:
-        await runtime.shutdown()
 
 
 async def test_the_same_page_saves_and_restores_under_a_larger_limit(
     tmp_path: Path, site: FixtureSite, frame_sites: list[FixtureSite]
 ) -> None:
-    runtime = create_runtime(real_config(tmp_path, max_state_origins=50), EventLog("silent"))
-    try:
+    async with real_runtime(tmp_path, EventLog("silent"), max_state_origins=50) as runtime:
         _, view, page = await runtime.create_session()
         session = view["sessionId"]
         await runtime.navigate("local", session, page, site.url("/?value=main"), None)
@@ -86,8 +82,6 @@ async def test_the_same_page_saves_and_restores_under_a_larger_limit(
         )
         _, title = await runtime.get_title("local", restored["sessionId"], restored_page, None)
         assert title.startswith("ls:frame2|")
-    finally:
-        await runtime.shutdown()
 
 
 def many_origins_state(count: int) -> dict[str, Any]:

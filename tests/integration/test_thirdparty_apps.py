@@ -21,22 +21,11 @@ import pytest
 
 from tests.conftest import ToolClient
 from tests.fixtures.apps import AdminApp, Credentials, DatasetteApp
+from tests.support.locators import css, label, role
 
-pytestmark = [pytest.mark.anyio, pytest.mark.chromium]
+pytestmark = pytest.mark.anyio
 
 PRODUCTS = "/admin/shop/product/"
-
-
-def label(value: str) -> dict[str, Any]:
-    return {"strategy": "label", "value": value}
-
-
-def role(value: str, name: str) -> dict[str, Any]:
-    return {"strategy": "role", "value": value, "name": name}
-
-
-def css(value: str) -> dict[str, Any]:
-    return {"strategy": "css", "value": value}
 
 
 async def new_page(c: ToolClient, url: str) -> dict[str, Any]:

@@ -7,12 +7,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from mcp import Client
 
-from browsermesh.factory import create_runtime
-from browsermesh.mcp.server import create_server
 from browsermesh.runtime.runtime import Runtime
-from tests.conftest import ToolClient, real_config
+from tests.conftest import ToolClient, open_page, real_runtime, tool_client
 from tests.fixtures.site import FixtureSite
 
 pytestmark = pytest.mark.anyio
@@ -20,13 +17,6 @@ pytestmark = pytest.mark.anyio
 
 def button(name: str) -> dict[str, Any]:
     return {"strategy": "role", "value": "button", "name": name}
-
-
-async def open_page(c: ToolClient, site: FixtureSite, path: str) -> dict[str, Any]:
-    s, p = await c.session()
-    addr = {"sessionId": s, "pageId": p}
-    await c.ok("browser_navigate", {**addr, "url": site.url(path)})
-    return addr
 
 
 def listeners(runtime: Runtime, addr: dict[str, Any]) -> int:
@@ -38,7 +28,7 @@ async def test_each_wait_kind_satisfied_and_timing_out(
     mcp_client: ToolClient, site: FixtureSite
 ) -> None:
     c = mcp_client
-    addr = await open_page(c, site, "/waits")
+    addr = await open_page(c, site.url("/waits"))
     conditions = [
         {"kind": "url", "matcher": {"kind": "glob", "value": "http://*/waits"}},
         {"kind": "url", "matcher": {"kind": "exact", "value": site.url("/waits")}},
@@ -116,7 +106,7 @@ async def test_action_and_wait_events(
     mcp_client: ToolClient, runtime: Runtime, site: FixtureSite
 ) -> None:
     c = mcp_client
-    addr = await open_page(c, site, "/action-waits")
+    addr = await open_page(c, site.url("/action-waits"))
     nav = await c.ok(
         "browser_action_and_wait",
         {
@@ -168,7 +158,7 @@ async def test_popups_and_dialogs(
     mcp_client: ToolClient, runtime: Runtime, site: FixtureSite
 ) -> None:
     c = mcp_client
-    addr = await open_page(c, site, "/popup-dialog-actions")
+    addr = await open_page(c, site.url("/popup-dialog-actions"))
 
     async def act(name: str, wait: dict[str, Any]) -> dict[str, Any]:
         return await c.ok(
@@ -240,25 +230,20 @@ async def test_popups_and_dialogs(
 
 
 async def test_popup_over_page_limit(tmp_path: Path, site: FixtureSite) -> None:
-    rt = create_runtime(real_config(tmp_path, max_pages=1))
-    try:
-        async with Client(create_server(rt)) as client:
-            c = ToolClient(client, {t.name: t for t in (await client.list_tools()).tools})
-            addr = await open_page(c, site, "/popup-dialog-actions")
-            err = await c.err(
-                "browser_action_and_wait",
-                {
-                    **addr,
-                    "action": {"kind": "click", "target": button("Open popup")},
-                    "wait": {"kind": "popup"},
-                },
-            )
-            assert err["code"] == "LIMIT_EXCEEDED"
-            pages = (await c.ok("browser_page_list", {"sessionId": addr["sessionId"]}))["pages"]
-            assert len(pages) == 1
-            assert listeners(rt, addr) == 0
-    finally:
-        await rt.shutdown()
+    async with real_runtime(tmp_path, max_pages=1) as rt, tool_client(rt) as c:
+        addr = await open_page(c, site.url("/popup-dialog-actions"))
+        err = await c.err(
+            "browser_action_and_wait",
+            {
+                **addr,
+                "action": {"kind": "click", "target": button("Open popup")},
+                "wait": {"kind": "popup"},
+            },
+        )
+        assert err["code"] == "LIMIT_EXCEEDED"
+        pages = (await c.ok("browser_page_list", {"sessionId": addr["sessionId"]}))["pages"]
+        assert len(pages) == 1
+        assert listeners(rt, addr) == 0
 
 
 async def test_cancellation_stops_waits_and_detaches_listeners(
@@ -269,7 +254,7 @@ async def test_cancellation_stops_waits_and_detaches_listeners(
     from mcp import MCPError
 
     c = mcp_client
-    addr = await open_page(c, site, "/action-waits")
+    addr = await open_page(c, site.url("/action-waits"))
     never = {"kind": "text", "text": "never appears", "state": "present"}
     with pytest.raises(MCPError):
         await c.raw(

@@ -19,18 +19,16 @@ from __future__ import annotations
 
 import json
 import os
-import queue
 import re
-import signal
 import subprocess
 import sys
-import threading
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import pytest
 from ruamel.yaml import YAML
+
+from tests.support.http_process import HttpServerProcess
 
 pytestmark = pytest.mark.package
 
@@ -182,64 +180,14 @@ def test_well_formed_expected_failures_parse() -> None:
 # --------------------------------------------------------------------------------------------
 
 
-class LoopbackServer:
+class LoopbackServer(HttpServerProcess):
     """``python -m browsermesh --transport http --port 0`` from this tree, stderr drained."""
 
     def __init__(self, data_dir: Path) -> None:
         env = {k: v for k, v in os.environ.items() if not k.startswith("BROWSERMESH_")}
         env["BROWSERMESH_DATA_DIR"] = str(data_dir)
         cmd = [sys.executable, "-m", "browsermesh", "--transport", "http", "--port", "0"]
-        self.proc = subprocess.Popen(
-            [*cmd, "--headless", "--no-auto-install"],
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
-            text=True,
-            env=env,
-            cwd=REPO,
-        )
-        self.lines: list[str] = []
-        self._listening: queue.Queue[dict[str, Any] | None] = queue.Queue()
-        self._reader = threading.Thread(target=self._drain, daemon=True)
-        self._reader.start()
-
-    def _drain(self) -> None:
-        assert self.proc.stderr is not None
-        for line in self.proc.stderr:
-            self.lines.append(line.rstrip("\n"))
-            if '"http.listening"' in line:
-                self._listening.put(json.loads(line))
-        self._listening.put(None)  # stderr closed: the server has exited
-
-    def log_tail(self) -> str:
-        """The last lines the server wrote to stderr."""
-        return "\n".join(self.lines[-30:])
-
-    def wait_listening(self, timeout: float = 30.0) -> str:
-        """The endpoint URL once the server logs ``http.listening``; fails if it exits first."""
-        try:
-            event = self._listening.get(timeout=timeout)
-        except queue.Empty:
-            event = None
-        if event is None:
-            raise AssertionError(
-                f"no http.listening within {timeout}s (exit {self.proc.poll()})\n{self.log_tail()}"
-            )
-        assert event["host"] == "127.0.0.1" and event["port"] > 0, event
-        return f"http://127.0.0.1:{event['port']}{event['path']}"
-
-    def stop(self, timeout: float = 20.0) -> int:
-        """SIGTERM, then the exit code (kills it and fails when it does not exit in time)."""
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-        try:
-            code = self.proc.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
-            raise AssertionError(f"no exit {timeout}s after SIGTERM\n{self.log_tail()}") from None
-        self._reader.join(timeout=5)
-        return code
+        super().__init__([*cmd, "--headless", "--no-auto-install"], env, REPO)
 
 
 def baseline_report(stdout: str) -> dict[str, list[str]]:
@@ -291,7 +239,7 @@ def test_server_scenarios_pass_with_expected_failures(tmp_path: Path) -> None:
             timeout=SUITE_TIMEOUT,
         )
     finally:
-        code = server.stop()
+        code = server.stop(timeout=20)
     report = baseline_report(proc.stdout)
     failed = failed_checks(results)
     ran = len(list(results.glob("*/checks.json")))

@@ -23,7 +23,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import queue
 import re
 import shlex
 import signal
@@ -44,8 +43,9 @@ import pytest
 from browsermesh import __version__
 from tests.conftest import INITIALIZE, OPERATION_ID, chromium_pids_with_marker
 from tests.fixtures.site import FixtureSite
+from tests.support.http_process import HttpServerProcess
 
-pytestmark = [pytest.mark.package, pytest.mark.chromium]
+pytestmark = pytest.mark.package
 
 REPO = Path(__file__).resolve().parents[2]
 NODE = REPO / ".tools/node22/node_modules/node/bin/node"
@@ -270,7 +270,7 @@ def test_stdio_discovery(installed: Installed, era: str) -> None:
 # --------------------------------------------------------------------------------------------
 
 
-class HttpServer:
+class HttpServer(HttpServerProcess):
     """The installed ``browsermesh --transport http --port 0`` with its stderr drained."""
 
     def __init__(self, installed: Installed, marker: str) -> None:
@@ -282,51 +282,7 @@ class HttpServer:
             BM_PACKAGE_TEST_MARKER=marker,
         )
         cmd = [str(installed.exe), "--transport", "http", "--port", "0", "--headless"]
-        self.proc = subprocess.Popen(
-            cmd,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-            env=env,
-            cwd=installed.root,
-        )
-        self.lines: list[str] = []
-        self._listening: queue.Queue[dict[str, Any]] = queue.Queue()
-        self._reader = threading.Thread(target=self._drain, daemon=True)
-        self._reader.start()
-
-    def _drain(self) -> None:
-        assert self.proc.stderr is not None
-        for line in self.proc.stderr:
-            self.lines.append(line.rstrip("\n"))
-            if '"http.listening"' in line:
-                self._listening.put(json.loads(line))
-
-    def log_tail(self) -> str:
-        return "\n".join(self.lines[-40:])
-
-    def wait_listening(self, timeout: float = 30.0) -> str:
-        try:
-            event = self._listening.get(timeout=timeout)
-        except queue.Empty:
-            raise AssertionError(
-                f"no http.listening within {timeout}s (exit {self.proc.poll()})\n{self.log_tail()}"
-            ) from None
-        assert event["host"] == "127.0.0.1" and event["port"] > 0, event
-        return f"http://127.0.0.1:{event['port']}{event['path']}"
-
-    def terminate(self, timeout: float = 30.0) -> int:
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-        try:
-            code = self.proc.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
-            raise AssertionError(f"no exit {timeout}s after SIGTERM\n{self.log_tail()}") from None
-        self._reader.join(timeout=5)
-        return code
+        super().__init__(cmd, env, installed.root, stdout=subprocess.PIPE)
 
 
 @pytest.fixture
@@ -337,8 +293,8 @@ def http_server(installed: Installed) -> Iterator[HttpServer]:
     finally:
         if server.proc.poll() is None:
             # SIGTERM first, so a failed test does not orphan the server's Chromium.
-            with contextlib.suppress(AssertionError):  # terminate() kills it after the timeout
-                server.terminate(timeout=15)
+            with contextlib.suppress(AssertionError):  # stop() kills it after the timeout
+                server.stop(timeout=15)
 
 
 def test_http_browser_smoke(installed: Installed, http_server: HttpServer) -> None:
@@ -397,7 +353,7 @@ def test_http_browser_smoke(installed: Installed, http_server: HttpServer) -> No
         closed = call("browser_session_close", {"sessionId": sid})
         assert closed["session"]["status"] == "closed"
 
-    code = http_server.terminate()
+    code = http_server.stop()
     assert code == 0, f"exit {code} after SIGTERM\n{http_server.log_tail()}"
     assert http_server.proc.stdout is not None
     assert http_server.proc.stdout.read() == ""  # logs go to stderr only

@@ -40,7 +40,7 @@ from browsermesh.mcp.server import create_server
 from browsermesh.model.action_table import table_refs
 from browsermesh.runtime.runtime import Runtime
 from tests.fixtures.site import FixtureSite
-from tests.stress.procs import (
+from tests.support.procs import (
     BACKGROUND_SERVICES,
     chromium_descendants,
     chromium_rss_kib,

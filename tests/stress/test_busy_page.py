@@ -18,22 +18,21 @@ from typing import Any
 
 import anyio
 import pytest
-from mcp import Client
 
 from browsermesh.factory import create_runtime
 from browsermesh.log import EventLog
-from browsermesh.mcp.server import create_server
 from browsermesh.model.action_table import table_refs
 from browsermesh.runtime.runtime import Runtime
 from tests.conftest import (
     ToolClient,
-    browser_main_pids,
     chromium_pids_with_marker,
     real_config,
     spawn_stdio_server,
+    tool_client,
 )
 from tests.fixtures.site import FixtureSite
 from tests.stdio_peer import StdioPeer
+from tests.support.procs import browser_main_pids
 
 pytestmark = pytest.mark.anyio
 
@@ -77,8 +76,7 @@ async def _timed_error(c: ToolClient, name: str, args: dict[str, Any]) -> tuple[
 async def test_calls_on_a_busy_page_answer_within_their_budget(
     busy_runtime: Runtime, site: FixtureSite
 ) -> None:
-    async with Client(create_server(busy_runtime), mode="auto") as client:
-        c = ToolClient(client, {t.name: t for t in (await client.list_tools()).tools})
+    async with tool_client(busy_runtime, mode="auto") as c:
         addr, ref = await _busy_page(c, site)
         measured = {
             "ref click": await _timed_error(
@@ -110,8 +108,7 @@ async def test_shutdown_with_a_busy_page_is_bounded_and_leaves_no_chromium(
     tmp_path: Path, site: FixtureSite
 ) -> None:
     runtime = create_runtime(real_config(tmp_path, shutdown_grace_ms=500), EventLog("silent"))
-    async with Client(create_server(runtime), mode="auto") as client:
-        c = ToolClient(client, {t.name: t for t in (await client.list_tools()).tools})
+    async with tool_client(runtime, mode="auto") as c:
         await _busy_page(c, site)
         assert browser_main_pids()
         started = time.monotonic()

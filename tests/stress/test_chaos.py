@@ -16,21 +16,20 @@ from typing import Any
 
 import anyio
 import pytest
-from mcp import Client
 
 from browsermesh.factory import create_runtime
 from browsermesh.log import EventLog
-from browsermesh.mcp.server import create_server
 from tests.conftest import (
     OPERATION_ID,
     ToolClient,
-    browser_main_pids,
     chromium_pids_with_marker,
     real_config,
     spawn_stdio_server,
+    tool_client,
 )
 from tests.fixtures.site import FixtureSite
 from tests.stdio_peer import StdioPeer
+from tests.support.procs import browser_main_pids
 
 pytestmark = pytest.mark.anyio
 
@@ -69,9 +68,7 @@ async def test_sigkill_browser_mid_flight_returns_promptly_and_recovers(
 ) -> None:
     runtime = create_runtime(real_config(tmp_path), EventLog("silent"))
     try:
-        async with Client(create_server(runtime), mode="auto") as client:
-            tools = {t.name: t for t in (await client.list_tools()).tools}
-            c = ToolClient(client, tools)
+        async with tool_client(runtime, mode="auto") as c:
             calls = await _inflight_calls(c, site)
             pids = browser_main_pids()
             assert len(pids) == 1, pids
@@ -149,9 +146,7 @@ async def test_inflight_calls_on_a_killed_browser_report_browser_disconnected(
     runtime = create_runtime(real_config(tmp_path), EventLog("silent"))
     seen: list[str] = []
     try:
-        async with Client(create_server(runtime), mode="auto") as client:
-            tools = {t.name: t for t in (await client.list_tools()).tools}
-            c = ToolClient(client, tools)
+        async with tool_client(runtime, mode="auto") as c:
             for _round in range(2):
                 calls = await _inflight_calls(c, site)
                 pids = browser_main_pids()
@@ -192,9 +187,7 @@ async def test_drag_and_drop_on_a_blocked_page_times_out_within_its_budget(
     busy = "setTimeout(() => { while (true) {} }, 50); 1"
     outcome: dict[str, Any] = {}
     try:
-        async with Client(create_server(runtime), mode="auto") as client:
-            tools = {t.name: t for t in (await client.list_tools()).tools}
-            c = ToolClient(client, tools)
+        async with tool_client(runtime, mode="auto") as c:
             for name, extra in (
                 ("browser_click", {"locator": body}),
                 ("browser_drag_and_drop", {"source": body, "target": body}),

@@ -17,9 +17,8 @@ from hypothesis import strategies as st
 from mcp import Client
 
 from browsermesh.errors import ErrorCode
-from browsermesh.factory import create_runtime
 from browsermesh.mcp.server import create_server
-from tests.conftest import ToolClient, real_config
+from tests.conftest import ToolClient, real_runtime
 from tests.fixtures.site import FixtureSite
 
 CODES = {c.value for c in ErrorCode} - {"INTERNAL_ERROR", "OPERATION_CANCELLED"}
@@ -120,48 +119,47 @@ HOSTILE_PAGE = f"""<!doctype html><title>Hostile</title>
 
 async def _fuzz(tmp_path: Path, start_url: str, examples: int) -> tuple[dict[str, int], list[str]]:
     """Run `examples` fuzzed calls over every tool on a live session at `start_url`."""
-    runtime = create_runtime(real_config(tmp_path, timeout_ms=2000))
     texts: list[str] = []
-    try:
-        async with Client(create_server(runtime)) as client:
-            tools = (await client.list_tools()).tools
-            c = ToolClient(client, {t.name: t for t in tools})
-            s, p = await c.session()
-            await c.ok("browser_navigate", {"sessionId": s, "pageId": p, "url": start_url})
-            live = {"sessionId": s, "pageId": p}
-            calls: list[tuple[str, dict[str, Any]]] = []
+    async with (
+        real_runtime(tmp_path, timeout_ms=2000) as runtime,
+        Client(create_server(runtime)) as client,
+    ):
+        c = await ToolClient.of(client)
+        tools = list(c.tools.values())
+        s, p = await c.session()
+        await c.ok("browser_navigate", {"sessionId": s, "pageId": p, "url": start_url})
+        live = {"sessionId": s, "pageId": p}
+        calls: list[tuple[str, dict[str, Any]]] = []
 
-            @settings(
-                max_examples=examples,
-                deadline=None,
-                database=None,
-                suppress_health_check=list(HealthCheck),
-            )
-            @given(st.data())
-            def collect(data: st.DataObject) -> None:
-                tool = data.draw(st.sampled_from(tools))
-                args = data.draw(arguments(tool, live))
-                if tool.name in SKIP_ON_LIVE and args.get("sessionId") == live["sessionId"]:
-                    return
-                calls.append((tool.name, args))
+        @settings(
+            max_examples=examples,
+            deadline=None,
+            database=None,
+            suppress_health_check=list(HealthCheck),
+        )
+        @given(st.data())
+        def collect(data: st.DataObject) -> None:
+            tool = data.draw(st.sampled_from(tools))
+            args = data.draw(arguments(tool, live))
+            if tool.name in SKIP_ON_LIVE and args.get("sessionId") == live["sessionId"]:
+                return
+            calls.append((tool.name, args))
 
-            collect()
-            assert len(calls) > examples // 3
-            outcomes: dict[str, int] = {}
-            for name, args in calls:
-                with anyio.fail_after(30):
-                    result = await client.call_tool(name, args)
-                kind = check(result)
-                texts.extend(c.text for c in result.content if c.type == "text")
-                outcomes[kind] = outcomes.get(kind, 0) + 1
-            info = await c.ok("browser_runtime_info")
-            assert info["activeSessions"] >= 1
-            s2, p2 = await c.session()  # the server still serves new work
-            ok = await c.ok("browser_navigate", {"sessionId": s2, "pageId": p2, "url": start_url})
-            assert ok["url"] == start_url
-            return outcomes, texts
-    finally:
-        await runtime.shutdown()
+        collect()
+        assert len(calls) > examples // 3
+        outcomes: dict[str, int] = {}
+        for name, args in calls:
+            with anyio.fail_after(30):
+                result = await client.call_tool(name, args)
+            kind = check(result)
+            texts.extend(c.text for c in result.content if c.type == "text")
+            outcomes[kind] = outcomes.get(kind, 0) + 1
+        info = await c.ok("browser_runtime_info")
+        assert info["activeSessions"] >= 1
+        s2, p2 = await c.session()  # the server still serves new work
+        ok = await c.ok("browser_navigate", {"sessionId": s2, "pageId": p2, "url": start_url})
+        assert ok["url"] == start_url
+        return outcomes, texts
 
 
 @pytest.mark.anyio

@@ -13,16 +13,14 @@ from typing import Any
 
 import anyio
 import pytest
-from mcp import Client
 
 from browsermesh.config import default_config
 from browsermesh.log import EventLog
-from browsermesh.mcp.server import create_server
 from browsermesh.runtime.runtime import LOCAL_PRINCIPAL, Runtime
-from tests.conftest import ToolClient, real_config
+from tests.conftest import real_config, tool_client
 from tests.fakes import FakeEngine
 from tests.fixtures.site import FixtureSite
-from tests.stress.procs import chromium_descendants, wait_until
+from tests.support.procs import chromium_descendants, wait_until
 
 pytestmark = pytest.mark.anyio
 
@@ -83,10 +81,7 @@ async def test_fifty_concurrent_chromium_sessions_route_and_clean_up(
     runtime = create_runtime(config, EventLog("silent"))
     engine: Any = runtime.engine
     try:
-        async with Client(create_server(runtime), mode="auto") as client:
-            tools = {t.name: t for t in (await client.list_tools()).tools}
-            c = ToolClient(client, tools)
-
+        async with tool_client(runtime, mode="auto") as c:
             # Warm-up: launch Chromium and its long-lived helpers, then take the base count.
             s0, p0 = await c.session(name="warm-up")
             await c.ok("browser_navigate", {"sessionId": s0, "pageId": p0, "url": site.url("/")})

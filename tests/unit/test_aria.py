@@ -24,6 +24,7 @@ from browsermesh.model.aria import (
     strip_iframe_children,
     subtree_size,
 )
+from tests.support.examples import examples
 
 DATA = Path(__file__).parent / "data" / "aria"
 SAMPLES = sorted(p.name for p in DATA.glob("*.yaml"))
@@ -461,7 +462,7 @@ def _nodes(draw: st.DrawFn, depth: int = 0) -> AriaNode:
     )
 
 
-@settings(max_examples=200, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=examples(200), deadline=None, suppress_health_check=list(HealthCheck))
 @given(st.lists(_nodes(), max_size=4))
 def test_round_trip_property(nodes: list[AriaNode]) -> None:
     text = render_aria(nodes, own_refs)
@@ -469,7 +470,7 @@ def test_round_trip_property(nodes: list[AriaNode]) -> None:
     assert as_data(parse_aria(text)) == as_data(nodes)
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=examples(300), deadline=None, suppress_health_check=list(HealthCheck))
 @given(_TEXT, _TEXT)
 def test_round_trip_of_any_name_and_value(name: str, value: str) -> None:
     node = AriaNode(role="textbox", name=name, key=make_key("textbox", name), value=value)

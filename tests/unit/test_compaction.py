@@ -20,6 +20,7 @@ from browsermesh.mcp.compaction import (
     dereference,
 )
 from browsermesh.mcp.compaction import _Scanner as _Scanner  # signature internals
+from tests.support.examples import examples
 
 # --------------------------------------------------------------------------------------------
 # Helpers
@@ -813,7 +814,7 @@ def instances_for(schema: Any, depth: int = 0) -> st.SearchStrategy[Any]:
     return st.one_of(options)
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(300), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(repetitive_schemas())
 def test_property_dereference_inverts_compaction(schema: dict[str, Any]) -> None:
     pristine = copy.deepcopy(schema)
@@ -832,7 +833,7 @@ def test_property_dereference_inverts_compaction(schema: dict[str, Any]) -> None
     assert canonical_json(compact_schema(copy.deepcopy(pristine))) == canonical_json(compacted)
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(repetitive_schemas(), st.data())
 def test_property_validator_agrees_on_instances(
     schema: dict[str, Any], data: st.DataObject
@@ -842,7 +843,7 @@ def test_property_validator_agrees_on_instances(
     assert_same_verdicts(schema, compacted, corpus)
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(NODES)
 def test_property_signature_matches_canonical_json(node: dict[str, Any]) -> None:
     # Two copies of a subtree that would pay off on their own always lead to some hoist, and the

@@ -1,22 +1,16 @@
-"""``browsermesh --doctor [--json]`` (contract §20.2).
+"""``browsermesh --doctor [--json]`` (contract §20.2), without a browser.
 
-Real-Chromium launches are limited to three: the passing JSON run, the unwritable data
-directory run and the CDP attach run. The wrong-browser-path run starts a shell script.
+The three real-Chromium runs (the passing JSON run, the unwritable data directory run and the CDP
+attach run) are in tests/integration/test_doctor_smoke.py. The wrong-browser-path run here starts
+a shell script.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
-import os
-import re
-import socket
 import stat
-import subprocess
 import sys
-import time
-import uuid
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -24,110 +18,20 @@ import pytest
 
 from browsermesh import doctor
 from browsermesh._version import __version__
-from browsermesh.config import default_config, find_chromium
+from browsermesh.config import default_config
 from browsermesh.model.deadline import Deadline
-from tests.conftest import chromium_pids_with_marker
-
-IDS = [
-    "python-version",
-    "version-consistency",
-    "data-directory-access",
-    "chromium-executable",
-    "browser-smoke",
-]
-
+from tests.conftest import closed_port
+from tests.support.doctor import (
+    assert_no_leak,
+    by_id,
+    doctor_env,
+    parse_json_report,
+    run_cli,
+)
 
 # ------------------------------------------------------------------------------------------
-# Helpers
+# A real run without a browser (subprocess, as a user would run it)
 # ------------------------------------------------------------------------------------------
-
-
-def doctor_env(tmp_path: Path, **extra: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("BROWSERMESH_")}
-    env.update(
-        {
-            "BROWSERMESH_HEADLESS": "true",
-            "BROWSERMESH_DATA_DIR": str(tmp_path / "data"),
-            "BROWSERMESH_TIMEOUT_MS": "10000",
-        }
-    )
-    env.update(extra)
-    return env
-
-
-def run_cli(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "browsermesh", "--doctor", *args],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-
-
-def parse_json_report(stdout: str) -> dict[str, Any]:
-    assert stdout.endswith("\n")
-    assert stdout.count("\n") == 1, "JSON mode prints exactly one line"
-    report: dict[str, Any] = json.loads(stdout)
-    assert report["schemaVersion"] == "1"
-    assert [check["id"] for check in report["checks"]] == IDS
-    for check in report["checks"]:
-        assert set(check) == {"id", "status", "code", "message", "remediation"}
-        assert check["status"] in ("passed", "failed")
-        assert isinstance(check["message"], str) and 0 < len(check["message"]) <= 256
-        if check["status"] == "passed":
-            assert check["remediation"] is None
-        else:
-            assert isinstance(check["remediation"], str) and len(check["remediation"]) <= 256
-    expected = "passed" if all(c["status"] == "passed" for c in report["checks"]) else "failed"
-    assert report["status"] == expected
-    return report
-
-
-def by_id(report: dict[str, Any]) -> dict[str, dict[str, Any]]:
-    return {check["id"]: check for check in report["checks"]}
-
-
-def assert_no_leak(text: str, *secrets: str) -> None:
-    for secret in secrets:
-        assert secret not in text
-    assert "/tmp" not in text and str(Path.home()) + "/" not in text
-
-
-def closed_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-    return port
-
-
-# ------------------------------------------------------------------------------------------
-# Real runs (subprocess, as a user would run them)
-# ------------------------------------------------------------------------------------------
-
-
-@pytest.mark.chromium
-def test_doctor_passes_json(tmp_path: Path) -> None:
-    marker = f"doctor-{uuid.uuid4()}"
-    env = doctor_env(tmp_path, BROWSERMESH_TEST_MARKER=marker)
-    result = run_cli(env, "--json")
-    assert result.stderr == ""
-    report = parse_json_report(result.stdout)
-    assert report["status"] == "passed", report
-    assert result.returncode == 0
-    assert [c["code"] for c in report["checks"]] == [
-        "PYTHON_SUPPORTED",
-        "VERSION_CONSISTENT",
-        "DATA_DIRECTORY_ACCESSIBLE",
-        "CHROMIUM_AVAILABLE",
-        "BROWSER_SMOKE_PASSED",
-    ]
-    data = tmp_path / "data"
-    assert stat.S_IMODE(data.stat().st_mode) == 0o700
-    assert list(data.iterdir()) == [], "the probe sentinel is always deleted"
-    assert chromium_pids_with_marker(marker) == [], "the smoke browser is closed"
-    assert_no_leak(result.stdout, str(tmp_path))
 
 
 def test_wrong_browser_path_fails_smoke(tmp_path: Path) -> None:
@@ -150,92 +54,6 @@ def test_wrong_browser_path_fails_smoke(tmp_path: Path) -> None:
     assert "browsermesh --install-browser" in smoke["remediation"]
     assert [c["id"] for c in report["checks"] if c["status"] == "failed"] == ["browser-smoke"]
     assert_no_leak(result.stdout, str(fake), str(tmp_path))
-
-
-@pytest.mark.chromium
-def test_unwritable_data_directory(tmp_path: Path) -> None:
-    # Running as root, permission bits do not stop us: a path below a regular file does.
-    blocker = tmp_path / "file"
-    blocker.write_text("not a directory")
-    env = doctor_env(tmp_path, BROWSERMESH_DATA_DIR=str(blocker / "sub"))
-    result = run_cli(env, "--json")
-    assert result.returncode == 1
-    assert result.stderr == ""
-    report = parse_json_report(result.stdout)
-    check = by_id(report)["data-directory-access"]
-    assert check["status"] == "failed"
-    assert check["code"] == "DATA_DIRECTORY_UNAVAILABLE"
-    assert check["remediation"] == doctor.DATA_DIR_REMEDIATION
-    assert "BROWSERMESH_DATA_DIR" in check["remediation"]
-    assert [c["id"] for c in report["checks"] if c["status"] == "failed"] == [
-        "data-directory-access"
-    ]
-    assert_no_leak(result.stdout, str(blocker))
-
-
-@pytest.fixture
-def cdp_chromium(tmp_path: Path) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
-    """A Chromium started by the test with remote debugging; yields its ws endpoint."""
-    executable = find_chromium(default_config(), os.environ)
-    if executable is None:
-        pytest.skip("no Chromium")
-    process = subprocess.Popen(
-        [
-            executable,
-            "--headless",
-            "--no-sandbox",
-            "--remote-debugging-port=0",
-            f"--user-data-dir={tmp_path / 'cdp-profile'}",
-            "--no-first-run",
-            "--disable-background-networking",
-            "about:blank",
-        ],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-    )
-    try:
-        endpoint = None
-        deadline = time.monotonic() + 30
-        assert process.stderr is not None
-        while time.monotonic() < deadline:
-            line = process.stderr.readline().decode(errors="replace")
-            if not line and process.poll() is not None:
-                break
-            match = re.search(r"DevTools listening on (ws://\S+)", line)
-            if match:
-                endpoint = match.group(1)
-                break
-        assert endpoint is not None, "Chromium did not report its DevTools endpoint"
-        yield endpoint, process
-    finally:
-        process.kill()
-        process.wait(timeout=10)
-
-
-@pytest.mark.chromium
-def test_cdp_text_mode_and_remote_browser_survives(
-    tmp_path: Path,
-    cdp_chromium: tuple[str, subprocess.Popen[bytes]],
-    capsys: pytest.CaptureFixture[str],
-) -> None:
-    endpoint, process = cdp_chromium
-    config = default_config(
-        headless=True, timeout_ms=10_000, data_dir=tmp_path / "data", cdp_endpoint=endpoint
-    )
-    assert doctor.run_doctor(config, as_json=False) == 0
-    out, err = capsys.readouterr()
-    assert err == ""
-    lines = out.splitlines()
-    assert lines[0] == f"BrowserMesh {__version__} doctor"
-    assert len(lines) == 1 + 5 + 2
-    for line, check_id in zip(lines[1:6], IDS, strict=True):
-        assert line.startswith(f"ok   {check_id:<24} ")
-    assert "REMOTE" not in out  # codes are not printed in text mode; messages are
-    assert "remote browser is configured" in lines[4]
-    assert lines[6] == ""
-    assert lines[7] == "Result: passed"
-    assert process.poll() is None, "the doctor never closes a remote browser"
-    assert_no_leak(out, endpoint, endpoint.split("/devtools")[0])
 
 
 # ------------------------------------------------------------------------------------------

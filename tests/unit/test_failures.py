@@ -30,11 +30,6 @@ pytestmark = pytest.mark.anyio
 ENGINE = Path(__file__).resolve().parents[2] / "src" / "browsermesh" / "engine"
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 def shape(err: BrowserMeshError) -> tuple[Any, ...]:
     return (err.code, list(err.details.items()), err.cause, err.variant, err.bound)
 

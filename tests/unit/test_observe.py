@@ -20,6 +20,7 @@ from browsermesh.model.observe import (
     PageObservations,
 )
 from browsermesh.model.observe_query import RESOURCE_TYPES, parse_query
+from tests.support.examples import examples
 
 # `<namespace>.<base-36 sequence>`: namespace = model.ids.short_id("n") (issue 15)
 EVENT_ID_RE = re.compile(r"n[0-9a-z]{4,}\.[1-9a-z][0-9a-z]*")
@@ -637,7 +638,7 @@ def test_limits_validation() -> None:
 # --------------------------------------------------------------------------- property
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(
     ops=st.lists(st.sampled_from(["console", "error", "request"]), max_size=80),
     capacity=st.integers(min_value=1, max_value=30),
@@ -1114,7 +1115,7 @@ def _expected(event: dict[str, Any], flt: dict[str, Any]) -> bool:
     return True
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(
     steps=st.lists(
         st.one_of(

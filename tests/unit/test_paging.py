@@ -22,6 +22,7 @@ from browsermesh.model.paging import (
     parse_cursor,
 )
 from browsermesh.model.text import utf8_len
+from tests.support.examples import examples
 
 # --------------------------------------------------------------------------------------------
 # Options
@@ -322,7 +323,7 @@ def test_clipped_source_forces_truncated_and_partial() -> None:
     assert not page.truncation["byMaxChars"] and not page.truncation["byMaxBytes"]
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=examples(150), deadline=None, suppress_health_check=list(HealthCheck))
 @given(
     content=st.text(st.characters(codec="utf-8"), min_size=1, max_size=3000),
     max_chars=st.integers(1, 500),

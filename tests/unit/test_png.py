@@ -2,19 +2,11 @@
 
 from __future__ import annotations
 
-import struct
-import zlib
-
 import pytest
 
 from browsermesh.errors import BrowserMeshError, ErrorCode
 from browsermesh.model.png import PNG_SIGNATURE, ScreenshotLimits, png_size
-
-
-def make_png(width: int, height: int) -> bytes:
-    ihdr = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
-    chunk = struct.pack(">I", 13) + b"IHDR" + ihdr + struct.pack(">I", zlib.crc32(b"IHDR" + ihdr))
-    return PNG_SIGNATURE + chunk
+from tests.fakes import make_png
 
 
 def test_png_size_reads_ihdr() -> None:

@@ -22,6 +22,7 @@ from browsermesh.redact import (
     sanitize_url,
     sanitize_url_or_none,
 )
+from tests.support.examples import examples
 
 BIG = 10_000
 
@@ -485,7 +486,7 @@ def _sensitive_name(draw: st.DrawFn) -> str:
     return _encode_rounds(prefix + keyword + suffix, draw(st.integers(0, 3)))
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(
     secrets=st.lists(_SECRET, min_size=1, max_size=5),
     names=st.lists(_sensitive_name(), min_size=5, max_size=5),
@@ -524,7 +525,7 @@ def test_property_sensitive_values_never_leak(
         assert secret not in none_out
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(prefix=_FILLER, suffix=_FILLER, secret=_SECRET, keyword=st.sampled_from(TEXT_KEYWORDS))
 def test_property_text_secret_never_leaks(
     prefix: str, suffix: str, secret: str, keyword: str

@@ -19,11 +19,6 @@ pytestmark = pytest.mark.anyio
 
 
 @pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
-@pytest.fixture
 async def rig(
     tmp_path: object,
 ) -> AsyncIterator[tuple[Runtime, FakeEngine, list[dict[str, object]]]]:

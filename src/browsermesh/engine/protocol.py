@@ -8,17 +8,28 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from browsermesh.engine.snapshot import Capture
 from browsermesh.model.deadline import OperationContext
 from browsermesh.model.locators import Locator, RefTarget, Target
 from browsermesh.model.matchers import ActionSpec, Condition, WaitSpec
+from browsermesh.model.navigation import HistoryStep
 from browsermesh.model.observe import PageObservations
 from browsermesh.model.paging import SnapshotOptions
 from browsermesh.model.png import ScreenshotLimits
 
-HistoryStep = Literal["back", "forward", "reload"]
+__all__ = [
+    "ChangeWatcher",
+    "ContextOptions",
+    "ContextT",
+    "Engine",
+    "EngineContext",
+    "EngineEvents",
+    "EnginePage",
+    "HistoryStep",  # model.navigation's, named here too: it is part of the port
+    "PageT",
+]
 
 
 class EngineContext(Protocol):

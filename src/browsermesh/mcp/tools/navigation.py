@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from browsermesh.engine.protocol import HistoryStep
 from browsermesh.mcp.registry import Hints, ToolCall, ToolSpec
 from browsermesh.mcp.schemas import page_address, page_output, string
+from browsermesh.model.navigation import HistoryStep
 
 
 async def navigate(call: ToolCall) -> dict[str, Any]:

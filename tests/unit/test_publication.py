@@ -39,8 +39,7 @@ async def fake_client(request: pytest.FixtureRequest) -> AsyncIterator[ToolClien
     async with Client(
         create_server(runtime, instructions=INSTRUCTIONS), mode=request.param
     ) as client:
-        tools = {t.name: t for t in (await client.list_tools()).tools}
-        yield ToolClient(client, tools)
+        yield await ToolClient.of(client)
     await runtime.shutdown()
 
 

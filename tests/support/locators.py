@@ -1,0 +1,25 @@
+"""Locator arguments of the browser tools (contract §5.1), as the tests write them."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def role(value: str, name: str | None = None, **extra: Any) -> dict[str, Any]:
+    """`{"strategy": "role", ...}`; `extra`: `exact`, `frame`... as the tool takes them."""
+    locator: dict[str, Any] = {"strategy": "role", "value": value, **extra}
+    if name is not None:
+        locator["name"] = name
+    return locator
+
+
+def css(value: str) -> dict[str, Any]:
+    return {"strategy": "css", "value": value}
+
+
+def label(value: str, **extra: Any) -> dict[str, Any]:
+    return {"strategy": "label", "value": value, **extra}
+
+
+def by_test_id(value: str) -> dict[str, Any]:
+    return {"strategy": "testId", "value": value}
