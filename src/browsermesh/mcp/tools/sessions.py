@@ -125,7 +125,7 @@ def specs(context_settings: Schema) -> list[ToolSpec]:
         ToolSpec(
             name="browser_runtime_info",
             title="Inspect BrowserMesh runtime",
-            description="Server, browser and limit info (diagnose BROWSER_ERROR here).",
+            description="Server, browser, limits; diagnose BROWSER_ERROR here.",
             profile="core",
             hints=Hints(read_only=True, idempotent=True),
             input_schema=EMPTY_INPUT,
@@ -159,7 +159,7 @@ def specs(context_settings: Schema) -> list[ToolSpec]:
         ToolSpec(
             name="browser_session_list",
             title="List browser sessions",
-            description="List your sessions (live and recently ended).",
+            description="Your sessions, live and recently ended.",
             profile="core",
             hints=Hints(read_only=True, idempotent=True),
             input_schema=EMPTY_INPUT,
@@ -189,7 +189,7 @@ def specs(context_settings: Schema) -> list[ToolSpec]:
         ToolSpec(
             name="browser_page_create",
             title="Create browser page",
-            description="Open another page (tab) in a session.",
+            description="Open another tab.",
             profile="core",
             hints=Hints(),
             input_schema=session_address(),
@@ -199,7 +199,7 @@ def specs(context_settings: Schema) -> list[ToolSpec]:
         ToolSpec(
             name="browser_page_list",
             title="List browser pages",
-            description="A session's pages and their URLs.",
+            description="Pages and their URLs.",
             profile="core",
             hints=Hints(read_only=True, idempotent=True),
             input_schema=session_address(),
@@ -209,7 +209,7 @@ def specs(context_settings: Schema) -> list[ToolSpec]:
         ToolSpec(
             name="browser_page_close",
             title="Close browser page",
-            description="Close one page of a session.",
+            description="Close a page.",
             profile="core",
             hints=Hints(destructive=True),
             input_schema=obj({"sessionId": SESSION_ID, "pageId": PAGE_ID}, ["sessionId", "pageId"]),

@@ -17,7 +17,7 @@ from browsermesh.mcp.schemas import (
 
 # Described once, where a client picks the name; remove takes one browser_state_list returned.
 _STATE_ID_PLAIN = string(1, 128)
-_STATE_ID = {**_STATE_ID_PLAIN, "description": "Logical name, e.g. buyer-login ([A-Za-z0-9._-])."}
+_STATE_ID = {**_STATE_ID_PLAIN, "description": "e.g. buyer-login ([A-Za-z0-9._-])"}
 _STATE_VIEW: Schema = obj(
     {"stateId": string(), "createdAt": string()}, ["stateId", "createdAt"], closed=False
 )
@@ -46,8 +46,8 @@ def specs() -> list[ToolSpec]:
             name="browser_state_save",
             title="Save browser state",
             description=(
-                "Save a session's cookies and localStorage as stateId (replaces); restore with "
-                "stateId on browser_session_create."
+                "Save cookies and localStorage as stateId (replaces); restore: "
+                "browser_session_create stateId."
             ),
             profile="persistence",
             hints=Hints(destructive=True),
@@ -60,7 +60,7 @@ def specs() -> list[ToolSpec]:
         ToolSpec(
             name="browser_state_list",
             title="List saved browser states",
-            description="List saved state ids.",
+            description="Saved state ids.",
             profile="persistence",
             hints=Hints(read_only=True, idempotent=True),
             input_schema=EMPTY_INPUT,

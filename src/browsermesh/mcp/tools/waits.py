@@ -70,7 +70,7 @@ def specs() -> list[ToolSpec]:
             name="browser_wait",
             title="Wait for browser condition",
             description=(
-                "Wait until condition holds (your own click's effect: browser_action_and_wait)."
+                "Wait for condition (for your own click's effect: browser_action_and_wait)."
             ),
             profile="core",
             hints=Hints(read_only=True, idempotent=True, open_world=True),
