@@ -17,6 +17,8 @@ class FakeContext:
     options: ContextOptions
     pages: list[FakePage] = field(default_factory=list)
     closed: bool = False
+    # `network` settings applied by update_network (browser_session_update), latest last.
+    networks: list[dict[str, Any]] = field(default_factory=list)
 
 
 @dataclass(eq=False)
@@ -99,6 +101,12 @@ class FakeEngine:
         for page in context.pages:
             page.closed = True
         self.contexts.remove(context)
+
+    async def update_network(  # type: ignore[override]
+        self, context: FakeContext, network: dict[str, Any], timeout_ms: float
+    ) -> None:
+        await self._work("update_network", timeout_ms)
+        context.networks.append(network)
 
     async def new_page(self, context: FakeContext, timeout_ms: float) -> FakePage:  # type: ignore[override]
         await self._work("new_page")

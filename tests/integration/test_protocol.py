@@ -35,6 +35,8 @@ ANNOTATIONS: dict[str, tuple[str, str]] = {
     "browser_page_create": ("Create browser page", "FFFF"),
     "browser_page_list": ("List browser pages", "TFTF"),
     "browser_page_close": ("Close browser page", "FTFF"),
+    # Issue 19 (not in the contract's table): changes a session's network policy in place.
+    "browser_session_update": ("Update browser session", "FFTF"),
     "browser_navigate": ("Navigate browser page", "FFFT"),
     "browser_back": ("Navigate browser page back", "FFFT"),
     "browser_forward": ("Navigate browser page forward", "FFFT"),

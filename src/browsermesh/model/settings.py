@@ -31,6 +31,7 @@ Normalization rules where the contract leaves room (documented decisions):
   :data:`BLOCKABLE_RESOURCE_TYPES` (the observe filters' list without `document`, which would
   break navigation, and `websocket`, which context routing never sees); returned in that list's
   order, so equal sets read the same (`["font", "image"]` → `["image", "font"]`).
+- **network**, **proxy** (issue 19): validated and normalized by `model/network.py`.
 - **numbers**: booleans never count as numbers; `viewport` sizes accept integral floats (as JSON
   Schema does) and are returned as ints; other numbers are returned as given.
 
@@ -84,6 +85,8 @@ FIELDS: Final = (
     "geolocation",
     "permissions",
     "blockResources",
+    "network",
+    "proxy",
 )
 """The supported fields, in the order they appear in the normalized result."""
 
@@ -429,6 +432,11 @@ def normalize_context_settings(raw: object) -> dict[str, Any]:
             out[key] = _geolocation(value)
         elif key == "permissions":
             out[key] = _permissions(value)
+        elif key in ("network", "proxy"):  # issue 19: model/network.py
+            from browsermesh.model import network
+
+            parse = network.normalize_network if key == "network" else network.normalize_proxy
+            out[key] = parse(value)
         else:  # blockResources
             out[key] = _block_resources(value)
     if out.get("permissions") and "geolocation" not in out:

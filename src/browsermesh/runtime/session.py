@@ -8,6 +8,7 @@ from typing import Any, Literal
 
 from browsermesh.engine.protocol import EngineContext, EnginePage
 from browsermesh.errors import ErrorCode
+from browsermesh.model.network import public_settings
 from browsermesh.model.observe import PageObservations
 from browsermesh.model.paging import SnapshotStore
 from browsermesh.model.table_diff import TableLines
@@ -85,7 +86,8 @@ class SessionRecord:
         )
         if self.restored_from_state_id is not None:
             out["restoredFromStateId"] = self.restored_from_state_id
-        out["contextSettings"] = dict(self.context_settings)
+        # Header values and proxy credentials never leave the record (model/network.py).
+        out["contextSettings"] = public_settings(self.context_settings)
         if self.failure_code is not None:
             out["failureCode"] = self.failure_code.value
         return out
