@@ -49,6 +49,8 @@ class FakeContext:
     options: ContextOptions
     pages: list[FakePage] = field(default_factory=list)
     closed: bool = False
+    # `network` settings applied by update_network (browser_session_update), latest last.
+    networks: list[dict[str, Any]] = field(default_factory=list)
 
 
 @dataclass(eq=False)
@@ -169,6 +171,12 @@ class FakeEngine:
             "cookies": list(state.get("cookies", [])),
             "origins": list(state.get("origins", [])),
         }
+
+    async def update_network(
+        self, context: FakeContext, network: dict[str, Any], timeout_ms: float
+    ) -> None:
+        await self._work("update_network", timeout_ms)
+        context.networks.append(network)
 
     async def new_page(self, context: FakeContext, timeout_ms: float) -> FakePage:
         await self._work("new_page")

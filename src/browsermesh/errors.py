@@ -194,6 +194,16 @@ _REASON_NEXT_STEPS: dict[str, str] = {
         "The element was removed while acting (the page re-rendered): retry the same locator, or "
         "take browser_snapshot for a fresh ref."
     ),
+    "blocked_by_policy": (
+        "The session's network policy blocks that origin (contextSettings.network in "
+        "browser_session_get): use an allowed URL, or change the policy with "
+        "browser_session_update."
+    ),
+    "proxy": (
+        "The session's proxy refused or failed the connection: check contextSettings.proxy.server "
+        "(browser_session_get); a session's proxy is fixed, so create a new session with a "
+        "working proxy."
+    ),
 }
 _CANDIDATE_NEXT_STEPS: dict[ErrorCode, str] = {
     ErrorCode.ELEMENT_NOT_FOUND: (
@@ -242,6 +252,8 @@ REASONS: frozenset[str] = frozenset(
         "element_not_found",
         "page_crashed",
         "installing",
+        "blocked_by_policy",
+        "proxy",
         "other",
         *ACTIONABILITY_REASONS,
     }

@@ -119,8 +119,8 @@ async def test_blocked_types_fail_as_blocked_and_the_page_still_works(
     assert text["text"] == "fetched 42"
 
     record = runtime.sessions_snapshot()[view["sessionId"]]
-    blocker = record.context.blocker  # type: ignore[union-attr]
-    assert blocker is not None and len(blocker) == 0  # every abort was reported and forgotten
+    router = record.context.router  # type: ignore[union-attr]
+    assert len(router) == 0  # every abort was reported and forgotten
 
 
 async def test_without_the_setting_nothing_is_blocked_and_nothing_is_routed(
@@ -143,7 +143,7 @@ async def test_without_the_setting_nothing_is_blocked_and_nothing_is_routed(
     hits = resources_site.hits() - before
     assert set(ASSETS) <= set(hits), hits
     record = runtime.sessions_snapshot()[addr["sessionId"]]
-    assert record.context.blocker is None  # type: ignore[union-attr]
+    assert not record.context.router.routing  # type: ignore[union-attr]
     assert record.context.context._impl_obj._routes == []  # type: ignore[union-attr]
 
 

@@ -34,6 +34,8 @@ ANNOTATIONS: dict[str, tuple[str, str]] = {
     "browser_page_create": ("Create browser page", "FFFF"),
     "browser_page_list": ("List browser pages", "TFTF"),
     "browser_page_close": ("Close browser page", "FTFF"),
+    # Issue 19 (not in the contract's table): changes a session's network policy in place.
+    "browser_session_update": ("Update browser session", "FFTF"),
     "browser_navigate": ("Navigate browser page", "FFFT"),
     "browser_back": ("Navigate browser page back", "FFFT"),
     "browser_forward": ("Navigate browser page forward", "FFFT"),
@@ -63,7 +65,7 @@ async def test_tools_are_published_with_titles_hints_and_schemas(mcp_client: Too
             assert schema["$schema"] == "https://json-schema.org/draft/2020-12/schema"
         assert tool.description
     create = mcp_client.tools["browser_session_create"].description
-    assert "one per user, role, auth state or parallel workflow" in create
+    assert "one per role, auth state or workflow" in create
     assert not [n for n in mcp_client.tools if "agent" in n or "message" in n or "assign" in n]
 
 

@@ -97,8 +97,6 @@ ROWS: dict[tuple[str, str], Row] = {
     ("browser_snapshot", "cursor"): Row(lambda n: {"cursor": cursor(n)}),
     ("browser_press", "key"): Row(action(key=text)),
     ("browser_fill_form", "fields"): Row(lambda n: {"fields": [{"target": CSS, "value": "x"}] * n}),
-    ("browser_scroll", "deltaX"): Row(lambda n: {"deltaX": n, "deltaY": 0}),
-    ("browser_scroll", "deltaY"): Row(lambda n: {"deltaX": 0, "deltaY": n}),
     ("browser_observe", "sinceEventId"): Row(
         lambda n: {"source": "console", "sinceEventId": text(n)}, token=True
     ),

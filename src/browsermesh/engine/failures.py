@@ -27,6 +27,11 @@ _RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("timeout", re.compile(r"timed out|timeout")),
     ("invalid_url", re.compile(r"err_invalid_url|err_invalid_argument|invalid url")),
     ("dns", re.compile(r"err_name_not_resolved|err_name_resolution_failed|enotfound|eai_again")),
+    # The session's proxy (issue 19): refused, unreachable, or it refused the tunnel.
+    (
+        "proxy",
+        re.compile(r"err_proxy_|err_tunnel_connection_failed|err_socks_|err_mandatory_proxy_"),
+    ),
     (
         "connection",
         re.compile(
@@ -107,12 +112,21 @@ async def timed(awaitable: Awaitable[T], deadline: Deadline) -> T:
         raise browser_error(exc, timeout_ms=deadline.timeout_ms) from None
 
 
+_BLOCKED_BY_CLIENT = re.compile(r"err_blocked_by_client", re.IGNORECASE)
+
+
 def navigation_error(exc: BaseException, url: str, timeout_ms: float) -> BrowserMeshError:
-    """goto/back/forward/reload failures: OPERATION_TIMEOUT or NAVIGATION_FAILED."""
+    """goto/back/forward/reload failures: OPERATION_TIMEOUT or NAVIGATION_FAILED.
+
+    A document blocked by the client is the session's network policy (issue 19): its route
+    and its redirect guard are the only ones that block documents (`blockResources` can never
+    name `document`), so `net::ERR_BLOCKED_BY_CLIENT` reads `blocked_by_policy`."""
     reason = classify_reason(exc)
     if reason == "timeout":
         return operation_timeout(timeout_ms, raw_cause(exc))
-    if reason not in ("dns", "connection", "tls", "invalid_url"):
+    if _BLOCKED_BY_CLIENT.search(str(exc)):
+        reason = "blocked_by_policy"
+    elif reason not in ("dns", "connection", "tls", "invalid_url", "proxy"):
         reason = "other"
     return BrowserMeshError(
         ErrorCode.NAVIGATION_FAILED,

@@ -16,7 +16,7 @@ import contextlib
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from browsermesh.engine.blocking import ResourceBlocker
+from browsermesh.engine.policy import RequestRouter
 from browsermesh.model.observe import PageObservations, Ring
 
 if TYPE_CHECKING:
@@ -90,21 +90,43 @@ def _console_handlers(sink: PageObservations) -> dict[str, Callable[[Any], None]
 
 
 def _network_handlers(
-    sink: PageObservations, blocker: ResourceBlocker | None
+    sink: PageObservations, router: RequestRouter | None
 ) -> dict[str, Callable[[Any], None]]:
     # `response.headers` and `request.timing` are synchronous (what the event already carried):
     # the request detail costs no round trip. The sink keeps allowlisted headers only. A request
-    # the session's blocker aborted fails as `blocked` (engine/blocking.py).
+    # the session's router stopped fails as `blocked` or `blocked_by_policy` (engine/policy.py).
     def failure(req: Any) -> str:
-        return blocker.failure(req, req.failure) if blocker is not None else req.failure or "failed"
+        return router.failure(req, req.failure) if router is not None else req.failure or "failed"
+
+    def request(req: Any) -> None:
+        if router is None or not router.orphan(req):  # not an orphan already reported
+            sink.request(req, req.method, req.url, req.resource_type)
+
+    def request_failed(req: Any) -> None:
+        orphan = None if router is None else router.orphan(req)
+        if orphan:
+            return  # reported already (engine/policy.py: a popup's first navigation)
+        if orphan is False and router is not None:
+            report_orphan(sink, router, req)
+            return
+        sink.request_failed(req, failure(req), req.timing)
 
     return {
-        "request": lambda req: sink.request(req, req.method, req.url, req.resource_type),
+        "request": request,
         "response": lambda resp: sink.response(
             resp.request, resp.status, resp.headers, resp.request.timing
         ),
-        "requestfailed": lambda req: sink.request_failed(req, failure(req), req.timing),
+        "requestfailed": request_failed,
     }
+
+
+def report_orphan(sink: PageObservations, router: RequestRouter, req: Any) -> None:
+    """A popup's policy-blocked first navigation, on the popup's own ring, once: recorded
+    first when the page's listeners missed its `request` event."""
+    if not sink.tracks(req):
+        sink.request(req, req.method, req.url, req.resource_type)
+    sink.request_failed(req, router.failure(req, req.failure), req.timing)
+    router.reported(req)
 
 
 def _network_bookkeeping(sink: PageObservations) -> dict[str, Callable[[Any], None]]:
@@ -118,7 +140,7 @@ def observe_page(
     page: Page,
     sink: PageObservations,
     backs_handle: Callable[[], bool],
-    blocker: ResourceBlocker | None = None,
+    router: RequestRouter | None = None,
 ) -> None:
     """Feed the page's console, error and network events into `sink` (metadata and allowlisted
     response headers only: never bodies, cookies, argument objects or stacks) until the page
@@ -127,7 +149,7 @@ def observe_page(
     sink on to the page that replaced it."""
     feeds = [
         _Feed(page, sink, "console", _console_handlers(sink)),
-        _Feed(page, sink, "network", _network_handlers(sink, blocker), _network_bookkeeping(sink)),
+        _Feed(page, sink, "network", _network_handlers(sink, router), _network_bookkeeping(sink)),
     ]
 
     def on_close(_page: Any) -> None:

@@ -30,12 +30,12 @@ from browsermesh.engine.backends import (
     release,
 )
 from browsermesh.engine.backends import running_as_root as running_as_root
-from browsermesh.engine.blocking import ResourceBlocker
 from browsermesh.engine.changes import SETTLING_OPS, ChangeWatch
 from browsermesh.engine.evaluate import evaluate_in_page
 from browsermesh.engine.failures import browser_error, navigation_error, timed, within
 from browsermesh.engine.fork import SessionStorageSeed, copy_storage
-from browsermesh.engine.observers import observe_page
+from browsermesh.engine.observers import observe_page, report_orphan
+from browsermesh.engine.policy import RequestRouter, apply_network, network_kwargs
 from browsermesh.engine.popups import PopupGuard
 from browsermesh.engine.protocol import ContextOptions, EngineEvents, HistoryStep
 from browsermesh.engine.refs import REF_TTL_S, RefRegistry
@@ -68,8 +68,8 @@ class PwContext:
     placement: str
     context: BrowserContext
     slot: BrowserSlot
-    # contextSettings.blockResources: the context's route (engine/blocking.py); None when unset.
-    blocker: ResourceBlocker | None = None
+    # blockResources and network (engine/policy.py): the context's one route and its rules.
+    router: RequestRouter = field(default_factory=RequestRouter)
     # A fork's sessionStorage, for the context's first page (engine/fork.py); then None.
     session_seed: dict[str, dict[str, str]] | None = None
 
@@ -230,19 +230,19 @@ class PlaywrightEngine:
             except Exception as exc:  # the creation itself failed (it ran within the deadline)
                 raise browser_error(exc, timeout_ms=deadline.timeout_ms) from None
             slot.track(context)
-            blocker = resource_blocker(options.settings)
+            router = RequestRouter.for_settings(options.settings)
             try:
                 for origin in grant_origins(options.settings):
                     await timed(context.grant_permissions(["geolocation"], origin=origin), deadline)
-                if blocker is not None:  # before any page: the first navigation is routed too
-                    await timed(blocker.install(context), deadline)
+                if router.routing:  # before any page: the first navigation is routed too
+                    await timed(router.sync(context), deadline)
             except BaseException:
                 slot.forget(context)
                 await self._close_quietly(context)
                 raise
         finally:
             release(slot)
-        return PwContext(slot.key, context, slot, blocker, options.session_storage or None)
+        return PwContext(slot.key, context, slot, router, options.session_storage or None)
 
     async def _close_quietly(self, context: BrowserContext) -> None:
         # A context nobody will use (abandoned or half made): its close failing changes nothing.
@@ -265,6 +265,16 @@ class PlaywrightEngine:
             raise browser_error(exc, timeout_ms=CLOSE_STEP_MS) from None
         finally:
             slot.forget(context.context)
+            await context.router.close()
+
+    async def update_network(
+        self, context: PwContext, network: dict[str, Any], timeout_ms: float
+    ) -> None:
+        """Apply a session's new `network` settings (browser_session_update) to its context."""
+        await timed(
+            apply_network(context.context, context.router, network),
+            Deadline(max(1, int(timeout_ms))),
+        )
 
     async def storage_state(self, context: PwContext, timeout_ms: float) -> dict[str, Any]:
         """The context's cookies and every origin's storage, within `timeout_ms`: reading a
@@ -490,7 +500,11 @@ class PlaywrightEngine:
         per-second allowance per ring; popups nobody expects are reported there too."""
         page.extras["sink"] = sink  # wired again to a page that replaces a crashed one
         p = page.page
-        observe_page(p, sink, backs_handle=lambda: page.page is p, blocker=page.context.blocker)
+        router = page.context.router
+        observe_page(p, sink, backs_handle=lambda: page.page is p, router=router)
+        for request in router.orphans_of(p):  # a popup's first navigation, policy-blocked
+            if not sink.tracks(request):  # else its listener saw it start: its failure follows
+                report_orphan(sink, router, request)
         # Popups nobody expects are reported on the sink and bounded by the session's limit.
         guard = PopupGuard(sink, lambda: self.events.page_limit(page), self._cleanups)
         guard.watch(p, managed=True)
@@ -542,6 +556,7 @@ def context_kwargs(options: ContextOptions) -> dict[str, Any]:
     for wire, kw in simple.items():
         if wire in s:
             kwargs[kw] = s[wire]
+    kwargs.update(network_kwargs(s))  # network and proxy (engine/policy.py)
     if options.storage_state is not None:
         kwargs["storage_state"] = options.storage_state
     return kwargs
@@ -549,9 +564,3 @@ def context_kwargs(options: ContextOptions) -> dict[str, Any]:
 
 def grant_origins(settings: dict[str, Any]) -> list[str]:
     return [p["origin"] for p in settings.get("permissions", [])]
-
-
-def resource_blocker(settings: dict[str, Any]) -> ResourceBlocker | None:
-    """The blocker of normalized `blockResources`; None (no route at all) when unset."""
-    kinds = settings.get("blockResources")
-    return ResourceBlocker(kinds) if kinds else None

@@ -120,9 +120,8 @@ FLAG_OUTPUT: Schema = {"type": "object"}
 # `snapshot` on interactions (issue 15): the action table after the action, or its diff.
 FOLLOW: Schema = {"enum": ["diff", "actions"]}
 FOLLOW_HINT = (
-    "Result changes: url, title, navigated, dialogs, popups, downloads, alert/status text, "
-    'controls added/removed. Instead of browser_snapshot, pass snapshot:"diff" '
-    '(changed lines, fresh refs) or "actions" (new table).'
+    "Result changes: url, title, navigation, dialogs, popups, downloads, alerts, controls; "
+    'snapshot:"diff" (changed lines, fresh refs) or "actions" (table) spares a browser_snapshot.'
 )
 
 
@@ -161,7 +160,7 @@ def locator(*, documented: bool = False) -> Schema:
         "name": string(),
         "exact": BOOL,
         "frame": {"type": "object", "description": FRAME_SHAPE},
-        "within": {"type": "object", "description": "container locator (no frame/within)"},
+        "within": {"type": "object", "description": "container locator"},
     }
     return {"type": "object", "properties": props}
 

@@ -41,6 +41,7 @@ def all_tool_specs(config: Config | None = None) -> list[ToolSpec]:
         forms,
         interaction,
         navigation,
+        network,
         observe,
         sessions,
         snapshot,
@@ -50,6 +51,7 @@ def all_tool_specs(config: Config | None = None) -> list[ToolSpec]:
 
     return [
         *sessions.specs(CONTEXT_SETTINGS),
+        *network.specs(),
         *navigation.specs(),
         *snapshot.specs(),
         *interaction.specs(),

@@ -280,6 +280,10 @@ class PageObservations:
             "resourceType": tracked.resource_type,
         }
 
+    def tracks(self, key: object) -> bool:
+        """Whether the request `key` is in flight here (recorded, not finished or failed)."""
+        return self._lookup(key) is not None
+
     def _lookup(self, key: object) -> _Tracked | None:
         tracked = self._inflight.get(id(key))
         if tracked is None or tracked.key is not key:

@@ -34,6 +34,7 @@ Normalization rules where the contract leaves room (documented decisions):
 - **device** (issue 19): one of Playwright's device descriptors, matched case-insensitively and
   returned in Playwright's spelling; `isMobile` and `hasTouch` are booleans. Explicit fields win
   over the descriptor's when the context is made (model/devices.py has the merge rules).
+- **network**, **proxy** (issue 19): validated and normalized by `model/network.py`.
 - **numbers**: booleans never count as numbers; `viewport` sizes accept integral floats (as JSON
   Schema does) and are returned as ints; other numbers are returned as given.
 
@@ -91,6 +92,8 @@ FIELDS: Final = (
     "geolocation",
     "permissions",
     "blockResources",
+    "network",
+    "proxy",
 )
 """The supported fields, in the order they appear in the normalized result."""
 
@@ -446,6 +449,11 @@ def normalize_context_settings(raw: object) -> dict[str, Any]:
             out[key] = _geolocation(value)
         elif key == "permissions":
             out[key] = _permissions(value)
+        elif key in ("network", "proxy"):  # issue 19: model/network.py
+            from browsermesh.model import network
+
+            parse = network.normalize_network if key == "network" else network.normalize_proxy
+            out[key] = parse(value)
         else:  # blockResources
             out[key] = _block_resources(value)
     if out.get("permissions") and "geolocation" not in out:

@@ -8,6 +8,7 @@ from typing import Any, Literal
 
 from browsermesh.engine.protocol import EngineContext, EnginePage
 from browsermesh.errors import ErrorCode
+from browsermesh.model.network import public_settings
 from browsermesh.model.observe import PageObservations
 from browsermesh.model.paging import SnapshotStore
 from browsermesh.model.table_diff import TableLines
@@ -89,7 +90,8 @@ class SessionRecord:
             out["restoredFromStateId"] = self.restored_from_state_id
         if self.forked_from_session_id is not None:
             out["forkedFromSessionId"] = self.forked_from_session_id
-        out["contextSettings"] = dict(self.context_settings)
+        # Header values and proxy credentials never leave the record (model/network.py).
+        out["contextSettings"] = public_settings(self.context_settings)
         if self.failure_code is not None:
             out["failureCode"] = self.failure_code.value
         return out

@@ -40,8 +40,7 @@ def specs() -> list[ToolSpec]:
             name="browser_screenshot",
             title="Capture page screenshot",
             description=(
-                "PNG of the viewport (default), full page or one element; to read a page use "
-                "browser_snapshot."
+                "PNG of viewport (default), full page or element; to read, use browser_snapshot."
             ),
             profile="core",
             hints=Hints(read_only=True, idempotent=True, open_world=True),

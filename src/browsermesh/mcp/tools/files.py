@@ -61,8 +61,8 @@ def specs() -> list[ToolSpec]:
             name="browser_file_upload",
             title="Upload files",
             description=(
-                "Set a file input's files (target: as browser_click, or a button opening a "
-                "chooser); files:[] clears."
+                "Set a file input's files (or those of the chooser a button opens); files:[] "
+                "clears."
             ),
             profile="files",
             hints=Hints(idempotent=True),
@@ -106,7 +106,7 @@ def specs() -> list[ToolSpec]:
         ToolSpec(
             name="browser_pdf",
             title="Save page as PDF",
-            description="Print the page to PDF (headless).",
+            description="Page to PDF (headless).",
             profile="files",
             hints=Hints(read_only=True),
             input_schema=page_address(),

@@ -38,9 +38,9 @@ def specs() -> list[ToolSpec]:
             name="browser_fill_form",
             title="Fill form fields",
             description=(
-                "Fill several fields in order (text, date, select: string; checkbox, radio: "
-                "boolean); stops at the first failing one (details.field, details.filled). Prefer "
-                "it to one browser_fill per field; changes, snapshot: as browser_click."
+                "Fill fields in order (text, date, select: string; checkbox, radio: boolean); "
+                "stops at the first failing one (details.field, details.filled). Beats a "
+                "browser_fill per field; changes, snapshot: as browser_click."
             ),
             profile="core",
             hints=Hints(open_world=True),

@@ -21,11 +21,10 @@ from browsermesh.mcp.schemas import (
 
 _COMPLETED = FLAG_OUTPUT
 _CLICK_HINT = (
-    "Give ref (from browser_snapshot) or locator, e.g. {strategy:role,value:button,name:Save}. "
-    "Names and text match exactly by default (exact:false: case-insensitive substring); >1 "
+    "ref or locator (so do all element tools), e.g. {strategy:role,value:button,name:Save}; "
+    "names, text match exactly by default (exact:false: substring, any case); >1 "
     "match: LOCATOR_AMBIGUOUS, none: ELEMENT_NOT_FOUND; iframes: locator.frame."
 )
-_TARGET_HINT = "Target: as browser_click."
 
 
 def _action(op: str, arg_field: str | None = None) -> Handler:
@@ -91,7 +90,7 @@ _ACTIONS: list[tuple[str, str, str, str, str, dict[str, Schema], tuple[str, ...]
         "browser_click",
         "click",
         "Click page element",
-        "Click an element. " + _CLICK_HINT + " " + FOLLOW_HINT,
+        "Click " + _CLICK_HINT + " " + FOLLOW_HINT,
         "FTFT",
         {},
         (),
@@ -101,7 +100,7 @@ _ACTIONS: list[tuple[str, str, str, str, str, dict[str, Schema], tuple[str, ...]
         "browser_double_click",
         "double_click",
         "Double-click page element",
-        "Double-click an element. " + _TARGET_HINT,
+        "Double-click.",
         "FTFT",
         {},
         (),
@@ -111,7 +110,7 @@ _ACTIONS: list[tuple[str, str, str, str, str, dict[str, Schema], tuple[str, ...]
         "browser_hover",
         "hover",
         "Hover over page element",
-        "Hover an element (menus, tooltips). " + _TARGET_HINT,
+        "Hover (menus, tooltips).",
         "FFTT",
         {},
         (),
@@ -121,7 +120,7 @@ _ACTIONS: list[tuple[str, str, str, str, str, dict[str, Schema], tuple[str, ...]
         "browser_focus",
         "focus",
         "Focus page element",
-        "Focus an element. " + _TARGET_HINT,
+        "Focus.",
         "FFTT",
         {},
         (),
@@ -131,7 +130,7 @@ _ACTIONS: list[tuple[str, str, str, str, str, dict[str, Schema], tuple[str, ...]
         "browser_check",
         "check",
         "Check page control",
-        "Ensure checked. " + _TARGET_HINT,
+        "Ensure checked.",
         "FFTT",
         {},
         (),
@@ -141,7 +140,7 @@ _ACTIONS: list[tuple[str, str, str, str, str, dict[str, Schema], tuple[str, ...]
         "browser_uncheck",
         "uncheck",
         "Uncheck page control",
-        "Ensure unchecked. " + _TARGET_HINT,
+        "Ensure unchecked.",
         "FFTT",
         {},
         (),
@@ -151,7 +150,7 @@ _ACTIONS: list[tuple[str, str, str, str, str, dict[str, Schema], tuple[str, ...]
         "browser_scroll_into_view",
         "scroll_into_view",
         "Scroll page element into view",
-        "Scroll an element into view. " + _TARGET_HINT,
+        "Scroll into view.",
         "FFTT",
         {},
         (),
@@ -161,7 +160,7 @@ _ACTIONS: list[tuple[str, str, str, str, str, dict[str, Schema], tuple[str, ...]
         "browser_fill",
         "fill",
         "Fill page field",
-        "Replace a field's text with value. " + _TARGET_HINT,
+        "Set a field's text to value.",
         "FFFT",
         {"value": string()},
         ("value",),
@@ -171,7 +170,7 @@ _ACTIONS: list[tuple[str, str, str, str, str, dict[str, Schema], tuple[str, ...]
         "browser_press",
         "press",
         "Press key on page element",
-        "Press a key, e.g. Enter or Control+A. " + _TARGET_HINT,
+        "Press a key, e.g. Enter or Control+A.",
         "FTFT",
         {"key": string(1, 64)},
         ("key",),
@@ -181,7 +180,7 @@ _ACTIONS: list[tuple[str, str, str, str, str, dict[str, Schema], tuple[str, ...]
         "browser_select_option",
         "select_option",
         "Select page option",
-        "Select a <select> option by value or label. " + _TARGET_HINT,
+        "Pick a <select> option by value or label.",
         "FFFT",
         {"value": string()},
         ("value",),
@@ -214,7 +213,8 @@ def specs() -> list[ToolSpec]:
                 handler=_action(op, arg_field),
             )
         )
-    delta = integer(-1_000_000, 1_000_000)
+    # The ±1,000,000 px bound is the runtime's (scroll_delta): schema bytes paid for issue 19.
+    delta = integer()
     out += [
         ToolSpec(
             name="browser_scroll",
@@ -239,7 +239,7 @@ def specs() -> list[ToolSpec]:
         ToolSpec(
             name="browser_visible_text",
             title="Get visible page text",
-            description="innerText of one element, e.g. locator {strategy:css,value:main}.",
+            description=("innerText of one element, e.g. locator {strategy:css,value:main}."),
             profile="core",
             hints=Hints(read_only=True, idempotent=True, open_world=True),
             input_schema=page_address({"locator": LOCATOR}, ("locator",)),

@@ -50,7 +50,7 @@ def specs() -> list[ToolSpec]:
         ToolSpec(
             name="browser_navigate",
             title="Navigate browser page",
-            description="Load an absolute http(s) URL; waits for load.",
+            description="Load an absolute http(s) URL, wait for load.",
             profile="core",
             hints=Hints(open_world=True),
             input_schema=nav_in,
@@ -60,7 +60,7 @@ def specs() -> list[ToolSpec]:
         ToolSpec(
             name="browser_back",
             title="Navigate browser page back",
-            description="Go back one history step.",
+            description="Go back in history.",
             profile="core",
             hints=Hints(open_world=True),
             input_schema=page_address(),
@@ -70,7 +70,7 @@ def specs() -> list[ToolSpec]:
         ToolSpec(
             name="browser_forward",
             title="Navigate browser page forward",
-            description="Go forward one history step.",
+            description="Go forward in history.",
             profile="core",
             hints=Hints(open_world=True),
             input_schema=page_address(),
@@ -90,7 +90,7 @@ def specs() -> list[ToolSpec]:
         ToolSpec(
             name="browser_get_url",
             title="Get browser page URL",
-            description="The page's current URL.",
+            description="Current page URL.",
             profile="core",
             hints=Hints(read_only=True, idempotent=True),
             input_schema=page_address(),
@@ -100,7 +100,7 @@ def specs() -> list[ToolSpec]:
         ToolSpec(
             name="browser_get_title",
             title="Get browser page title",
-            description="The page's title.",
+            description="Page title.",
             profile="core",
             hints=Hints(read_only=True, idempotent=True, open_world=True),
             input_schema=page_address(),

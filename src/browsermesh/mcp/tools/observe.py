@@ -63,9 +63,9 @@ def specs(page_size: int | None = None) -> list[ToolSpec]:
             name="browser_observe",
             title="Read page observations",
             description=(
-                "Read console (incl. popups), pageError, network (incl. 5xx) or requestFailed "
-                "events; poll with sinceEventId=nextCursor; check gap/droppedCount. Find one "
-                "request: filter network (url glob, method, status), then pass its requestId."
+                "console (incl. popups), pageError, network (incl. 5xx) or requestFailed events; "
+                "poll: sinceEventId=nextCursor, check gap/droppedCount. One request: filter "
+                "network, pass its requestId."
             ),
             profile="observability",
             hints=Hints(read_only=True, idempotent=True, open_world=True),

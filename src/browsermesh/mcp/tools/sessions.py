@@ -134,10 +134,7 @@ def specs(context_settings: Schema) -> list[ToolSpec]:
         ToolSpec(
             name="browser_runtime_info",
             title="Inspect BrowserMesh runtime",
-            description=(
-                "Server, browser, limits, contextSettings.device names (diagnose BROWSER_ERROR "
-                "here)."
-            ),
+            description="Server, browser, limits, devices; diagnose BROWSER_ERROR here.",
             profile="core",
             hints=Hints(read_only=True, idempotent=True),
             input_schema=EMPTY_INPUT,
@@ -148,9 +145,9 @@ def specs(context_settings: Schema) -> list[ToolSpec]:
             name="browser_session_create",
             title="Create isolated browser session",
             description=(
-                "Isolated session (own cookies, storage, pages) and its first page: one per user, "
-                "role, auth state or parallel workflow. fromSessionId: copy a ready session's "
-                "cookies/storage; count: 1-10 (all in sessions)."
+                "Isolated session (own cookies, storage, pages) and its first page: one per role, "
+                "auth state or workflow. fromSessionId: copy a session's storage; count: "
+                "1-10 (in sessions)."
             ),
             profile="core",
             hints=Hints(),
@@ -202,7 +199,7 @@ def specs(context_settings: Schema) -> list[ToolSpec]:
         ToolSpec(
             name="browser_page_create",
             title="Create browser page",
-            description="Open another page (tab).",
+            description="Open another tab.",
             profile="core",
             hints=Hints(),
             input_schema=session_address(),
@@ -212,7 +209,7 @@ def specs(context_settings: Schema) -> list[ToolSpec]:
         ToolSpec(
             name="browser_page_list",
             title="List browser pages",
-            description="A session's pages and their URLs.",
+            description="Pages and their URLs.",
             profile="core",
             hints=Hints(read_only=True, idempotent=True),
             input_schema=session_address(),
@@ -222,7 +219,7 @@ def specs(context_settings: Schema) -> list[ToolSpec]:
         ToolSpec(
             name="browser_page_close",
             title="Close browser page",
-            description="Close one page.",
+            description="Close a page.",
             profile="core",
             hints=Hints(destructive=True),
             input_schema=obj({"sessionId": SESSION_ID, "pageId": PAGE_ID}, ["sessionId", "pageId"]),

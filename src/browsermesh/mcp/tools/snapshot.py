@@ -35,11 +35,10 @@ def specs() -> list[ToolSpec]:
             name="browser_snapshot",
             title="Get accessibility snapshot",
             description=(
-                'Read the page. format:"actions": key text, then a line per control (ref, ops), '
-                "main first, site chrome one line each (scope:{ref} lists it); more: "
-                "pass nextCursor alone. aria (default): ARIA YAML, includeRefs: [ref=...] inline. "
-                "Refs last 30 s (default), die on navigation or a newer snapshot. Passwords "
-                "redacted."
+                'Read the page. format:"actions": key text, a line per control (ref, ops), main '
+                "first, site chrome one line each (scope:{ref} lists it); more: nextCursor alone. "
+                "aria (default): ARIA YAML; includeRefs: inline [ref=...]. Refs live 30 s, "
+                "die on navigation or newer snapshots. Passwords redacted."
             ),
             profile="core",
             hints=Hints(read_only=True, idempotent=True, open_world=True),

@@ -46,7 +46,7 @@ def specs() -> list[ToolSpec]:
             name="browser_state_save",
             title="Save browser state",
             description=(
-                "Save a session's cookies and localStorage as stateId (replaces); restore: "
+                "Save cookies and localStorage as stateId (replaces); restore: "
                 "browser_session_create stateId."
             ),
             profile="persistence",
@@ -60,7 +60,7 @@ def specs() -> list[ToolSpec]:
         ToolSpec(
             name="browser_state_list",
             title="List saved browser states",
-            description="List saved state ids.",
+            description="Saved state ids.",
             profile="persistence",
             hints=Hints(read_only=True, idempotent=True),
             input_schema=EMPTY_INPUT,

@@ -69,9 +69,7 @@ def specs() -> list[ToolSpec]:
         ToolSpec(
             name="browser_wait",
             title="Wait for browser condition",
-            description=(
-                "Wait until condition holds (your own click's effect: browser_action_and_wait)."
-            ),
+            description=("Wait for condition (own click's effect: browser_action_and_wait)."),
             profile="core",
             hints=Hints(read_only=True, idempotent=True, open_world=True),
             input_schema=page_address({"condition": _CONDITION}, ("condition",)),

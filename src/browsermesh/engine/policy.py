@@ -1,0 +1,393 @@
+"""The one route of a session's context: network policy (issue 19) and blocked resource types
+(issue 16), plus what a route cannot see by itself.
+
+`RequestRouter` owns every rule the browser enforces for a session:
+
+- **One HTTP route**, `context.route("**/*", handle)`, installed only while there is a rule
+  (routing costs a driver round trip per request and turns Chromium's HTTP cache off). The
+  handler decides in one place, in this order: a URL the origin policy blocks is aborted
+  (`blocked_by_policy`); a resource type `blockResources` names is aborted (`blocked`); any
+  other request first has its page armed by the redirect guard (below), then goes on
+  (`fallback`). It never raises, and every route it gets is answered.
+- **A WebSocket route** (`context.route_web_socket`), installed with the first origin list and
+  kept (Playwright has no way to remove it): a WebSocket to a blocked origin is closed with
+  code 1008 before it connects; any other connects as usual.
+- **The redirect guard**: Playwright continues redirect hops itself, so a context route never
+  sees them (a 302 from an allowed origin to a blocked one would go through). The guard opens
+  a CDP session on each page (and on each out-of-process frame it can reach) and pauses
+  responses there (`Fetch.enable`, response stage): a redirect whose `Location` the policy
+  blocks is failed before Chromium follows it. The route arms a page before letting its
+  request go on, so no response of an armed page can arrive before its guard. Gaps (see
+  docs/decisions-19-network.md): a popup's first navigation (its page does not exist yet when
+  the request is routed, so only its first hop is checked) and requests of dedicated or shared
+  workers (no page or frame to open a session on).
+
+Requests the router aborted, and URLs whose redirect the guard failed, are remembered so that
+the observers report their failure as `blocked` / `blocked_by_policy` instead of Chromium's
+`net::ERR_BLOCKED_BY_CLIENT`: the aborted ones in a weak map (Playwright's own objects bound
+it; a reported request leaves at once), the redirect URLs in a small bounded map. A popup's
+first navigation is stopped before its page exists, so no listener can see it: the router
+keeps it (weakly, at most 16) and it is reported on that page once, whether the page's
+listeners see its failure or the engine finds it when it starts observing the page.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import contextlib
+import weakref
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urljoin
+
+from browsermesh.model.network import OriginPolicy, origin_policy
+from browsermesh.model.tasks import TaskOwner
+
+if TYPE_CHECKING:
+    from playwright.async_api import BrowserContext, Request, Route, WebSocketRoute
+
+__all__ = [
+    "BLOCKED_FAILURE",
+    "POLICY_FAILURE",
+    "RedirectGuard",
+    "RequestRouter",
+    "apply_network",
+    "network_kwargs",
+    "playwright_proxy",
+]
+
+BLOCKED_FAILURE = "blocked"
+"""The `failure` of a request `blockResources` aborted."""
+POLICY_FAILURE = "blocked_by_policy"
+"""The `failure` of a request the network policy stopped (route or redirect guard)."""
+POLICY_CLOSE_CODE = 1008
+"""WebSocket close code of a connection the policy refused (RFC 6455: policy violation)."""
+_ABORT_CODE = "blockedbyclient"
+_REDIRECTS = frozenset({301, 302, 303, 307, 308})
+_ARM_BUDGET_S = 10.0
+"""Arming a page's guard takes two CDP round trips; past this the request is aborted."""
+_REMEMBERED_REDIRECTS = 256
+_MAX_ORPHANS = 16
+_NO_SEPARATE_SESSION = "does not have a separate CDP session"
+
+
+def _without_fragment(url: str) -> str:
+    return url.split("#", 1)[0]
+
+
+def _header(headers: Iterable[Mapping[str, str]] | None, name: str) -> str | None:
+    for header in headers or ():
+        if str(header.get("name", "")).lower() == name:
+            return str(header.get("value", ""))
+    return None
+
+
+class RedirectGuard:
+    """Fails, at the response stage, each redirect of an armed page that leaves the policy."""
+
+    def __init__(self, router: RequestRouter) -> None:
+        self._router = router
+        # target (a Page, or a Frame with a CDP session of its own) -> its arming
+        self._armed: weakref.WeakKeyDictionary[Any, asyncio.Future[Any]] = (
+            weakref.WeakKeyDictionary()
+        )
+        # frames known to share their page's session (until they navigate again)
+        self._in_page: weakref.WeakSet[Any] = weakref.WeakSet()
+        # The armings and the answers to paused responses; `close` cancels and awaits them.
+        self._tasks = TaskOwner()
+        self._failed: collections.OrderedDict[str, int] = collections.OrderedDict()
+
+    async def cover(self, context: BrowserContext, request: Request) -> None:
+        """Arm the page (or out-of-process frame) `request` belongs to before it goes on.
+        A request without a page yet (a popup's first navigation) is left as it is."""
+        try:
+            frame = request.frame
+            page = frame.page
+        except Exception:  # a popup's first navigation, a service worker: no target yet
+            return
+        if frame.parent_frame is None:
+            await self._arm(context, page)
+            return
+        if request.is_navigation_request():
+            # Navigations are the page's (the browser handles them); the document may land
+            # in another process, so what the frame loads next asks again.
+            self._in_page.discard(frame)
+            await self._forget(frame)
+            await self._arm(context, page)
+            return
+        if frame not in self._in_page:
+            try:
+                await self._arm(context, frame)
+                return
+            except Exception as exc:
+                if _NO_SEPARATE_SESSION not in str(exc):
+                    raise
+                self._in_page.add(frame)  # an in-process frame: its page's session sees it
+        await self._arm(context, page)
+
+    async def _arm(self, context: BrowserContext, target: Any) -> None:
+        arming = self._armed.get(target)
+        if arming is None:
+            arming = self._tasks.spawn(self._open(context, target))
+            self._armed[target] = arming
+        try:
+            await asyncio.wait_for(asyncio.shield(arming), _ARM_BUDGET_S)
+        except BaseException:
+            if arming.done() and (arming.cancelled() or arming.exception() is not None):
+                self._armed.pop(target, None)  # the next request tries again
+            raise
+
+    async def _forget(self, target: Any) -> None:
+        """Detach `target`'s session, if it has one (its process may be gone or replaced)."""
+        arming = self._armed.pop(target, None)
+        usable = arming is not None and arming.done() and not arming.cancelled()
+        if usable and arming is not None and arming.exception() is None:
+            with contextlib.suppress(Exception):
+                await arming.result().detach()
+
+    async def _open(self, context: BrowserContext, target: Any) -> Any:
+        session = await context.new_cdp_session(target)
+        session.on("Fetch.requestPaused", lambda event: self._paused(session, event))
+        await session.send(
+            "Fetch.enable", {"patterns": [{"urlPattern": "*", "requestStage": "Response"}]}
+        )
+        return session
+
+    def _paused(self, session: Any, event: Mapping[str, Any]) -> None:
+        """A response of an armed target: fail a redirect the policy blocks, let the rest go."""
+        request_id = event.get("requestId")
+        method, params = "Fetch.continueRequest", {"requestId": request_id}
+        policy = self._router.policy
+        status = event.get("responseStatusCode")
+        request = event.get("request") or {}
+        url = str(request.get("url", ""))
+        location = _header(event.get("responseHeaders"), "location")
+        if (
+            policy is not None
+            and status in _REDIRECTS
+            and location
+            and policy.blocks(urljoin(url, location))
+        ):
+            method = "Fetch.failRequest"
+            params = {"requestId": request_id, "errorReason": "BlockedByClient"}
+            self._remember(url)
+        self._tasks.spawn(self._send(session, method, params))
+
+    @staticmethod
+    async def _send(session: Any, method: str, params: dict[str, Any]) -> None:
+        with contextlib.suppress(Exception):  # the page or its target went away meanwhile
+            await session.send(method, params)
+
+    def _remember(self, url: str) -> None:
+        key = _without_fragment(url)
+        self._failed[key] = self._failed.get(key, 0) + 1
+        self._failed.move_to_end(key)
+        while len(self._failed) > _REMEMBERED_REDIRECTS:
+            self._failed.popitem(last=False)
+
+    def took(self, url: str) -> bool:
+        """Whether the guard failed a redirect of `url` not reported yet (and forget one)."""
+        key = _without_fragment(url)
+        count = self._failed.get(key, 0)
+        if not count:
+            return False
+        if count == 1:
+            del self._failed[key]
+        else:
+            self._failed[key] = count - 1
+        return True
+
+    async def disarm(self) -> None:
+        """Stop pausing responses (the policy has no origin list any more)."""
+        armed, self._armed = self._armed, weakref.WeakKeyDictionary()
+        self._in_page = weakref.WeakSet()
+        for arming in list(armed.values()):
+            if arming.done() and not arming.cancelled() and arming.exception() is None:
+                with contextlib.suppress(Exception):
+                    await arming.result().detach()
+
+    async def close(self) -> None:
+        """The context closed: nothing left to arm or answer (cancelled and awaited)."""
+        self._armed = weakref.WeakKeyDictionary()
+        await self._tasks.aclose()
+
+
+class RequestRouter:
+    """One session's network rules in the browser: origin policy and blocked resource types."""
+
+    def __init__(
+        self, resource_types: Iterable[str] = (), policy: OriginPolicy | None = None
+    ) -> None:
+        self.resource_types = frozenset(resource_types)
+        self.policy = policy
+        self.guard = RedirectGuard(self)
+        self._aborted: weakref.WeakKeyDictionary[Any, str] = weakref.WeakKeyDictionary()
+        # Policy-blocked first navigations of popups (no page existed to observe them yet):
+        # request -> reported yet. Weak, and at most _MAX_ORPHANS.
+        self._orphans: weakref.WeakKeyDictionary[Any, bool] = weakref.WeakKeyDictionary()
+        self._context: BrowserContext | None = None
+        self._routed = False
+        self._web_sockets_routed = False
+
+    @classmethod
+    def for_settings(cls, settings: Mapping[str, Any]) -> RequestRouter:
+        """The router of normalized context settings (`blockResources`, `network`)."""
+        return cls(settings.get("blockResources") or (), origin_policy(settings.get("network")))
+
+    @property
+    def routing(self) -> bool:
+        """Whether the context needs its route (some rule is set)."""
+        return bool(self.resource_types) or self.policy is not None
+
+    async def sync(self, context: BrowserContext) -> None:
+        """Install what the current rules need: the route (removed again when no rule is
+        left), the WebSocket route (kept once installed), the guard (disarmed without a
+        policy)."""
+        self._context = context
+        if self.routing and not self._routed:
+            await context.route("**/*", self.handle)
+            self._routed = True
+        elif not self.routing and self._routed:
+            await context.unroute("**/*", self.handle)
+            self._routed = False
+        if self.policy is not None and not self._web_sockets_routed:
+            await context.route_web_socket(self._refused_web_socket, self.handle_web_socket)
+            self._web_sockets_routed = True
+        if self.policy is None:
+            await self.guard.disarm()
+
+    async def set_policy(self, context: BrowserContext, policy: OriginPolicy | None) -> None:
+        """New origin lists for the session (browser_session_update)."""
+        self.policy = policy
+        await self.sync(context)
+
+    async def handle(self, route: Route) -> None:
+        """The context's route handler; answers every route, never raises (a page or context
+        closing under a routed request only loses that request)."""
+        with contextlib.suppress(Exception):
+            request = route.request
+            label = self._verdict(request.url, request.resource_type)
+            if label is not None:
+                self._aborted[request] = label
+                popup = label == POLICY_FAILURE and request.is_navigation_request()
+                if popup and _pageless(request):
+                    self._orphans[request] = False
+                    while len(self._orphans) > _MAX_ORPHANS:
+                        del self._orphans[next(iter(self._orphans))]
+                await route.abort(_ABORT_CODE)
+                return
+            if self.policy is not None and self._context is not None:
+                try:
+                    await self.guard.cover(self._context, request)
+                except Exception:
+                    await route.abort("failed")  # fail closed: unguarded redirects could leak
+                    return
+            await route.fallback()
+
+    def _verdict(self, url: str, resource_type: str) -> str | None:
+        if self.policy is not None and self.policy.blocks(url):
+            return POLICY_FAILURE
+        if resource_type in self.resource_types:
+            return BLOCKED_FAILURE
+        return None
+
+    def _refused_web_socket(self, url: str) -> bool:
+        return self.policy is not None and self.policy.blocks(url)
+
+    async def handle_web_socket(self, web_socket: WebSocketRoute) -> None:
+        """A WebSocket to a blocked origin: closed before it ever connects."""
+        with contextlib.suppress(Exception):
+            await web_socket.close(code=POLICY_CLOSE_CODE, reason=POLICY_FAILURE)
+
+    def failure(self, request: Request, failure: str | None) -> str:
+        """The failure text to report for `request`: `blocked` / `blocked_by_policy` when this
+        router stopped it (and it is forgotten), else Playwright's own text (`failed` when it
+        has none)."""
+        try:
+            label = self._aborted.pop(request, None)
+        except TypeError:  # not weak-referenceable: never one of ours
+            label = None
+        if label is not None:
+            return label
+        text = failure or "failed"
+        if text.startswith("net::ERR_BLOCKED_BY_CLIENT") and self.guard.took(request.url):
+            return POLICY_FAILURE
+        return text
+
+    def orphans_of(self, page: Any) -> list[Request]:
+        """The blocked first navigations of `page` (a popup) not reported yet: the page did
+        not exist when they were stopped, so its listeners may have missed them."""
+        found: list[Request] = []
+        for request, reported in list(self._orphans.items()):
+            if reported:
+                continue
+            try:
+                owner = request.frame.page
+            except Exception:
+                continue
+            if owner is page:
+                found.append(request)
+        return found
+
+    def orphan(self, request: Any) -> bool | None:
+        """None: not an orphan; else whether it was reported already."""
+        try:
+            return self._orphans.get(request)
+        except TypeError:
+            return None
+
+    def reported(self, request: Any) -> None:
+        """An orphan's failure is in its page's ring now: never again."""
+        with contextlib.suppress(TypeError):
+            if request in self._orphans:
+                self._orphans[request] = True
+                self._aborted.pop(request, None)
+
+    async def close(self) -> None:
+        await self.guard.close()
+
+    def __len__(self) -> int:
+        """Aborted requests not reported yet (and still alive)."""
+        return len(self._aborted)
+
+
+def _pageless(request: Any) -> bool:
+    try:
+        request.frame.page  # noqa: B018 - raises while the request's frame has no page
+    except Exception:
+        return True
+    return False
+
+
+def playwright_proxy(proxy: Mapping[str, str]) -> dict[str, str]:
+    """Normalized `contextSettings.proxy` as Playwright's `proxy` option."""
+    return {key: proxy[key] for key in ("server", "bypass", "username", "password") if key in proxy}
+
+
+def network_kwargs(settings: Mapping[str, Any]) -> dict[str, Any]:
+    """The `new_context` arguments of `network` and `proxy`. A session created with `network`
+    (even `{}`) runs without service workers: their requests and cache would pass beside the
+    route, and origin lists may be set later by browser_session_update."""
+    kwargs: dict[str, Any] = {}
+    network = settings.get("network")
+    if network is not None:
+        kwargs["service_workers"] = "block"
+        if network.get("offline"):
+            kwargs["offline"] = True
+        if network.get("extraHeaders"):
+            kwargs["extra_http_headers"] = dict(network["extraHeaders"])
+    proxy = settings.get("proxy")
+    if proxy:
+        kwargs["proxy"] = playwright_proxy(proxy)
+    return kwargs
+
+
+async def apply_network(
+    context: BrowserContext, router: RequestRouter, network: Mapping[str, Any]
+) -> None:
+    """Make a live context follow a session's new `network` (browser_session_update): the
+    origin lists first, then the headers (replaced as a whole), then offline."""
+    await router.set_policy(context, origin_policy(network))
+    await context.set_extra_http_headers(dict(network.get("extraHeaders") or {}))
+    await context.set_offline(bool(network.get("offline")))
