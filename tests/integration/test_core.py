@@ -89,10 +89,11 @@ async def test_budget_expiring_in_queue_never_reaches_browser(
 ) -> None:
     s, p = await mcp_client.session()
     addr = {"sessionId": s, "pageId": p}
+    seen = site.arrived("/slow")
     slow = asyncio.create_task(
         mcp_client.ok("browser_navigate", {**addr, "url": site.url("/slow?ms=1200")})
     )
-    await asyncio.sleep(0.2)
+    await site.until_arrived("/slow", seen + 1)  # the first navigation is running
     queued_nav = await mcp_client.err(
         "browser_navigate", {**addr, "url": site.url("/delay?value=never"), "timeoutMs": 200}
     )
@@ -105,10 +106,11 @@ async def test_budget_expiring_in_queue_never_reaches_browser(
 async def test_cancelled_queued_call_is_skipped(mcp_client: ToolClient, site: FixtureSite) -> None:
     s, p = await mcp_client.session()
     addr = {"sessionId": s, "pageId": p}
+    seen = site.arrived("/slow")
     slow = asyncio.create_task(
         mcp_client.ok("browser_navigate", {**addr, "url": site.url("/slow?ms=1500")})
     )
-    await asyncio.sleep(0.2)
+    await site.until_arrived("/slow", seen + 1)  # the first navigation is running
     with pytest.raises(MCPError):  # the client's read timeout sends notifications/cancelled
         await mcp_client.raw(
             "browser_navigate",
@@ -123,10 +125,11 @@ async def test_cancelled_queued_call_is_skipped(mcp_client: ToolClient, site: Fi
 async def test_lifecycle_and_limits(mcp_client: ToolClient, site: FixtureSite) -> None:
     s, p = await mcp_client.session()
     addr = {"sessionId": s, "pageId": p}
+    seen = site.arrived("/delay")
     nav = asyncio.create_task(
         mcp_client.ok("browser_navigate", {**addr, "url": site.url("/delay?ms=400&value=x")})
     )
-    await asyncio.sleep(0.05)
+    await site.until_arrived("/delay", seen + 1)  # accepted and running before the close
     closed = await mcp_client.ok("browser_session_close", {"sessionId": s})
     assert (await nav)["url"].endswith("value=x")  # accepted work drained first
     assert closed["session"]["status"] == "closed"
