@@ -135,27 +135,12 @@ __all__ = [
     "usage_summary",
 ]
 
-_CLI_NAMES = frozenset(
-    {
-        "DemoInvocation",
-        "DoctorInvocation",
-        "HelpInvocation",
-        "InstallBrowserInvocation",
-        "Invocation",
-        "ServeInvocation",
-        "UsageError",
-        "VersionInvocation",
-        "help_text",
-        "parse_invocation",
-        "usage_summary",
-    }
-)
-
 
 def __getattr__(name: str) -> object:
     """The command-line names, from :mod:`browsermesh.cli_options` on first use."""
-    if name in _CLI_NAMES:
-        from browsermesh import cli_options
+    if not name.startswith("__"):  # import-machinery probes never load the CLI module
+        from browsermesh import cli_options  # its __all__ is the one list of these names
 
-        return getattr(cli_options, name)
+        if name in cli_options.__all__:
+            return getattr(cli_options, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -43,7 +43,8 @@ def same_url(a: str, b: str) -> bool:
 
 async def goto(page: Page, url: str, deadline: Deadline) -> str:
     """Navigate to `url` and wait for `load` within `deadline`; returns the page's URL."""
-    progress.report(progress.loading_phase(url), total_ms=deadline.remaining_ms())
+    if progress.active():  # the origin is parsed only for a call that reports progress
+        progress.report(progress.loading_phase(url), total_ms=deadline.remaining_ms())
     attempt = 1
     while True:
         try:

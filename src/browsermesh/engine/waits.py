@@ -98,7 +98,8 @@ async def _satisfied(page: Page, cond: Condition, ctx: OperationContext) -> bool
 
 async def wait_for(page: Page, cond: Condition, ctx: OperationContext) -> None:
     """Poll `cond` until satisfied; the deadline gives OPERATION_TIMEOUT for every kind."""
-    progress.report(condition_phase(cond), total_ms=ctx.deadline.remaining_ms())
+    if progress.active():
+        progress.report(condition_phase(cond), total_ms=ctx.deadline.remaining_ms())
     while True:
         try:
             if await _satisfied(page, cond, ctx):

@@ -74,7 +74,7 @@ def at_or_above(level: str, threshold: str | None) -> bool:
 
 def connection_of(ctx: ServerRequestContext[Any]) -> Connection:
     """The SDK connection a request came on. The SDK 2.3 keeps it on the request's session
-    without a public accessor; `tests/unit/test_mcp_clients.py` fails if that changes."""
+    without a public accessor; `tests/unit/test_mcp_feed.py` fails if that changes."""
     connection: Connection = ctx.session._connection
     return connection
 
@@ -213,6 +213,8 @@ class Clients:
             skip: object = call.connection
         else:
             skip = None
+        if not self._listeners:
+            return  # every operation logs: nobody listening between calls costs nothing more
         listeners = self.listeners(self.principal_of(record))
         for listener in listeners:
             if listener.connection is skip or not at_or_above(level, listener.log_level):

@@ -49,7 +49,8 @@ def report(message: str, *, total_ms: float | None = None) -> None:
 
 
 def active() -> bool:
-    """True when the current call reports progress (to skip building costly messages)."""
+    """True when the current call reports progress: hot paths (every operation, navigation
+    and wait) check it before building a phase message nobody would read."""
     return _SINK.get() is not None
 
 

@@ -299,7 +299,8 @@ class RuntimeCore:
         self.log.info("operation.started", **fields)
 
         async def guarded() -> T:
-            progress.report(f"running {tool}", total_ms=deadline.remaining_ms())
+            if progress.active():  # every operation passes here: no work when nobody listens
+                progress.report(f"running {tool}", total_ms=deadline.remaining_ms())
             try:
                 return await job(ctx)
             except BrowserMeshError:
@@ -324,7 +325,7 @@ class RuntimeCore:
             await self._note_pages(rec)
             return result
 
-        if rec.queue.pending:
+        if rec.queue.pending and progress.active():
             ahead = rec.queue.pending
             progress.report(
                 f"waiting in session queue ({ahead} ahead)", total_ms=deadline.remaining_ms()
