@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from browsermesh.errors import BrowserMeshError, error_payload
+from browsermesh.runtime.calls import PageCall
 from browsermesh.runtime.runtime import LOCAL_PRINCIPAL, Runtime
 from tests.fixtures.site import FixtureSite
 
@@ -25,7 +26,8 @@ async def open_page(runtime: Runtime, site: FixtureSite, path: str = "/evaluate"
     _, view, page_id = await runtime.create_session(LOCAL_PRINCIPAL)
     addr = {"session_id": view["sessionId"], "page_id": page_id}
     await runtime.navigate(
-        LOCAL_PRINCIPAL, addr["session_id"], addr["page_id"], site.url(path), None
+        PageCall(principal=LOCAL_PRINCIPAL, session_id=addr["session_id"], page_id=addr["page_id"]),
+        site.url(path),
     )
     return addr
 
@@ -34,7 +36,14 @@ async def evaluate(
     runtime: Runtime, addr: dict[str, str], expression: str, arg: Any = None, timeout_ms: int = 5000
 ) -> tuple[Any, bool]:
     _, (result, truncated) = await runtime.evaluate(
-        LOCAL_PRINCIPAL, addr["session_id"], addr["page_id"], expression, arg, timeout_ms
+        PageCall(
+            principal=LOCAL_PRINCIPAL,
+            session_id=addr["session_id"],
+            page_id=addr["page_id"],
+            timeout_ms=timeout_ms,
+        ),
+        expression,
+        arg,
     )
     return result, truncated
 
@@ -159,7 +168,11 @@ async def _poll_open_loop(
     latencies: list[float] = []
 
     async def one(due: float) -> None:
-        await runtime.get_url(LOCAL_PRINCIPAL, addr["session_id"], addr["page_id"], None)
+        await runtime.get_url(
+            PageCall(
+                principal=LOCAL_PRINCIPAL, session_id=addr["session_id"], page_id=addr["page_id"]
+            )
+        )
         latencies.append(time.monotonic() - due)
 
     async with asyncio.TaskGroup() as group:

@@ -12,6 +12,7 @@ import pytest
 
 from browsermesh.errors import BrowserMeshError, ErrorCode
 from browsermesh.model.action_table import table_refs
+from browsermesh.runtime.calls import PageCall
 from browsermesh.runtime.runtime import Runtime
 from tests.conftest import ToolClient, open_page
 from tests.fixtures.forms_site import FormsSite
@@ -253,12 +254,14 @@ async def test_library_callers_get_invalid_argument_naming_the_field(runtime: Ru
     ]  # fmt: skip
     for fields, path, rule in cases:
         with pytest.raises(BrowserMeshError) as caught:
-            await runtime.fill_form("local", "s", "p", fields, None)
+            await runtime.fill_form(
+                PageCall(principal="local", session_id="s", page_id="p"), fields
+            )
         err = caught.value
         assert err.code is ErrorCode.INVALID_ARGUMENT, (path, err)
         assert err.details["field"] == path and rule in err.details["rule"], (path, err.details)
         assert "filled" not in err.details  # refused before any work
     # The checks come before the session lookup: valid fields on an unknown session.
     with pytest.raises(BrowserMeshError) as caught:
-        await runtime.fill_form("local", "s", "p", [one], None)
+        await runtime.fill_form(PageCall(principal="local", session_id="s", page_id="p"), [one])
     assert caught.value.code is ErrorCode.SESSION_NOT_FOUND

@@ -21,6 +21,7 @@ from browsermesh.engine.protocol import ContextOptions
 from browsermesh.errors import BrowserMeshError, ErrorCode
 from browsermesh.factory import create_engine
 from browsermesh.log import EventLog
+from browsermesh.runtime.calls import PageCall
 from tests.conftest import real_config, real_runtime
 from tests.fixtures.site import FixtureSite
 
@@ -49,12 +50,16 @@ async def test_saving_a_page_with_many_origin_iframes_is_refused(
     async with real_runtime(tmp_path, EventLog("silent"), max_state_origins=3) as runtime:
         _, view, page = await runtime.create_session()
         session = view["sessionId"]
-        await runtime.navigate("local", session, page, site.url("/?value=main"), None)
+        await runtime.navigate(
+            PageCall(principal="local", session_id=session, page_id=page), site.url("/?value=main")
+        )
         # one origin plus one cookie domain: within the bound
         _, saved = await runtime.save_state("local", session, "before")
         assert saved["stateId"] == "before"
         srcs = [s.url(f"/?value=frame{i}") for i, s in enumerate(frame_sites)]
-        await runtime.evaluate("local", session, page, ADD_FRAMES, srcs, None)
+        await runtime.evaluate(
+            PageCall(principal="local", session_id=session, page_id=page), ADD_FRAMES, srcs
+        )
         with pytest.raises(BrowserMeshError) as info:
             await runtime.save_state("local", session, "after")
         error = info.value
@@ -70,17 +75,24 @@ async def test_the_same_page_saves_and_restores_under_a_larger_limit(
     async with real_runtime(tmp_path, EventLog("silent"), max_state_origins=50) as runtime:
         _, view, page = await runtime.create_session()
         session = view["sessionId"]
-        await runtime.navigate("local", session, page, site.url("/?value=main"), None)
+        await runtime.navigate(
+            PageCall(principal="local", session_id=session, page_id=page), site.url("/?value=main")
+        )
         srcs = [s.url(f"/?value=frame{i}") for i, s in enumerate(frame_sites)]
-        await runtime.evaluate("local", session, page, ADD_FRAMES, srcs, None)
+        await runtime.evaluate(
+            PageCall(principal="local", session_id=session, page_id=page), ADD_FRAMES, srcs
+        )
         await runtime.save_state("local", session, "many")
         state = await runtime.states.load("local", "many")
         assert len(state["origins"]) == FRAMES + 1
         _, restored, restored_page = await runtime.create_session(state_id="many")
         await runtime.navigate(
-            "local", restored["sessionId"], restored_page, frame_sites[2].url("/whoami"), None
+            PageCall(principal="local", session_id=restored["sessionId"], page_id=restored_page),
+            frame_sites[2].url("/whoami"),
         )
-        _, title = await runtime.get_title("local", restored["sessionId"], restored_page, None)
+        _, title = await runtime.get_title(
+            PageCall(principal="local", session_id=restored["sessionId"], page_id=restored_page)
+        )
         assert title.startswith("ls:frame2|")
 
 

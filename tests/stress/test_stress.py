@@ -16,6 +16,7 @@ import pytest
 
 from browsermesh.config import default_config
 from browsermesh.log import EventLog
+from browsermesh.runtime.calls import PageCall
 from browsermesh.runtime.runtime import LOCAL_PRINCIPAL, Runtime
 from tests.conftest import real_config, tool_client
 from tests.fakes import FakeEngine
@@ -38,9 +39,15 @@ async def test_fifty_concurrent_sessions_on_the_fake_engine(tmp_path: Path) -> N
         _, view, page_id = await runtime.create_session(name=f"s{i}")
         sid = view["sessionId"]
         url = f"http://site-{i}.test/path/{i}?value=s{i}"
-        _, landed = await runtime.navigate(LOCAL_PRINCIPAL, sid, page_id, url, None)
-        _, read_back = await runtime.get_url(LOCAL_PRINCIPAL, sid, page_id, None)
-        _, title = await runtime.get_title(LOCAL_PRINCIPAL, sid, page_id, None)
+        _, landed = await runtime.navigate(
+            PageCall(principal=LOCAL_PRINCIPAL, session_id=sid, page_id=page_id), url
+        )
+        _, read_back = await runtime.get_url(
+            PageCall(principal=LOCAL_PRINCIPAL, session_id=sid, page_id=page_id)
+        )
+        _, title = await runtime.get_title(
+            PageCall(principal=LOCAL_PRINCIPAL, session_id=sid, page_id=page_id)
+        )
         assert landed == url
         results[i] = (sid, page_id, read_back, title)
 

@@ -15,6 +15,7 @@ from browsermesh.model.arguments import (
     bounded_string,
 )
 from browsermesh.model.locators import non_css_engine, parse_locator, public_engine
+from browsermesh.runtime.calls import PageCall
 from browsermesh.runtime.runtime import Runtime
 from tests.fakes import FakeEngine
 
@@ -100,10 +101,17 @@ async def test_the_runtime_checks_action_arguments_before_queueing(tmp_path: Any
         target = {"locator": {"strategy": "label", "value": "Name"}}
         calls = list(engine.calls)
         with pytest.raises(BrowserMeshError) as info:
-            await runtime.element_action("local", session, page, "press", target, "K" * 65, None)
+            await runtime.element_action(
+                PageCall(principal="local", session_id=session, page_id=page),
+                "press",
+                target,
+                "K" * 65,
+            )
         assert info.value.message.endswith(" Bound: key <= 64.")
         with pytest.raises(BrowserMeshError) as info:
-            await runtime.element_action("local", session, page, "fill", target, None, None)
+            await runtime.element_action(
+                PageCall(principal="local", session_id=session, page_id=page), "fill", target, None
+            )
         assert info.value.code is ErrorCode.INVALID_ARGUMENT
         assert engine.calls == calls  # refused before the session queue, no engine call
     finally:

@@ -15,6 +15,7 @@ from browsermesh.config import default_config
 from browsermesh.errors import BrowserMeshError, ErrorCode, error_payload
 from browsermesh.log import EventLog
 from browsermesh.mcp.server import create_server
+from browsermesh.runtime.calls import PageCall
 from browsermesh.runtime.fork import validate_count
 from browsermesh.runtime.runtime import LOCAL_PRINCIPAL, Runtime
 from browsermesh.runtime.watchers import SessionChange
@@ -130,7 +131,9 @@ async def test_a_closing_source_is_refused(rig: Any) -> None:
     _, view, page = await runtime.create_session(P)
     src = view["sessionId"]
     engine.gate = asyncio.Event()
-    busy = asyncio.create_task(runtime.navigate(P, src, page, "https://a.test/", None))
+    busy = asyncio.create_task(
+        runtime.navigate(PageCall(principal=P, session_id=src, page_id=page), "https://a.test/")
+    )
     while "navigate" not in engine.calls:
         await asyncio.sleep(0)  # the navigation has reached the (gated) engine
     closing = asyncio.create_task(runtime.close_session(P, src))
@@ -151,7 +154,9 @@ async def test_the_copy_waits_in_the_source_queue_and_seeds_every_fork(rig: Any)
     engine.fork_state = {"cookies": [cookie], "origins": []}
     engine.fork_session = {"https://a.test": {"tab": "1"}}
     engine.gate = asyncio.Event()
-    nav = asyncio.create_task(runtime.navigate(P, src, page, "https://a.test/", None))
+    nav = asyncio.create_task(
+        runtime.navigate(PageCall(principal=P, session_id=src, page_id=page), "https://a.test/")
+    )
     fork = asyncio.create_task(
         runtime.create_sessions(
             P, from_session_id=src, count=3, context_settings={"locale": "de-DE"}

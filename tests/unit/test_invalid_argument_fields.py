@@ -28,6 +28,7 @@ from browsermesh.model.observe_query import parse_query
 from browsermesh.model.paging import normalize_snapshot_options, page_content
 from browsermesh.model.settings import normalize_context_settings
 from browsermesh.persistence.states import validate_state_id
+from browsermesh.runtime.calls import PageCall
 from browsermesh.runtime.checks import parse_capture, scroll_delta
 from browsermesh.runtime.runtime import Runtime, validate_http_url, validate_timeout
 from tests.fakes import FakeEngine
@@ -298,48 +299,92 @@ async def test_the_runtime_reports_fields_of_evaluate_and_snapshot(tmp_path: Pat
         session = view["sessionId"]
         calls = list(engine.calls)
         cases: list[tuple[Any, str, str]] = [
-            (runtime.evaluate("local", session, page, "", None, None), "expression", "at least 1"),
             (
-                runtime.evaluate("local", session, page, C * 2000, None, None),
+                runtime.evaluate(
+                    PageCall(principal="local", session_id=session, page_id=page), "", None
+                ),
+                "expression",
+                "at least 1",
+            ),
+            (
+                runtime.evaluate(
+                    PageCall(principal="local", session_id=session, page_id=page), C * 2000, None
+                ),
                 "expression",
                 "at most 10000 characters",
             ),
-            (runtime.evaluate("local", session, page, N, None, None), "expression", "string"),
             (
-                runtime.evaluate("local", session, page, "1", [C, float("nan")], None),
+                runtime.evaluate(
+                    PageCall(principal="local", session_id=session, page_id=page), N, None
+                ),
+                "expression",
+                "string",
+            ),
+            (
+                runtime.evaluate(
+                    PageCall(principal="local", session_id=session, page_id=page),
+                    "1",
+                    [C, float("nan")],
+                ),
                 "arg",
                 "a JSON value",
             ),
             (
-                runtime.evaluate("local", session, page, "1", None, N),
+                runtime.evaluate(
+                    PageCall(principal="local", session_id=session, page_id=page, timeout_ms=N),
+                    "1",
+                    None,
+                ),
                 "timeoutMs",
                 "at most 300000",
             ),
             (
-                runtime.snapshot("local", session, page, {"scope": {"strategy": C, "value": C}}),
+                runtime.snapshot(
+                    PageCall(principal="local", session_id=session, page_id=page),
+                    {"scope": {"strategy": C, "value": C}},
+                ),
                 "scope.strategy",
                 "one of: ",
             ),
             (
-                runtime.snapshot("local", session, page, {"scope": {"strategy": "css"}}),
+                runtime.snapshot(
+                    PageCall(principal="local", session_id=session, page_id=page),
+                    {"scope": {"strategy": "css"}},
+                ),
                 "scope.value",
                 "",
             ),
-            (runtime.navigate("local", session, page, f"file:///{C}", None), "url", "an absolute"),
-            (runtime.scroll("local", session, page, 0, N, None), "deltaY", "at most 1000000"),
             (
-                runtime.screenshot("local", session, page, {"kind": C}, None),
+                runtime.navigate(
+                    PageCall(principal="local", session_id=session, page_id=page), f"file:///{C}"
+                ),
+                "url",
+                "an absolute",
+            ),
+            (
+                runtime.scroll(PageCall(principal="local", session_id=session, page_id=page), 0, N),
+                "deltaY",
+                "at most 1000000",
+            ),
+            (
+                runtime.screenshot(
+                    PageCall(principal="local", session_id=session, page_id=page), {"kind": C}
+                ),
                 "capture.kind",
                 "one of: viewport, fullPage, element",
             ),
             (
-                runtime.wait("local", session, page, {"kind": C}, None),
+                runtime.wait(
+                    PageCall(principal="local", session_id=session, page_id=page), {"kind": C}
+                ),
                 "condition.kind",
                 "one of: url, load, locator, text",
             ),
             (
                 runtime.action_and_wait(
-                    "local", session, page, {"kind": "click", "target": CSS_A}, {"kind": C}, None
+                    PageCall(principal="local", session_id=session, page_id=page),
+                    {"kind": "click", "target": CSS_A},
+                    {"kind": C},
                 ),
                 "wait.kind",
                 "one of: navigation, response, popup, dialog",

@@ -12,6 +12,7 @@ import pytest
 from browsermesh.config import default_config
 from browsermesh.errors import BrowserMeshError, ErrorCode
 from browsermesh.log import EventLog
+from browsermesh.runtime.calls import PageCall
 from browsermesh.runtime.runtime import Runtime
 from tests.fakes import FakeEngine
 
@@ -65,15 +66,18 @@ async def test_ids_are_short_unique_and_only_looked_up(rig) -> None:
     assert len(set(issued)) == len(issued)
     sid = issued[1]
     # counters start at 1 and have no leading zero, so "s0zzz"/"p0zzz" are never issued
-    assert await code_of(runtime.get_url("local", "s0zzz", issued[2], None)) is (
-        ErrorCode.SESSION_NOT_FOUND
+    assert await code_of(
+        runtime.get_url(PageCall(principal="local", session_id="s0zzz", page_id=issued[2]))
+    ) is (ErrorCode.SESSION_NOT_FOUND)
+    assert (
+        await code_of(runtime.get_url(PageCall(principal="local", session_id=sid, page_id="p0zzz")))
+        is ErrorCode.PAGE_NOT_FOUND
     )
-    assert await code_of(runtime.get_url("local", sid, "p0zzz", None)) is ErrorCode.PAGE_NOT_FOUND
     # the old uuid form is simply unknown too
     old = "session_00000000-0000-4000-8000-000000000000"
-    assert await code_of(runtime.get_url("local", old, issued[2], None)) is (
-        ErrorCode.SESSION_NOT_FOUND
-    )
+    assert await code_of(
+        runtime.get_url(PageCall(principal="local", session_id=old, page_id=issued[2]))
+    ) is (ErrorCode.SESSION_NOT_FOUND)
 
 
 async def test_session_limit_and_tombstones(rig) -> None:
@@ -100,7 +104,11 @@ async def test_close_is_idempotent_and_drains(rig) -> None:
     _, view, page_id = await runtime.create_session()
     sid = view["sessionId"]
     engine.delay = 0.05
-    nav = asyncio.create_task(runtime.navigate("local", sid, page_id, "http://a.test/", None))
+    nav = asyncio.create_task(
+        runtime.navigate(
+            PageCall(principal="local", session_id=sid, page_id=page_id), "http://a.test/"
+        )
+    )
     await asyncio.sleep(0.01)
     closes = await asyncio.gather(
         runtime.close_session("local", sid), runtime.close_session("local", sid)
@@ -109,10 +117,13 @@ async def test_close_is_idempotent_and_drains(rig) -> None:
     assert all(v["status"] == "closed" for _, v in closes)
     assert (await runtime.close_session("local", sid))[1]["status"] == "closed"
     assert engine.contexts == []
-    assert await code_of(runtime.get_url("local", sid, page_id, None)) is ErrorCode.SESSION_CLOSED
-    assert await code_of(runtime.get_url("local", "nope", page_id, None)) is (
-        ErrorCode.SESSION_NOT_FOUND
+    assert (
+        await code_of(runtime.get_url(PageCall(principal="local", session_id=sid, page_id=page_id)))
+        is ErrorCode.SESSION_CLOSED
     )
+    assert await code_of(
+        runtime.get_url(PageCall(principal="local", session_id="nope", page_id=page_id))
+    ) is (ErrorCode.SESSION_NOT_FOUND)
 
 
 async def test_new_work_after_close_requested_is_rejected(rig) -> None:
@@ -120,11 +131,18 @@ async def test_new_work_after_close_requested_is_rejected(rig) -> None:
     _, view, page_id = await runtime.create_session()
     sid = view["sessionId"]
     engine.delay = 0.05
-    nav = asyncio.create_task(runtime.navigate("local", sid, page_id, "http://a.test/", None))
+    nav = asyncio.create_task(
+        runtime.navigate(
+            PageCall(principal="local", session_id=sid, page_id=page_id), "http://a.test/"
+        )
+    )
     await asyncio.sleep(0.005)
     close = asyncio.create_task(runtime.close_session("local", sid))
     await asyncio.sleep(0.005)
-    assert await code_of(runtime.get_url("local", sid, page_id, None)) is ErrorCode.SESSION_CLOSING
+    assert (
+        await code_of(runtime.get_url(PageCall(principal="local", session_id=sid, page_id=page_id)))
+        is ErrorCode.SESSION_CLOSING
+    )
     await nav
     await close
 
@@ -134,10 +152,14 @@ async def test_same_session_runs_in_acceptance_order(rig) -> None:
     _, view, page_id = await runtime.create_session()
     sid = view["sessionId"]
     results = await asyncio.gather(
-        runtime.navigate("local", sid, page_id, "http://one.test/", None),
-        runtime.get_url("local", sid, page_id, None),
-        runtime.navigate("local", sid, page_id, "http://two.test/", None),
-        runtime.get_url("local", sid, page_id, None),
+        runtime.navigate(
+            PageCall(principal="local", session_id=sid, page_id=page_id), "http://one.test/"
+        ),
+        runtime.get_url(PageCall(principal="local", session_id=sid, page_id=page_id)),
+        runtime.navigate(
+            PageCall(principal="local", session_id=sid, page_id=page_id), "http://two.test/"
+        ),
+        runtime.get_url(PageCall(principal="local", session_id=sid, page_id=page_id)),
     )
     assert [r[1] for r in results] == [
         "http://one.test/",
@@ -153,7 +175,11 @@ async def test_sessions_run_in_parallel(rig) -> None:
     b = await runtime.create_session()
     engine.gate = asyncio.Event()
     tasks = [
-        asyncio.create_task(runtime.navigate("local", v["sessionId"], p, "http://x.test/", None))
+        asyncio.create_task(
+            runtime.navigate(
+                PageCall(principal="local", session_id=v["sessionId"], page_id=p), "http://x.test/"
+            )
+        )
         for _, v, p in (a, b)
     ]
     for _ in range(50):
@@ -170,17 +196,28 @@ async def test_deadline_expiring_in_queue_never_reaches_engine(rig) -> None:
     _, view, page_id = await runtime.create_session()
     sid = view["sessionId"]
     engine.gate = asyncio.Event()
-    blocker = asyncio.create_task(runtime.navigate("local", sid, page_id, "http://a.test/", 2000))
+    blocker = asyncio.create_task(
+        runtime.navigate(
+            PageCall(principal="local", session_id=sid, page_id=page_id, timeout_ms=2000),
+            "http://a.test/",
+        )
+    )
     await asyncio.sleep(0.01)
     calls_before = len(engine.calls)
-    code = await code_of(runtime.get_title("local", sid, page_id, 50))
+    code = await code_of(
+        runtime.get_title(
+            PageCall(principal="local", session_id=sid, page_id=page_id, timeout_ms=50)
+        )
+    )
     assert code is ErrorCode.OPERATION_TIMEOUT
     engine.gate.set()
     await blocker
     await asyncio.sleep(0.02)
     assert "title" not in engine.calls[calls_before:]
     # the queue keeps working
-    assert (await runtime.get_title("local", sid, page_id, None))[1] == "Title of http://a.test/"
+    assert (await runtime.get_title(PageCall(principal="local", session_id=sid, page_id=page_id)))[
+        1
+    ] == "Title of http://a.test/"
 
 
 async def test_failure_does_not_poison_queue(rig) -> None:
@@ -189,12 +226,18 @@ async def test_failure_does_not_poison_queue(rig) -> None:
     sid = view["sessionId"]
     engine.fail_next_navigation = BrowserMeshError(ErrorCode.NAVIGATION_FAILED)
     assert (
-        await code_of(runtime.navigate("local", sid, page_id, "http://a.test/", None))
+        await code_of(
+            runtime.navigate(
+                PageCall(principal="local", session_id=sid, page_id=page_id), "http://a.test/"
+            )
+        )
         is ErrorCode.NAVIGATION_FAILED
     )
-    assert (await runtime.navigate("local", sid, page_id, "http://b.test/", None))[1] == (
-        "http://b.test/"
-    )
+    assert (
+        await runtime.navigate(
+            PageCall(principal="local", session_id=sid, page_id=page_id), "http://b.test/"
+        )
+    )[1] == ("http://b.test/")
 
 
 async def test_cancelled_queued_call_is_skipped(rig) -> None:
@@ -202,12 +245,22 @@ async def test_cancelled_queued_call_is_skipped(rig) -> None:
     _, view, page_id = await runtime.create_session()
     sid = view["sessionId"]
     engine.gate = asyncio.Event()
-    first = asyncio.create_task(runtime.navigate("local", sid, page_id, "http://a.test/", None))
+    first = asyncio.create_task(
+        runtime.navigate(
+            PageCall(principal="local", session_id=sid, page_id=page_id), "http://a.test/"
+        )
+    )
     await asyncio.sleep(0.01)
-    second = asyncio.create_task(runtime.navigate("local", sid, page_id, "http://b.test/", None))
+    second = asyncio.create_task(
+        runtime.navigate(
+            PageCall(principal="local", session_id=sid, page_id=page_id), "http://b.test/"
+        )
+    )
     await asyncio.sleep(0.01)
     second.cancel()
-    third = asyncio.create_task(runtime.get_url("local", sid, page_id, None))
+    third = asyncio.create_task(
+        runtime.get_url(PageCall(principal="local", session_id=sid, page_id=page_id))
+    )
     await asyncio.sleep(0.01)
     engine.gate.set()
     await first
@@ -220,10 +273,16 @@ async def test_cancelled_running_call_keeps_its_slot(rig) -> None:
     _, view, page_id = await runtime.create_session()
     sid = view["sessionId"]
     engine.gate = asyncio.Event()
-    first = asyncio.create_task(runtime.navigate("local", sid, page_id, "http://a.test/", None))
+    first = asyncio.create_task(
+        runtime.navigate(
+            PageCall(principal="local", session_id=sid, page_id=page_id), "http://a.test/"
+        )
+    )
     await asyncio.sleep(0.01)
     first.cancel()
-    follower = asyncio.create_task(runtime.get_url("local", sid, page_id, None))
+    follower = asyncio.create_task(
+        runtime.get_url(PageCall(principal="local", session_id=sid, page_id=page_id))
+    )
     await asyncio.sleep(0.02)
     assert not follower.done()  # cannot overtake the still-running navigation
     engine.gate.set()
@@ -238,7 +297,9 @@ async def test_page_limit_and_page_isolation(rig) -> None:
     await runtime.create_page("local", a["sessionId"])
     assert await code_of(runtime.create_page("local", a["sessionId"])) is ErrorCode.LIMIT_EXCEEDED
     assert (
-        await code_of(runtime.get_url("local", a["sessionId"], page_b, None))
+        await code_of(
+            runtime.get_url(PageCall(principal="local", session_id=a["sessionId"], page_id=page_b))
+        )
         is ErrorCode.PAGE_NOT_FOUND
     )
     await runtime.close_page("local", a["sessionId"], page_a)
@@ -258,7 +319,7 @@ async def test_disconnect_fails_sessions_and_keeps_failure_code(rig) -> None:
     _, got = runtime.get_session("local", sid)
     assert got["status"] == "failed" and got["failureCode"] == "BROWSER_DISCONNECTED"
     assert (
-        await code_of(runtime.get_url("local", sid, page_id, None))
+        await code_of(runtime.get_url(PageCall(principal="local", session_id=sid, page_id=page_id)))
         is ErrorCode.BROWSER_DISCONNECTED
     )
     _, closed = await runtime.close_session("local", sid)
@@ -305,13 +366,15 @@ async def test_timeout_and_url_validation(rig) -> None:
     _, view, page_id = await runtime.create_session()
     sid = view["sessionId"]
     for bad in (0, 300_001, "5", True):
-        assert await code_of(runtime.get_url("local", sid, page_id, bad)) is (
-            ErrorCode.INVALID_ARGUMENT
-        )
+        assert await code_of(
+            runtime.get_url(
+                PageCall(principal="local", session_id=sid, page_id=page_id, timeout_ms=bad)
+            )
+        ) is (ErrorCode.INVALID_ARGUMENT)
     for url in ("file:///etc/passwd", "javascript:alert(1)", "/relative", "chrome://version"):
-        assert await code_of(runtime.navigate("local", sid, page_id, url, None)) is (
-            ErrorCode.INVALID_ARGUMENT
-        )
+        assert await code_of(
+            runtime.navigate(PageCall(principal="local", session_id=sid, page_id=page_id), url)
+        ) is (ErrorCode.INVALID_ARGUMENT)
 
 
 async def test_close_aborts_a_job_that_overruns_its_deadline(
@@ -325,7 +388,12 @@ async def test_close_aborts_a_job_that_overruns_its_deadline(
     _, view, page_id = await runtime.create_session()
     sid = view["sessionId"]
     engine.gate = asyncio.Event()  # navigate never returns
-    stuck = asyncio.create_task(runtime.navigate("local", sid, page_id, "http://a.test/", 100))
+    stuck = asyncio.create_task(
+        runtime.navigate(
+            PageCall(principal="local", session_id=sid, page_id=page_id, timeout_ms=100),
+            "http://a.test/",
+        )
+    )
     await asyncio.sleep(0.01)
     started = time.monotonic()
     _, closed = await asyncio.wait_for(runtime.close_session("local", sid), timeout=5)
@@ -343,7 +411,12 @@ async def test_shutdown_grace_then_in_flight_work_is_cancelled(tmp_path: object)
     _, view, page_id = await runtime.create_session()
     engine.gate = asyncio.Event()
     in_flight = asyncio.create_task(
-        runtime.navigate("local", view["sessionId"], page_id, "http://a.test/", 60_000)
+        runtime.navigate(
+            PageCall(
+                principal="local", session_id=view["sessionId"], page_id=page_id, timeout_ms=60_000
+            ),
+            "http://a.test/",
+        )
     )
     await asyncio.sleep(0.01)
     started = time.monotonic()
@@ -358,7 +431,10 @@ async def test_shutdown_lets_work_finish_within_the_grace(tmp_path: object) -> N
     runtime = Runtime(config, engine, EventLog("silent"))
     _, view, page_id = await runtime.create_session()
     in_flight = asyncio.create_task(
-        runtime.navigate("local", view["sessionId"], page_id, "http://a.test/", None)
+        runtime.navigate(
+            PageCall(principal="local", session_id=view["sessionId"], page_id=page_id),
+            "http://a.test/",
+        )
     )
     await asyncio.sleep(0.01)
     await runtime.shutdown()
@@ -374,7 +450,9 @@ async def test_leaving_the_runtime_closes_sessions_and_awaits_its_tasks(tmp_path
         _, view, page_id = await runtime.create_session()
         sid = view["sessionId"]
         work = asyncio.ensure_future(
-            runtime.navigate("local", sid, page_id, "http://a.test/", None)
+            runtime.navigate(
+                PageCall(principal="local", session_id=sid, page_id=page_id), "http://a.test/"
+            )
         )
         closing = asyncio.ensure_future(runtime.close_session("local", sid))
         await asyncio.sleep(0)

@@ -14,6 +14,7 @@ import pytest
 from browsermesh.config import default_config
 from browsermesh.errors import BrowserMeshError, ErrorCode
 from browsermesh.log import EventLog
+from browsermesh.runtime.calls import PageCall
 from browsermesh.runtime.runtime import Runtime
 from tests.fakes import FakeEngine
 
@@ -129,7 +130,11 @@ async def test_queued_updates_merge_in_order(rig: Any) -> None:
     sid = view["sessionId"]
     engine.gate = asyncio.Event()
     queue = runtime.sessions_snapshot()[sid].queue
-    navigation = asyncio.create_task(runtime.navigate("local", sid, page, "http://a.test/", None))
+    navigation = asyncio.create_task(
+        runtime.navigate(
+            PageCall(principal="local", session_id=sid, page_id=page), "http://a.test/"
+        )
+    )
     await until(lambda: "navigate" in engine.calls)
     first = asyncio.create_task(
         runtime.update_session("local", sid, {"network": {"blockOrigins": ["https://ads.test"]}})

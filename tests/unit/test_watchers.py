@@ -11,6 +11,7 @@ import pytest
 from browsermesh.config import default_config
 from browsermesh.errors import BrowserMeshError, ErrorCode
 from browsermesh.log import EventLog
+from browsermesh.runtime.calls import PageCall
 from browsermesh.runtime.runtime import Runtime
 from browsermesh.runtime.watchers import SessionChange, fingerprint
 from tests.fakes import FakeEngine, FakePage
@@ -73,10 +74,12 @@ async def test_lifecycle_and_pages_are_told(rig: tuple[Runtime, FakeEngine, Reco
     assert rec.kinds(sid) == ["created", "state", "pages"]
     assert {c.principal for c in rec.changes} == {"alice"}
     rec.changes.clear()
-    await runtime.navigate("alice", sid, page_id, "http://a.test/", None)
+    await runtime.navigate(
+        PageCall(principal="alice", session_id=sid, page_id=page_id), "http://a.test/"
+    )
     assert rec.kinds(sid) == ["pages"]  # the URL (and the fake's title) changed
     rec.changes.clear()
-    await runtime.get_title("alice", sid, page_id, None)
+    await runtime.get_title(PageCall(principal="alice", session_id=sid, page_id=page_id))
     assert rec.kinds(sid) == []  # nothing new to see
     _, page = await runtime.create_page("alice", sid)
     assert rec.kinds(sid) == ["pages"]
@@ -105,7 +108,9 @@ async def test_a_failed_operation_still_reports_what_it_changed(tmp_path: Path) 
         sid = view["sessionId"]
         rec.changes.clear()
         with pytest.raises(BrowserMeshError):
-            await runtime.navigate("local", sid, page_id, "http://a.test/", None)
+            await runtime.navigate(
+                PageCall(principal="local", session_id=sid, page_id=page_id), "http://a.test/"
+            )
         assert rec.kinds(sid) == ["pages"]
     finally:
         await runtime.shutdown()
@@ -133,13 +138,15 @@ async def test_nobody_watching_pages_costs_nothing(
     _, view, page_id = await runtime.create_session()
     sid = view["sessionId"]
     engine.calls.clear()
-    await runtime.navigate("local", sid, page_id, "http://a.test/", None)
+    await runtime.navigate(
+        PageCall(principal="local", session_id=sid, page_id=page_id), "http://a.test/"
+    )
     assert "title" not in engine.calls  # no fingerprint was taken
     assert "pages" not in rec.kinds(sid)
     # Watching again: the first operation reports the pages (the kept fingerprint was dropped,
     # so a change made while nobody watched is not mistaken for no change).
     rec.watching = True
-    await runtime.get_title("local", sid, page_id, None)
+    await runtime.get_title(PageCall(principal="local", session_id=sid, page_id=page_id))
     assert rec.kinds(sid)[-1] == "pages"
 
 
@@ -149,7 +156,10 @@ async def test_no_watcher_no_work(tmp_path: Path) -> None:
     try:
         _, view, page_id = await runtime.create_session()
         engine.calls.clear()
-        await runtime.navigate("local", view["sessionId"], page_id, "http://a.test/", None)
+        await runtime.navigate(
+            PageCall(principal="local", session_id=view["sessionId"], page_id=page_id),
+            "http://a.test/",
+        )
         assert engine.calls == ["navigate"]
     finally:
         await runtime.shutdown()
@@ -180,7 +190,9 @@ async def test_session_pages_carry_titles(rig: tuple[Runtime, FakeEngine, Record
     runtime, _, _ = rig
     _, view, page_id = await runtime.create_session("alice")
     sid = view["sessionId"]
-    await runtime.navigate("alice", sid, page_id, "http://a.test/", None)
+    await runtime.navigate(
+        PageCall(principal="alice", session_id=sid, page_id=page_id), "http://a.test/"
+    )
     _, pages = await runtime.session_pages("alice", sid)
     assert [(p["pageId"], p["url"], p["title"]) for p in pages] == [
         (page_id, "http://a.test/", "Title of http://a.test/")

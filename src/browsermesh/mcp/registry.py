@@ -18,6 +18,7 @@ import mcp.types as types
 from browsermesh.errors import BrowserMeshError, error_payload, internal_error
 from browsermesh.mcp.schemas import Schema, with_dialect
 from browsermesh.redact import cut_chars
+from browsermesh.runtime.calls import PageCall
 
 if TYPE_CHECKING:
     from jsonschema.protocols import Validator
@@ -39,8 +40,14 @@ class ToolCall:
     def page_id(self) -> object:
         return self.args.get("pageId")
 
-    def timeout(self) -> object:
-        return self.args.get("timeoutMs")
+    def page(self) -> PageCall:
+        """The page this call addresses, with its budget, as the runtime takes it."""
+        return PageCall(
+            principal=self.principal,
+            session_id=self.args.get("sessionId"),
+            page_id=self.args.get("pageId"),
+            timeout_ms=self.args.get("timeoutMs"),
+        )
 
     def page_result(self, operation_id: str, **fields: Any) -> dict[str, Any]:
         """The common shape of page-addressed results: ids first, then the tool's fields."""

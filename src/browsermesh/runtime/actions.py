@@ -28,6 +28,7 @@ from browsermesh.model.paging import (
 from browsermesh.model.table_diff import FollowMode, TableLines, parse_follow, table_diff
 from browsermesh.model.text import bound_text
 from browsermesh.persistence.states import LOCAL_PRINCIPAL as LOCAL_PRINCIPAL  # mcp imports it
+from browsermesh.runtime.calls import PageCall
 from browsermesh.runtime.checks import scroll_delta, validate_http_url
 from browsermesh.runtime.core import RuntimeCore, first_page
 from browsermesh.runtime.forms import fill_fields
@@ -44,64 +45,44 @@ class PageActions(RuntimeCore):
     """What changes a page: navigation, element actions and forms (with `changes` and the
     follow-up snapshot), scrolling, dragging, waits and action-and-wait."""
 
-    async def navigate(
-        self, principal: str, session_id: object, page_id: object, url: object, timeout_ms: object
-    ) -> tuple[str, str]:
+    async def navigate(self, call: PageCall, url: object) -> tuple[str, str]:
         target = validate_http_url(url)
 
         async def job(rec: SessionRecord, page: PageRecord, ctx: OperationContext) -> str:
             self._clear_snapshots(page)
             return await self.engine.navigate(page.handle, target, ctx.deadline.budget_ms())
 
-        return await self.run_page_op(
-            principal, session_id, page_id, "browser_navigate", timeout_ms, job
-        )
+        return await self.run_page_op(call, "browser_navigate", job)
 
     async def history(
         self,
-        principal: str,
-        session_id: object,
-        page_id: object,
+        call: PageCall,
         step: HistoryStep,
-        timeout_ms: object,
     ) -> tuple[str, str]:
         async def job(rec: SessionRecord, page: PageRecord, ctx: OperationContext) -> str:
             self._clear_snapshots(page)
             return await self.engine.history(page.handle, step, ctx.deadline.budget_ms())
 
-        return await self.run_page_op(
-            principal, session_id, page_id, f"browser_{step}", timeout_ms, job
-        )
+        return await self.run_page_op(call, f"browser_{step}", job)
 
-    async def get_url(
-        self, principal: str, session_id: object, page_id: object, timeout_ms: object
-    ) -> tuple[str, str]:
+    async def get_url(self, call: PageCall) -> tuple[str, str]:
         async def job(rec: SessionRecord, page: PageRecord, ctx: OperationContext) -> str:
             return self.engine.current_url(page.handle)
 
-        return await self.run_page_op(
-            principal, session_id, page_id, "browser_get_url", timeout_ms, job
-        )
+        return await self.run_page_op(call, "browser_get_url", job)
 
-    async def get_title(
-        self, principal: str, session_id: object, page_id: object, timeout_ms: object
-    ) -> tuple[str, str]:
+    async def get_title(self, call: PageCall) -> tuple[str, str]:
         async def job(rec: SessionRecord, page: PageRecord, ctx: OperationContext) -> str:
             return await self.engine.title(page.handle, ctx.deadline.budget_ms())
 
-        return await self.run_page_op(
-            principal, session_id, page_id, "browser_get_title", timeout_ms, job
-        )
+        return await self.run_page_op(call, "browser_get_title", job)
 
     async def element_action(
         self,
-        principal: str,
-        session_id: object,
-        page_id: object,
+        call: PageCall,
         op: str,
         args: dict[str, Any],
         arg: str | None,
-        timeout_ms: object,
     ) -> tuple[str, dict[str, Any]]:
         """One of the 10 element actions on exactly one of `locator` / `ref`; returns the
         operation id and ``{changes, diff|snapshot?}`` (issue 15)."""
@@ -115,9 +96,7 @@ class PageActions(RuntimeCore):
             changes = await self.engine.act(page.handle, target, op, arg, ctx)
             return {"changes": changes, **await self._follow(page, follow, changes, ctx)}
 
-        return await self.run_page_op(
-            principal, session_id, page_id, f"browser_{op}", timeout_ms, job
-        )
+        return await self.run_page_op(call, f"browser_{op}", job)
 
     async def _follow(
         self,
@@ -146,11 +125,8 @@ class PageActions(RuntimeCore):
 
     async def fill_form(
         self,
-        principal: str,
-        session_id: object,
-        page_id: object,
+        call: PageCall,
         fields: object,
-        timeout_ms: object,
         follow_snapshot: object = None,
     ) -> tuple[str, dict[str, Any]]:
         """Several fields of one form, in order, in one queue slot under one deadline; stops at
@@ -171,55 +147,40 @@ class PageActions(RuntimeCore):
             follow_up = await self._follow(page, follow, changes, ctx)
             return {"filled": filled, "changes": changes, **follow_up}
 
-        return await self.run_page_op(
-            principal, session_id, page_id, "browser_fill_form", timeout_ms, job
-        )
+        return await self.run_page_op(call, "browser_fill_form", job)
 
     async def scroll(
         self,
-        principal: str,
-        session_id: object,
-        page_id: object,
+        call: PageCall,
         delta_x: object,
         delta_y: object,
-        timeout_ms: object,
     ) -> str:
         dx, dy = scroll_delta(delta_x, "deltaX"), scroll_delta(delta_y, "deltaY")
 
         async def job(rec: SessionRecord, page: PageRecord, ctx: OperationContext) -> None:
             await self.engine.scroll(page.handle, dx, dy, ctx)
 
-        op_id, _ = await self.run_page_op(
-            principal, session_id, page_id, "browser_scroll", timeout_ms, job
-        )
+        op_id, _ = await self.run_page_op(call, "browser_scroll", job)
         return op_id
 
     async def drag(
         self,
-        principal: str,
-        session_id: object,
-        page_id: object,
+        call: PageCall,
         source: object,
         target: object,
-        timeout_ms: object,
     ) -> str:
         src, dst = parse_locator(source, "source"), parse_locator(target, "target")
 
         async def job(rec: SessionRecord, page: PageRecord, ctx: OperationContext) -> None:
             await self.engine.drag(page.handle, src, dst, ctx)
 
-        op_id, _ = await self.run_page_op(
-            principal, session_id, page_id, "browser_drag_and_drop", timeout_ms, job
-        )
+        op_id, _ = await self.run_page_op(call, "browser_drag_and_drop", job)
         return op_id
 
     async def visible_text(
         self,
-        principal: str,
-        session_id: object,
-        page_id: object,
+        call: PageCall,
         locator: object,
-        timeout_ms: object,
     ) -> tuple[str, dict[str, Any]]:
         """The element's rendered innerText, cut to the configured chars then bytes."""
         loc = parse_locator(locator)
@@ -244,17 +205,12 @@ class PageActions(RuntimeCore):
                 },
             }
 
-        return await self.run_page_op(
-            principal, session_id, page_id, "browser_visible_text", timeout_ms, job
-        )
+        return await self.run_page_op(call, "browser_visible_text", job)
 
     async def wait(
         self,
-        principal: str,
-        session_id: object,
-        page_id: object,
+        call: PageCall,
         condition: object,
-        timeout_ms: object,
     ) -> str:
         """One passive condition, holding the session queue until satisfied or timed out."""
         cond = parse_condition(condition)
@@ -262,19 +218,14 @@ class PageActions(RuntimeCore):
         async def job(rec: SessionRecord, page: PageRecord, ctx: OperationContext) -> None:
             await self.engine.wait(page.handle, cond, ctx)
 
-        op_id, _ = await self.run_page_op(
-            principal, session_id, page_id, "browser_wait", timeout_ms, job
-        )
+        op_id, _ = await self.run_page_op(call, "browser_wait", job)
         return op_id
 
     async def action_and_wait(
         self,
-        principal: str,
-        session_id: object,
-        page_id: object,
+        call: PageCall,
         action: object,
         wait: object,
-        timeout_ms: object,
         follow_snapshot: object = None,
     ) -> tuple[str, dict[str, Any]]:
         """Register the waiter, act, await the event; a popup becomes a managed page. The result
@@ -283,7 +234,7 @@ class PageActions(RuntimeCore):
         spec = parse_wait(wait)
         follow = parse_follow(follow_snapshot)
         if isinstance(spec, FileChooserWait):  # files resolved (and refused) before any work
-            owner = self._lookup(principal, session_id)
+            owner = self._lookup(call.principal, call.session_id)
             files = self.files.payloads(owner.session_id, list(spec.files), "wait.files")
             spec = FileChooserWait(tuple(files))
 
@@ -298,9 +249,7 @@ class PageActions(RuntimeCore):
             follow_up = await self._follow(page, follow, changes, ctx)
             return {"event": result, "changes": changes, **follow_up}
 
-        return await self.run_page_op(
-            principal, session_id, page_id, "browser_action_and_wait", timeout_ms, job
-        )
+        return await self.run_page_op(call, "browser_action_and_wait", job)
 
     async def _act_and_wait(
         self,

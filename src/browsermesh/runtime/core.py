@@ -31,6 +31,7 @@ from browsermesh.persistence.artifacts import (
     ArtifactStore,
 )
 from browsermesh.persistence.states import LOCAL_PRINCIPAL as LOCAL_PRINCIPAL  # mcp imports it
+from browsermesh.runtime.calls import PageCall
 from browsermesh.runtime.checks import validate_timeout
 from browsermesh.runtime.files import SessionFiles
 from browsermesh.runtime.queue import await_job
@@ -353,19 +354,12 @@ class RuntimeCore:
         self.log.info("operation.completed", durationMs=ms_since(started), **fields)
         return ctx.operation_id, result
 
-    async def run_page_op(
-        self,
-        principal: str,
-        session_id: object,
-        page_id: object,
-        tool: str,
-        timeout_ms: object,
-        job: PageJob[T],
-    ) -> tuple[str, T]:
+    async def run_page_op(self, call: PageCall, tool: str, job: PageJob[T]) -> tuple[str, T]:
         """Accept a page-addressed call and run `job(session, page, ctx)` in the queue."""
-        rec = self._accept(principal, session_id)
+        rec = self._accept(call.principal, call.session_id)
+        page_id = call.page_id
         self._page(rec, page_id)  # fail fast: PAGE_NOT_FOUND before queueing
-        deadline = Deadline(validate_timeout(timeout_ms, self.config.timeout_ms))
+        deadline = Deadline(validate_timeout(call.timeout_ms, self.config.timeout_ms))
 
         async def queued(ctx: OperationContext) -> T:
             self._recheck(rec)

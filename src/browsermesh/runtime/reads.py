@@ -30,6 +30,7 @@ from browsermesh.persistence.artifacts import (
     READ_MAX_BYTES,
 )
 from browsermesh.persistence.states import LOCAL_PRINCIPAL as LOCAL_PRINCIPAL  # mcp imports it
+from browsermesh.runtime.calls import PageCall
 from browsermesh.runtime.checks import MAX_EXPRESSION_CHARS, parse_capture
 from browsermesh.runtime.core import RuntimeCore, first_page
 from browsermesh.runtime.session import (
@@ -42,9 +43,7 @@ class PageReads(RuntimeCore):
     """What reads a page or its session's files: observations, evaluate, snapshots,
     screenshots, uploads, downloads, artifacts and PDFs."""
 
-    async def observe(
-        self, principal: str, session_id: object, page_id: object, args: dict[str, Any]
-    ) -> tuple[str, dict[str, Any]]:
+    async def observe(self, call: PageCall, args: dict[str, Any]) -> tuple[str, dict[str, Any]]:
         """Read one source's captured events (non-destructive, cursor-paged, optionally
         filtered or newest first), or one request's detail (`requestId`)."""
 
@@ -54,18 +53,13 @@ class PageReads(RuntimeCore):
             assert page.observations is not None
             return page.observations.query(parse_query(args))
 
-        return await self.run_page_op(
-            principal, session_id, page_id, "browser_observe", args.get("timeoutMs"), job
-        )
+        return await self.run_page_op(call, "browser_observe", job)
 
     async def evaluate(
         self,
-        principal: str,
-        session_id: object,
-        page_id: object,
+        call: PageCall,
         expression: object,
         arg: object,
-        timeout_ms: object,
     ) -> tuple[str, tuple[Any, bool]]:
         """Run caller JavaScript (eval profile); the result is JSON-bounded."""
         source = bounded_string(expression, "expression", MAX_EXPRESSION_CHARS, min_chars=1)
@@ -83,13 +77,9 @@ class PageReads(RuntimeCore):
         ) -> tuple[Any, bool]:
             return await self.engine.evaluate(page.handle, source, arg, ctx)
 
-        return await self.run_page_op(
-            principal, session_id, page_id, "browser_evaluate", timeout_ms, job
-        )
+        return await self.run_page_op(call, "browser_evaluate", job)
 
-    async def snapshot(
-        self, principal: str, session_id: object, page_id: object, args: dict[str, Any]
-    ) -> tuple[str, dict[str, Any]]:
+    async def snapshot(self, call: PageCall, args: dict[str, Any]) -> tuple[str, dict[str, Any]]:
         """A bounded ARIA snapshot or action table; continuations read retained text only."""
         parsed = normalize_snapshot_options(args)
         scope_wire: dict[str, Any] | None = None
@@ -121,18 +111,12 @@ class PageReads(RuntimeCore):
                 piece, pagination, parsed.format, bounds, cap.refs, given=given, stops=cap.stops
             )
 
-        timeout = args.get("timeoutMs")
-        return await self.run_page_op(
-            principal, session_id, page_id, "browser_snapshot", timeout, job
-        )
+        return await self.run_page_op(call, "browser_snapshot", job)
 
     async def screenshot(
         self,
-        principal: str,
-        session_id: object,
-        page_id: object,
+        call: PageCall,
         capture: object,
-        timeout_ms: object,
     ) -> tuple[str, tuple[bytes, int, int]]:
         """A PNG of the viewport, the full page or one element, within the configured limits."""
         kind, locator = parse_capture(capture)
@@ -146,21 +130,16 @@ class PageReads(RuntimeCore):
         ) -> tuple[bytes, int, int]:
             return await self.engine.screenshot(page.handle, kind, locator, limits, ctx)
 
-        return await self.run_page_op(
-            principal, session_id, page_id, "browser_screenshot", timeout_ms, job
-        )
+        return await self.run_page_op(call, "browser_screenshot", job)
 
     async def file_upload(
         self,
-        principal: str,
-        session_id: object,
-        page_id: object,
+        call: PageCall,
         args: dict[str, Any],
-        timeout_ms: object,
     ) -> tuple[str, dict[str, Any]]:
         """Set files on a file input, or answer the chooser a click on the target opens."""
         target = parse_target(args)
-        rec = self._lookup(principal, session_id)
+        rec = self._lookup(call.principal, call.session_id)
         payloads = self.files.payloads(rec.session_id, args.get("files"))
 
         async def job(
@@ -172,9 +151,7 @@ class PageReads(RuntimeCore):
             ]
             return {"via": via, "files": files}
 
-        return await self.run_page_op(
-            principal, session_id, page_id, "browser_file_upload", timeout_ms, job
-        )
+        return await self.run_page_op(call, "browser_file_upload", job)
 
     def downloads(
         self, principal: str, session_id: object, limit: object, offset: object
@@ -215,9 +192,7 @@ class PageReads(RuntimeCore):
         read = await asyncio.to_thread(self.files.store.read, artifact, mode, start, size)
         return short_id("o"), read
 
-    async def pdf(
-        self, principal: str, session_id: object, page_id: object, timeout_ms: object
-    ) -> tuple[str, dict[str, Any]]:
+    async def pdf(self, call: PageCall) -> tuple[str, dict[str, Any]]:
         """The page printed to PDF, kept as an artifact of the session."""
 
         async def job(
@@ -237,6 +212,4 @@ class PageReads(RuntimeCore):
             self._changed(rec, "artifacts")
             return {"artifact": artifact.view()}
 
-        return await self.run_page_op(
-            principal, session_id, page_id, "browser_pdf", timeout_ms, job
-        )
+        return await self.run_page_op(call, "browser_pdf", job)

@@ -15,11 +15,7 @@ _CAPTURE = {"type": "object", "description": "{kind:viewport|fullPage}|{kind:ele
 
 async def screenshot(call: ToolCall) -> ToolOutput:
     op_id, (png, width, height) = await call.runtime.screenshot(
-        call.principal,
-        call.session_id(),
-        call.page_id(),
-        call.args.get("capture"),
-        call.timeout(),
+        call.page(), call.args.get("capture")
     )
     data = call.page_result(
         op_id,

@@ -10,12 +10,7 @@ from browsermesh.mcp.schemas import BOOL, page_address, page_output, string
 
 async def evaluate(call: ToolCall) -> dict[str, Any]:
     op_id, (result, truncated) = await call.runtime.evaluate(
-        call.principal,
-        call.session_id(),
-        call.page_id(),
-        call.args.get("expression"),
-        call.args.get("arg"),
-        call.timeout(),
+        call.page(), call.args.get("expression"), call.args.get("arg")
     )
     return call.page_result(
         op_id,

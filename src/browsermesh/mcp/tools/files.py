@@ -23,9 +23,7 @@ _OBJECT: Schema = {"type": "object"}
 
 
 async def file_upload(call: ToolCall) -> dict[str, Any]:
-    op_id, data = await call.runtime.file_upload(
-        call.principal, call.session_id(), call.page_id(), call.args, call.timeout()
-    )
+    op_id, data = await call.runtime.file_upload(call.page(), call.args)
     return call.page_result(op_id, **data)
 
 
@@ -49,9 +47,7 @@ async def artifact_read(call: ToolCall) -> dict[str, Any]:
 
 
 async def pdf(call: ToolCall) -> dict[str, Any]:
-    op_id, data = await call.runtime.pdf(
-        call.principal, call.session_id(), call.page_id(), call.timeout()
-    )
+    op_id, data = await call.runtime.pdf(call.page())
     return call.page_result(op_id, **data)
 
 

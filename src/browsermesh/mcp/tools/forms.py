@@ -21,11 +21,8 @@ _FIELD: Schema = obj(
 
 async def fill_form(call: ToolCall) -> dict[str, Any]:
     op_id, data = await call.runtime.fill_form(
-        call.principal,
-        call.session_id(),
-        call.page_id(),
+        call.page(),
         call.args.get("fields"),
-        call.timeout(),
         call.args.get("snapshot"),
     )
     return call.page_result(op_id, **data)

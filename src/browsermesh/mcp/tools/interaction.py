@@ -30,46 +30,24 @@ _CLICK_HINT = (
 def _action(op: str, arg_field: str | None = None) -> Handler:
     async def handler(call: ToolCall) -> dict[str, Any]:
         arg = call.args.get(arg_field) if arg_field else None
-        op_id, data = await call.runtime.element_action(
-            call.principal, call.session_id(), call.page_id(), op, call.args, arg, call.timeout()
-        )
+        op_id, data = await call.runtime.element_action(call.page(), op, call.args, arg)
         return call.page_result(op_id, **data)
 
     return handler
 
 
 async def scroll(call: ToolCall) -> dict[str, Any]:
-    op_id = await call.runtime.scroll(
-        call.principal,
-        call.session_id(),
-        call.page_id(),
-        call.args.get("deltaX"),
-        call.args.get("deltaY"),
-        call.timeout(),
-    )
+    op_id = await call.runtime.scroll(call.page(), call.args.get("deltaX"), call.args.get("deltaY"))
     return call.page_result(op_id, completed=True)
 
 
 async def drag(call: ToolCall) -> dict[str, Any]:
-    op_id = await call.runtime.drag(
-        call.principal,
-        call.session_id(),
-        call.page_id(),
-        call.args.get("source"),
-        call.args.get("target"),
-        call.timeout(),
-    )
+    op_id = await call.runtime.drag(call.page(), call.args.get("source"), call.args.get("target"))
     return call.page_result(op_id, completed=True)
 
 
 async def visible_text(call: ToolCall) -> dict[str, Any]:
-    op_id, data = await call.runtime.visible_text(
-        call.principal,
-        call.session_id(),
-        call.page_id(),
-        call.args.get("locator"),
-        call.timeout(),
-    )
+    op_id, data = await call.runtime.visible_text(call.page(), call.args.get("locator"))
     return call.page_result(op_id, **data)
 
 

@@ -10,33 +10,25 @@ from browsermesh.model.navigation import HistoryStep
 
 
 async def navigate(call: ToolCall) -> dict[str, Any]:
-    op_id, url = await call.runtime.navigate(
-        call.principal, call.session_id(), call.page_id(), call.args.get("url"), call.timeout()
-    )
+    op_id, url = await call.runtime.navigate(call.page(), call.args.get("url"))
     return call.page_result(op_id, url=url)
 
 
 def _history(step: HistoryStep) -> Any:
     async def handler(call: ToolCall) -> dict[str, Any]:
-        op_id, url = await call.runtime.history(
-            call.principal, call.session_id(), call.page_id(), step, call.timeout()
-        )
+        op_id, url = await call.runtime.history(call.page(), step)
         return call.page_result(op_id, url=url)
 
     return handler
 
 
 async def get_url(call: ToolCall) -> dict[str, Any]:
-    op_id, url = await call.runtime.get_url(
-        call.principal, call.session_id(), call.page_id(), call.timeout()
-    )
+    op_id, url = await call.runtime.get_url(call.page())
     return call.page_result(op_id, url=url)
 
 
 async def get_title(call: ToolCall) -> dict[str, Any]:
-    op_id, title = await call.runtime.get_title(
-        call.principal, call.session_id(), call.page_id(), call.timeout()
-    )
+    op_id, title = await call.runtime.get_title(call.page())
     return call.page_result(op_id, title=title)
 
 

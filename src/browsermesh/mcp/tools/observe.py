@@ -49,9 +49,7 @@ _OUTPUT: Schema = {"type": "object"}
 
 
 async def observe(call: ToolCall) -> dict[str, Any]:
-    op_id, data = await call.runtime.observe(
-        call.principal, call.session_id(), call.page_id(), call.args
-    )
+    op_id, data = await call.runtime.observe(call.page(), call.args)
     return call.page_result(op_id, **data)
 
 

@@ -9,9 +9,7 @@ from browsermesh.mcp.schemas import BOOL, enum, integer, page_address, page_outp
 
 
 async def snapshot(call: ToolCall) -> dict[str, Any]:
-    op_id, data = await call.runtime.snapshot(
-        call.principal, call.session_id(), call.page_id(), call.args
-    )
+    op_id, data = await call.runtime.snapshot(call.page(), call.args)
     return call.page_result(op_id, **data)
 
 

@@ -38,13 +38,7 @@ _WAIT: Schema = {
 
 
 async def wait(call: ToolCall) -> dict[str, Any]:
-    op_id = await call.runtime.wait(
-        call.principal,
-        call.session_id(),
-        call.page_id(),
-        call.args.get("condition"),
-        call.timeout(),
-    )
+    op_id = await call.runtime.wait(call.page(), call.args.get("condition"))
     return call.page_result(
         op_id,
         satisfied=True,
@@ -53,12 +47,9 @@ async def wait(call: ToolCall) -> dict[str, Any]:
 
 async def action_and_wait(call: ToolCall) -> dict[str, Any]:
     op_id, data = await call.runtime.action_and_wait(
-        call.principal,
-        call.session_id(),
-        call.page_id(),
+        call.page(),
         call.args.get("action"),
         call.args.get("wait"),
-        call.timeout(),
         call.args.get("snapshot"),
     )
     return call.page_result(op_id, **data)
