@@ -78,7 +78,8 @@ def reads_environment(path: Path) -> bool:
             if isinstance(owner, ast.Name) and owner.id == "os":
                 return True
         elif isinstance(node, ast.ImportFrom) and node.module == "os":
-            if any(alias.name in names for alias in node.names):
+            imported = {alias.name for alias in node.names}
+            if imported & names:
                 return True
     return False
 
