@@ -216,6 +216,24 @@ class FakeEngine:
         page.actions.append((op, target if arg is None else (target, arg)))
         return {}
 
+    async def describe_target(
+        self, page: FakePage, target: Target, ctx: OperationContext
+    ) -> dict[str, Any]:
+        """A locator as given; a ref as the test id `ref-<token>`. A target whose value or name
+        mentions "password" is a password field (so runtime tests can check secrets)."""
+        self.calls.append("describe_target")
+        if isinstance(target, Locator):
+            locator = target.wire()
+        else:
+            locator = {"strategy": "testId", "value": f"ref-{target.token}"}
+        said = f"{locator.get('value', '')} {locator.get('name', '')}".lower()
+        return {
+            "locator": locator,
+            "isPassword": "password" in said,
+            "kind": "text",
+            "resolved": True,
+        }
+
     async def watch_changes(self, page: FakePage, ctx: OperationContext) -> FakeChangeWatch:
         await self._step("watch_changes", ctx)
         return FakeChangeWatch()

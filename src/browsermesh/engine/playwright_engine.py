@@ -18,7 +18,17 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from browsermesh.config import binary_kind
-from browsermesh.engine import capture, crash, elements, files, forms, navigation, snapshot, waits
+from browsermesh.engine import (
+    capture,
+    crash,
+    describe,
+    elements,
+    files,
+    forms,
+    navigation,
+    snapshot,
+    waits,
+)
 from browsermesh.engine.abandoned import AbandonedCreations
 from browsermesh.engine.actionability import SETTLE_MS
 from browsermesh.engine.backends import QUIET_FLAGS as QUIET_FLAGS
@@ -403,6 +413,12 @@ class PlaywrightEngine:
             await watch.close()
             raise
         return await watch.finish(ctx, settle=op in SETTLING_OPS)
+
+    async def describe_target(
+        self, page: PwPage, target: Target, ctx: OperationContext
+    ) -> dict[str, Any]:
+        """The target as a recording replays it (engine/describe.py)."""
+        return await describe.describe_target(page.page, page.refs, target, ctx)
 
     async def fill_field(
         self, page: PwPage, target: Target, value: str | bool, ctx: OperationContext

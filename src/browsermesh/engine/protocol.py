@@ -128,6 +128,14 @@ class Engine(Protocol[ContextT, PageT]):
     async def act(
         self, page: PageT, target: Target, op: str, arg: str | None, ctx: OperationContext
     ) -> dict[str, Any]: ...
+    async def describe_target(
+        self, page: PageT, target: Target, ctx: OperationContext
+    ) -> dict[str, Any]:
+        """The replayable form of an action's target, read before the action for the session's
+        recording (issue 20, engine.describe): `{locator, isPassword, kind, resolved}`. Never
+        raises; a small part of the call's budget at most."""
+        ...
+
     async def watch_changes(self, page: PageT, ctx: OperationContext) -> ChangeWatcher:
         """A started watch of what the page changes (engine.changes) for an operation the
         runtime composes of several engine calls (browser_fill_form)."""

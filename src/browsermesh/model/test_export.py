@@ -1,0 +1,301 @@
+"""One runnable pytest module from what sessions recorded (issue 20, `browser_test_export`).
+
+`export_pytest` turns the recorded steps (`model.recording`) of one or more sessions into the
+text of a self-contained pytest-playwright module (sync API): one browser context per session
+with its context settings reproduced, pages opened as the scenario used them, every step of
+every session in the order BrowserMesh accepted them (`seq`), the most common origin factored
+out as `BASE_URL` (overridable from `BM_BASE_URL`), secrets read from `os.environ` by a helper
+that fails the test naming the missing variable, uploads written from embedded bytes into the
+test's `tmp_path`, storage states referenced by path (overridable from `BM_STATE_<LABEL>`),
+never inlined. The statements come from `model.export_python`.
+
+The output is bounded (`MAX_EXPORT_CHARS`): steps are added whole while they fit, and the first
+one that does not ends the test with a comment saying how many were left out, never a half
+statement. Pure: no I/O.
+"""
+
+from __future__ import annotations
+
+import keyword
+import re
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Final
+from urllib.parse import urlsplit
+
+from browsermesh.model.export_python import HELPERS, Names, literal, step_lines, url_expr
+from browsermesh.model.recording import (
+    MAX_RECORDED_STEPS,
+    MAX_RECORDING_BYTES,
+    Navigate,
+    Step,
+    secret_name,
+    secrets_of,
+)
+
+__all__ = [
+    "BASE_URL_ENV",
+    "MAX_EXPORT_CHARS",
+    "ExportedTest",
+    "SessionExport",
+    "export_pytest",
+]
+
+MAX_EXPORT_CHARS: Final = 500_000
+"""The longest export (code points); the steps past it are left out, with a comment."""
+BASE_URL_ENV: Final = "BM_BASE_URL"
+STATE_ENV_PREFIX: Final = "BM_STATE_"
+TEST_NAME: Final = "test_recorded_scenario"
+_INDENT: Final = "    "
+_NOT_IDENT: Final = re.compile(r"[^a-z0-9]+")
+# Context settings that map one to one onto `browser.new_context` arguments (engine's
+# context_kwargs has the same table).
+_SIMPLE_SETTINGS: Final = (
+    ("viewport", "viewport"),
+    ("screen", "screen"),
+    ("deviceScaleFactor", "device_scale_factor"),
+    ("isMobile", "is_mobile"),
+    ("hasTouch", "has_touch"),
+    ("locale", "locale"),
+    ("timezoneId", "timezone_id"),
+    ("colorScheme", "color_scheme"),
+    ("reducedMotion", "reduced_motion"),
+    ("userAgent", "user_agent"),
+    ("geolocation", "geolocation"),
+)
+_DEFAULT_VIEWPORT: Final = {"width": 1280, "height": 720}
+_NOT_REPRODUCED: Final = ("blockResources", "proxy")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SessionExport:
+    """One session to export: its id, a label a person reads (its name or role; the id when it
+    has none), its normalized context settings (the real ones: header values are read as
+    secrets, never inlined), the path of the saved state it was created from, its steps, and
+    whether its log was truncated."""
+
+    session_id: str
+    label: str
+    settings: Mapping[str, Any] = field(default_factory=dict)
+    storage_state_path: str | None = None
+    steps: Sequence[Step] = ()
+    truncated: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class ExportedTest:
+    """The module's text; `truncated` when a session's log or the output bound cut steps;
+    `steps` how many steps it replays, `secrets` the environment variables it reads."""
+
+    text: str
+    truncated: bool
+    steps: int
+    secrets: tuple[str, ...]
+
+
+def _identifier(label: str, fallback: str) -> str:
+    stem = _NOT_IDENT.sub("_", label.lower()).strip("_")[:32].strip("_")
+    if not stem:
+        stem = fallback
+    if stem[0].isdigit() or keyword.iskeyword(stem):
+        stem = f"s_{stem}"
+    return stem
+
+
+def header_secret(label: str, header: str) -> str:
+    """The environment variable an extra HTTP header's value is read from at replay."""
+    return secret_name(label, f"header {header}")
+
+
+def _context_names(sessions: Sequence[SessionExport]) -> dict[str, str]:
+    out: dict[str, str] = {}
+    taken: set[str] = set()
+    for n, session in enumerate(sessions, 1):
+        stem = _identifier(session.label, f"session{n}")
+        name, k = stem, 1
+        while name in taken:
+            k += 1
+            name = f"{stem}_{k}"
+        taken.add(name)
+        out[session.session_id] = f"{name}_context"
+    return out
+
+
+def _origin(url: str) -> str | None:
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return None
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        return None
+    return f"{parts.scheme}://{parts.netloc}"
+
+
+def base_origin(steps: Sequence[Step]) -> str | None:
+    """The origin most navigations went to (the first such one on a tie), or None."""
+    counts = Counter(o for s in steps if isinstance(s, Navigate) if (o := _origin(s.url)))
+    if not counts:
+        return None
+    best = max(counts.values())
+    return next(origin for origin, count in counts.items() if count == best)
+
+
+def _kwargs(
+    settings: Mapping[str, Any], label: str, state_var: str | None
+) -> list[tuple[str, str]]:
+    """`new_context` keyword arguments `(name, expression)` for a session's settings."""
+    args: list[tuple[str, str]] = []
+    if "device" not in settings and "viewport" not in settings:
+        args.append(("viewport", literal_json(_DEFAULT_VIEWPORT)))
+    for wire, kw in _SIMPLE_SETTINGS:
+        if wire in settings:
+            args.append((kw, literal_json(settings[wire])))
+    network = settings.get("network")
+    if isinstance(network, Mapping):
+        args.append(("service_workers", literal("block")))
+        if network.get("offline"):
+            args.append(("offline", "True"))
+        headers = network.get("extraHeaders")
+        if isinstance(headers, Mapping) and headers:
+            pairs = ", ".join(
+                f"{literal(str(name))}: secret({literal(header_secret(label, str(name)))})"
+                for name in headers
+            )
+            args.append(("extra_http_headers", f"{{{pairs}}}"))
+    if state_var is not None:
+        args.append(("storage_state", state_var))
+    return args
+
+
+def literal_json(value: Any) -> str:
+    """A JSON-shaped value (dicts, lists, strings, numbers, booleans) as a Python literal."""
+    if isinstance(value, Mapping):
+        inner = ", ".join(f"{literal(str(k))}: {literal_json(v)}" for k, v in value.items())
+        return f"{{{inner}}}"
+    if isinstance(value, list | tuple):
+        return "[" + ", ".join(literal_json(v) for v in value) + "]"
+    if isinstance(value, str | int | float | bool) or value is None:
+        return repr(value)
+    return literal(str(value))
+
+
+def _context_lines(
+    session: SessionExport, var: str, base: str | None, state_var: str | None
+) -> list[str]:
+    settings = session.settings
+    lines = [f"# session {literal(session.label)} ({literal(session.session_id)})"]
+    skipped = [key for key in _NOT_REPRODUCED if key in settings]
+    network = settings.get("network")
+    if isinstance(network, Mapping) and (
+        network.get("allowOrigins") or network.get("blockOrigins")
+    ):
+        skipped.append("network origin lists")
+    if skipped:
+        lines.append(f"# not reproduced: {', '.join(skipped)}")
+    args = _kwargs(settings, session.label, state_var)
+    device = settings.get("device")
+    if device is not None:
+        options = var.removesuffix("_context") + "_options"
+        spread = ", ".join(
+            [f"**playwright.devices[{literal(str(device))}]"]
+            + [f"{literal(kw)}: {expr}" for kw, expr in args]
+        )
+        lines += [f"{options} = {{{spread}}}", f"{var} = browser.new_context(**{options})"]
+    else:
+        kwargs = ", ".join(f"{kw}={expr}" for kw, expr in args)
+        lines.append(f"{var} = browser.new_context({kwargs})")
+    for permission in settings.get("permissions") or ():
+        origin = url_expr(str(permission.get("origin", "")), base)
+        name = literal(str(permission.get("name", "geolocation")))
+        lines.append(f"{var}.grant_permissions([{name}], origin={origin})")
+    return lines
+
+
+def _head(sessions: Sequence[SessionExport], base: str | None, states: dict[str, str]) -> list[str]:
+    lines = [
+        '"""A regression test recorded by BrowserMesh (browser_test_export).',
+        "",
+        "Run it with pytest and pytest-playwright (`pip install pytest-playwright`); set the",
+        f"environment variables it names for secrets, and {BASE_URL_ENV} to test another server.",
+        '"""',
+    ]
+    for session in sessions:
+        if session.truncated:
+            lines.append(
+                f"# NOTE: the recording of session {literal(session.label)} reached its bound "
+                f"({MAX_RECORDED_STEPS} steps / {MAX_RECORDING_BYTES} bytes) and stopped: "
+                "its later steps are missing."
+            )
+    lines += [
+        "",
+        "from __future__ import annotations",
+        "",
+        "import os",
+        "import re",
+        "from pathlib import Path",
+        "",
+        "import pytest",
+        "from playwright.sync_api import Browser, Playwright, expect",
+        "",
+        f"BASE_URL = os.environ.get({literal(BASE_URL_ENV)}, {literal(base or '')})",
+    ]
+    for session in sessions:
+        if session.storage_state_path is not None:
+            var = states[session.session_id]
+            env = STATE_ENV_PREFIX + var.removesuffix("_STATE").upper()
+            lines.append(
+                f"{var} = os.environ.get({literal(env)}, {literal(session.storage_state_path)})"
+            )
+    lines += HELPERS.split("\n")
+    return lines
+
+
+def export_pytest(
+    sessions: Sequence[SessionExport], *, max_chars: int = MAX_EXPORT_CHARS
+) -> ExportedTest:
+    """The pytest module replaying `sessions` (see the module docstring). Every session gets
+    its context even with no step; a step of a session not in `sessions` is an error."""
+    contexts = _context_names(sessions)
+    steps = sorted((s for session in sessions for s in session.steps), key=lambda s: s.seq)
+    base = base_origin(steps)
+    states = {
+        s.session_id: contexts[s.session_id].removesuffix("_context").upper() + "_STATE"
+        for s in sessions
+        if s.storage_state_path is not None
+    }
+    names = Names(base, contexts)
+    head = _head(sessions, base, states)
+    body = [
+        "",
+        f"def {TEST_NAME}(browser: Browser, playwright: Playwright, tmp_path: Path) -> None:",
+    ]
+    for session in sessions:
+        var = contexts[session.session_id]
+        body += _context_lines(session, var, base, states.get(session.session_id))
+    foot = [f"{contexts[s.session_id]}.close()" for s in sessions]
+    used = len("\n".join(head + body + foot)) + 200  # + the truncation comment
+    rendered = 0
+    truncated = any(s.truncated for s in sessions)
+    secrets = {
+        header_secret(s.label, str(name))
+        for s in sessions
+        for name in ((s.settings.get("network") or {}).get("extraHeaders") or {})
+    }
+    for step in steps:
+        block = step_lines(step, names)
+        size = sum(len(_INDENT) + len(line) + 1 for line in block)
+        if used + size > max_chars:
+            body.append(
+                f"# export truncated at {max_chars} characters: "
+                f"{len(steps) - rendered} more steps are not shown"
+            )
+            truncated = True
+            break
+        body += block
+        used += size
+        rendered += 1
+        secrets |= secrets_of(step)
+    signature, statements = body[:2], body[2:] + foot
+    text = "\n".join(head + signature + [_INDENT + line for line in statements]) + "\n"
+    return ExportedTest(text, truncated, rendered, tuple(sorted(secrets)))
