@@ -263,8 +263,11 @@ def export_pytest(
     sessions: Sequence[SessionExport], *, max_chars: int = MAX_EXPORT_CHARS
 ) -> ExportedTest:
     """The pytest module replaying `sessions` (see the module docstring). Every session gets
-    its context even with no step; a step of a session not in `sessions` is an error."""
+    its context even with no step; a step of another session is a ValueError."""
     contexts = _context_names(sessions)
+    for session in sessions:
+        if any(step.session_id != session.session_id for step in session.steps):
+            raise ValueError("every step of a SessionExport belongs to its session")
     steps = sorted((s for session in sessions for s in session.steps), key=lambda s: s.seq)
     base = base_origin(steps)
     states = {
