@@ -45,6 +45,10 @@ __all__ = [
 MAX_EXPORT_CHARS: Final = 500_000
 """The longest export (code points); the steps past it are left out, with a comment."""
 BASE_URL_ENV: Final = "BM_BASE_URL"
+TIMEOUT_ENV: Final = "BM_TIMEOUT_MS"
+DEFAULT_TIMEOUT_MS: Final = 10_000
+"""Every action's and assertion's timeout in the export (Playwright's own default is 30 s; a
+broken flow should fail sooner); `BM_TIMEOUT_MS` overrides it."""
 STATE_ENV_PREFIX: Final = "BM_STATE_"
 TEST_NAME: Final = "test_recorded_scenario"
 _INDENT: Final = "    "
@@ -64,6 +68,7 @@ _SIMPLE_SETTINGS: Final = (
     ("userAgent", "user_agent"),
     ("geolocation", "geolocation"),
 )
+_DEFAULT_TIMEOUT: Final = repr(str(DEFAULT_TIMEOUT_MS))
 _DEFAULT_VIEWPORT: Final = {"width": 1280, "height": 720}
 _NOT_REPRODUCED: Final = ("blockResources", "proxy")
 
@@ -205,6 +210,7 @@ def _context_lines(
     else:
         kwargs = ", ".join(f"{kw}={expr}" for kw, expr in args)
         lines.append(f"{var} = browser.new_context({kwargs})")
+    lines.append(f"{var}.set_default_timeout(TIMEOUT_MS)")
     for permission in settings.get("permissions") or ():
         origin = url_expr(str(permission.get("origin", "")), base)
         name = literal(str(permission.get("name", "geolocation")))
@@ -217,7 +223,8 @@ def _head(sessions: Sequence[SessionExport], base: str | None, states: dict[str,
         '"""A regression test recorded by BrowserMesh (browser_test_export).',
         "",
         "Run it with pytest and pytest-playwright (`pip install pytest-playwright`); set the",
-        f"environment variables it names for secrets, and {BASE_URL_ENV} to test another server.",
+        f"environment variables it names for secrets, {BASE_URL_ENV} to test another server,",
+        f"{TIMEOUT_ENV} for another timeout per action and assertion (ms).",
         '"""',
     ]
     for session in sessions:
@@ -239,6 +246,7 @@ def _head(sessions: Sequence[SessionExport], base: str | None, states: dict[str,
         "from playwright.sync_api import Browser, Playwright, expect",
         "",
         f"BASE_URL = os.environ.get({literal(BASE_URL_ENV)}, {literal(base or '')})",
+        f"TIMEOUT_MS = int(os.environ.get({literal(TIMEOUT_ENV)}, {_DEFAULT_TIMEOUT}))",
     ]
     for session in sessions:
         if session.storage_state_path is not None:
@@ -255,8 +263,11 @@ def export_pytest(
     sessions: Sequence[SessionExport], *, max_chars: int = MAX_EXPORT_CHARS
 ) -> ExportedTest:
     """The pytest module replaying `sessions` (see the module docstring). Every session gets
-    its context even with no step; a step of a session not in `sessions` is an error."""
+    its context even with no step; a step of another session is a ValueError."""
     contexts = _context_names(sessions)
+    for session in sessions:
+        if any(step.session_id != session.session_id for step in session.steps):
+            raise ValueError("every step of a SessionExport belongs to its session")
     steps = sorted((s for session in sessions for s in session.steps), key=lambda s: s.seq)
     base = base_origin(steps)
     states = {
@@ -269,6 +280,7 @@ def export_pytest(
     body = [
         "",
         f"def {TEST_NAME}(browser: Browser, playwright: Playwright, tmp_path: Path) -> None:",
+        "expect.set_options(timeout=TIMEOUT_MS)",
     ]
     for session in sessions:
         var = contexts[session.session_id]
