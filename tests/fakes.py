@@ -240,9 +240,12 @@ class FakeEngine:
 
     async def fill_field(
         self, page: FakePage, target: Target, value: str | bool, ctx: OperationContext
-    ) -> None:
+    ) -> str:
         await self._step("fill_field", ctx)
         page.actions.append(("fill_field", (target, value)))
+        if isinstance(value, bool):
+            return "check" if value else "uncheck"
+        return "fill"
 
     async def visible_text(self, page: FakePage, locator: Locator, ctx: OperationContext) -> str:
         await self._step("visible_text", ctx)

@@ -166,7 +166,7 @@ _OPTIONS: Final[tuple[_Option, ...]] = (
     _Option(
         "--tools",
         "<profiles>",
-        "Profiles to publish: core, observability, persistence, eval (eval is off unless listed)",
+        "Profiles: core, observability, persistence, files, eval, testing (eval, testing opt-in)",
         V_TOOLS,
     ),
     _Option(

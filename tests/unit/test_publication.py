@@ -45,12 +45,19 @@ async def fake_client(request: pytest.FixtureRequest) -> AsyncIterator[ToolClien
 
 def test_profiles_are_total_and_disjoint() -> None:
     specs = all_tool_specs()
-    assert len(specs) == 42 and len({s.name for s in specs}) == 42
+    assert len(specs) == 44 and len({s.name for s in specs}) == 44
     counts = {
         p: sum(1 for s in specs if s.profile == p)
-        for p in ("core", "observability", "persistence", "files", "eval")
+        for p in ("core", "observability", "persistence", "files", "eval", "testing")
     }
-    assert counts == {"core": CORE, "observability": 1, "persistence": 3, "files": 4, "eval": 1}
+    assert counts == {
+        "core": CORE,
+        "observability": 1,
+        "persistence": 3,
+        "files": 4,
+        "eval": 1,
+        "testing": 2,
+    }
 
 
 async def test_profile_selection() -> None:

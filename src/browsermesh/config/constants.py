@@ -26,7 +26,7 @@ __all__ = [
     "Transport",
 ]
 
-Profile: TypeAlias = Literal["core", "observability", "persistence", "files", "eval"]
+Profile: TypeAlias = Literal["core", "observability", "persistence", "files", "eval", "testing"]
 LogLevel: TypeAlias = Literal["debug", "info", "warn", "error", "silent"]
 Transport: TypeAlias = Literal["stdio", "http"]
 Backend: TypeAlias = Literal["local", "cdp", "browser-server"]
@@ -37,6 +37,7 @@ ALL_PROFILES: Final[tuple[Profile, ...]] = (
     "persistence",
     "files",
     "eval",
+    "testing",
 )
 DEFAULT_PROFILES: Final[tuple[Profile, ...]] = ("core", "observability", "persistence", "files")
 LOG_LEVELS: Final[tuple[LogLevel, ...]] = ("debug", "info", "warn", "error", "silent")

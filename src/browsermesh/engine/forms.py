@@ -43,6 +43,16 @@ async def fill_field(
     target: Target,
     value: str | bool,
     ctx: OperationContext,
-) -> None:
-    """Apply `value` to the element `target` names, by the operation its kind takes."""
-    await elements.on_target(page, registry, target, ctx, FIELD_OP, _never, _picker(value))
+) -> str:
+    """Apply `value` to the element `target` names, by the operation its kind takes; which
+    operation that was (fill, select_option, check or uncheck)."""
+    chosen: list[str] = []
+    pick = _picker(value)
+
+    def noted(state: dict[str, Any] | None) -> tuple[str, elements.ElementCall]:
+        op, call = pick(state)
+        chosen.append(op)
+        return op, call
+
+    await elements.on_target(page, registry, target, ctx, FIELD_OP, _never, noted)
+    return chosen[-1]

@@ -422,9 +422,9 @@ class PlaywrightEngine:
 
     async def fill_field(
         self, page: PwPage, target: Target, value: str | bool, ctx: OperationContext
-    ) -> None:
-        """One browser_fill_form field: the operation its element's kind takes."""
-        await forms.fill_field(page.page, page.refs, target, value, ctx)
+    ) -> str:
+        """One browser_fill_form field: the operation its element's kind takes (returned)."""
+        return await forms.fill_field(page.page, page.refs, target, value, ctx)
 
     async def watch_changes(self, page: PwPage, ctx: OperationContext) -> ChangeWatch:
         watch = ChangeWatch(page)

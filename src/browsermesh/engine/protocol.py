@@ -143,9 +143,9 @@ class Engine(Protocol[ContextT, PageT]):
 
     async def fill_field(
         self, page: PageT, target: Target, value: str | bool, ctx: OperationContext
-    ) -> None:
+    ) -> str:
         """One browser_fill_form field: fill, select option, check or uncheck, as the
-        element's kind (tag, type, role) takes `value`."""
+        element's kind (tag, type, role) takes `value`; returns which of the four it was."""
         ...
 
     async def visible_text(self, page: PageT, locator: Locator, ctx: OperationContext) -> str: ...

@@ -53,6 +53,24 @@ PROMPTS = [
             ),
         ],
     ),
+    types.Prompt(
+        name="record_regression_test",
+        title="Record a regression test",
+        description=(
+            "Run a scenario with the sessions it needs, then export it as a runnable "
+            "pytest-playwright test (needs the testing tool profile)."
+        ),
+        arguments=[
+            types.PromptArgument(
+                name="scenario", description="What to test (1-2000 chars).", required=True
+            ),
+            types.PromptArgument(
+                name="roles",
+                description="Comma-separated roles, e.g. buyer, admin (optional; 1-500 chars).",
+                required=False,
+            ),
+        ],
+    ),
 ]
 NAMES = frozenset(p.name for p in PROMPTS)
 
@@ -131,6 +149,35 @@ def diagnose_page(url: str, symptom: str, session_id: str | None = None) -> str:
     return "\n".join(lines)
 
 
+def record_regression_test(scenario: str, roles_raw: str) -> str:
+    roles = split_roles(roles_raw) if roles_raw.strip() else []
+    who = (
+        "one session per role: " + ", ".join(roles) + " (name each after its role, metadata role)"
+        if roles
+        else "as many sessions as the scenario has independent users (one per role)"
+    )
+    return (
+        f"Scenario to turn into a regression test: {scenario}\n\n"
+        "- If browser_test_export is not in your tool list, stop and say that the server must "
+        "run with the testing tool profile (--tools core,observability,persistence,files,"
+        "testing).\n"
+        f"- Create {who} with browser_session_create.\n"
+        "- Every successful operation is recorded; failed ones are not. If you explore first, "
+        "call browser_recording with action clear on each session before the scenario itself.\n"
+        "- Prefer role, label and testId locators or refs from browser_snapshot; a ref is "
+        "recorded as the locator that found its element.\n"
+        "- Check each outcome with browser_wait (text present, URL matched, element visible): "
+        "waits become the test's assertions. Use browser_action_and_wait for downloads, "
+        "popups, dialogs and file choosers.\n"
+        "- Fill passwords normally (they are recorded as environment variables); mark any "
+        "other secret with secret:true on a browser_fill_form field.\n"
+        "- When the scenario passes, call browser_test_export with every session id, save "
+        "`code` as test_<scenario>.py, and list the environment variables in `secrets` the "
+        "test needs.\n"
+        "- Close every session with browser_session_close."
+    )
+
+
 def get_prompt(name: str, arguments: dict[str, str] | None) -> types.GetPromptResult:
     args = arguments or {}
     if name == "parallel_roles":
@@ -148,6 +195,11 @@ def get_prompt(name: str, arguments: dict[str, str] | None) -> types.GetPromptRe
             raise MCPError(INVALID_PARAMS, "Invalid prompt argument: url must be http(s)")
         symptom = _arg(args, "symptom", MAX_SYMPTOM_CHARS, required=False)
         text = diagnose_page(url, symptom, _session_id(args))
+    elif name == "record_regression_test":
+        text = record_regression_test(
+            _arg(args, "scenario", MAX_TASK_CHARS),
+            _arg(args, "roles", MAX_ROLES_CHARS, required=False),
+        )
     else:
         raise MCPError(INVALID_PARAMS, "Unknown prompt")
     message = types.PromptMessage(role="user", content=types.TextContent(type="text", text=text))

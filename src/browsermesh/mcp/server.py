@@ -46,6 +46,7 @@ def all_tool_specs(config: Config | None = None) -> list[ToolSpec]:
         sessions,
         snapshot,
         state,
+        testing,
         waits,
     )
 
@@ -62,6 +63,7 @@ def all_tool_specs(config: Config | None = None) -> list[ToolSpec]:
         *state.specs(),
         *files.specs(),
         *evaluate.specs(),
+        *testing.specs(),
     ]
 
 

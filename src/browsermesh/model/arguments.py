@@ -94,3 +94,12 @@ def action_argument(op: str, arg: object) -> str | None:
         return None
     field, min_chars, max_chars = spec
     return bounded_string(arg, field, max_chars, min_chars=min_chars)
+
+
+def secret_flag(raw: object, field: str = "secret") -> bool:
+    """The optional `secret` flag of a typed value (issue 20): absent is False."""
+    if raw is None:
+        return False
+    if not isinstance(raw, bool):
+        raise invalid_argument(field, "a boolean")
+    return raw

@@ -62,6 +62,9 @@ class OperationContext:
     deadline: Deadline
     cancelled: asyncio.Event = field(default_factory=asyncio.Event)
     started: bool = False
+    # The order the runtime accepted this operation in, one counter for every session (issue
+    # 20: a test export interleaves the sessions' recorded steps by it); 0 outside a runtime.
+    accepted: int = 0
 
     def check(self) -> None:
         """Raise if the caller cancelled or the budget is gone."""

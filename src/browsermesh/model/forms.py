@@ -14,7 +14,12 @@ from dataclasses import dataclass
 from typing import Any, Final, Literal
 
 from browsermesh.errors import Bound, invalid_argument
-from browsermesh.model.arguments import MAX_FILL_CHARS, action_argument, bounded_string
+from browsermesh.model.arguments import (
+    MAX_FILL_CHARS,
+    action_argument,
+    bounded_string,
+    secret_flag,
+)
 from browsermesh.model.locators import Target, parse_element_target
 
 MAX_FIELDS: Final = 50
@@ -28,6 +33,9 @@ class FormField:
 
     target: Target
     value: str | bool
+    # The client marked the value secret (issue 20): a test export reads it from the
+    # environment instead of quoting it.
+    secret: bool = False
 
     def __repr__(self) -> str:
         return f"FormField({self.target!r}, <{type(self.value).__name__}>)"
@@ -52,18 +60,19 @@ def parse_fields(raw: object) -> tuple[FormField, ...]:
 def _field(item: object, where: str) -> FormField:
     if not isinstance(item, dict):
         raise invalid_argument(where, "object")
-    if any(key not in _KEYS for key in item):
-        raise invalid_argument(where, "only the keys target, value")
+    if any(key not in (*_KEYS, "secret") for key in item):
+        raise invalid_argument(where, "only the keys target, value, secret")
     for key in _KEYS:
         if key not in item:
             raise invalid_argument(f"{where}.{key}", "required")
     target = parse_element_target(item["target"], f"{where}.target")
     value = item["value"]
+    secret = secret_flag(item.get("secret"), f"{where}.secret")
     if isinstance(value, bool):
-        return FormField(target, value)
+        return FormField(target, value, secret)
     if not isinstance(value, str):
         raise invalid_argument(f"{where}.value", "string or boolean")
-    return FormField(target, bounded_string(value, f"{where}.value", MAX_FILL_CHARS))
+    return FormField(target, bounded_string(value, f"{where}.value", MAX_FILL_CHARS), secret)
 
 
 def field_kind(state: Mapping[str, Any]) -> FieldKind:

@@ -193,6 +193,10 @@ class StateRepository:
             )
         return self._data_dir / "principals" / principal / "states"
 
+    def file_of(self, principal: str, state_id: str) -> Path:
+        """The file `principal`'s state `state_id` is kept in (a test export names it)."""
+        return self._states_dir(principal) / (validate_state_id(state_id) + STATE_SUFFIX)
+
     def _lock(self, principal: str) -> asyncio.Lock:
         lock = self._locks.get(principal)
         if lock is None:

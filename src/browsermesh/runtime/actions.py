@@ -7,8 +7,9 @@ from typing import Any
 
 from browsermesh.engine.protocol import HistoryStep
 from browsermesh.errors import Bound, BrowserMeshError, ErrorCode
-from browsermesh.model.arguments import action_argument
+from browsermesh.model.arguments import action_argument, secret_flag
 from browsermesh.model.deadline import OperationContext
+from browsermesh.model.forms import FormField as ParsedField
 from browsermesh.model.forms import parse_fields
 from browsermesh.model.locators import (
     parse_locator,
@@ -25,13 +26,25 @@ from browsermesh.model.matchers import (
 from browsermesh.model.paging import (
     normalize_snapshot_options,
 )
+from browsermesh.model.recording import (
+    ActAndWait,
+    Action,
+    Drag,
+    FormField,
+    FormFill,
+    History,
+    Navigate,
+    Scroll,
+    Wait,
+)
 from browsermesh.model.table_diff import FollowMode, TableLines, parse_follow, table_diff
 from browsermesh.model.text import bound_text
 from browsermesh.persistence.states import LOCAL_PRINCIPAL as LOCAL_PRINCIPAL  # mcp imports it
 from browsermesh.runtime.calls import PageCall
 from browsermesh.runtime.checks import scroll_delta, validate_http_url
-from browsermesh.runtime.core import RuntimeCore, first_page
+from browsermesh.runtime.core import first_page
 from browsermesh.runtime.forms import fill_fields
+from browsermesh.runtime.recording import Recorded, Replay, expectation, step_at
 from browsermesh.runtime.session import (
     PageRecord,
     SessionRecord,
@@ -41,7 +54,7 @@ POPUP_CLOSE_GRACE_MS = 1_000
 """How long closing a popup over the page limit may take past the call's deadline."""
 
 
-class PageActions(RuntimeCore):
+class PageActions(Recorded):
     """What changes a page: navigation, element actions and forms (with `changes` and the
     follow-up snapshot), scrolling, dragging, waits and action-and-wait."""
 
@@ -50,7 +63,9 @@ class PageActions(RuntimeCore):
 
         async def job(rec: SessionRecord, page: PageRecord, ctx: OperationContext) -> str:
             self._clear_snapshots(page)
-            return await self.engine.navigate(page.handle, target, ctx.deadline.budget_ms())
+            landed = await self.engine.navigate(page.handle, target, ctx.deadline.budget_ms())
+            self._record(rec, Navigate(**step_at(rec, page, ctx), url=target))
+            return landed
 
         return await self.run_page_op(call, "browser_navigate", job)
 
@@ -61,7 +76,9 @@ class PageActions(RuntimeCore):
     ) -> tuple[str, str]:
         async def job(rec: SessionRecord, page: PageRecord, ctx: OperationContext) -> str:
             self._clear_snapshots(page)
-            return await self.engine.history(page.handle, step, ctx.deadline.budget_ms())
+            landed = await self.engine.history(page.handle, step, ctx.deadline.budget_ms())
+            self._record(rec, History(**step_at(rec, page, ctx), step=step))
+            return landed
 
         return await self.run_page_op(call, f"browser_{step}", job)
 
@@ -89,11 +106,20 @@ class PageActions(RuntimeCore):
         target = parse_target(args)
         arg = action_argument(op, arg)
         follow = parse_follow(args.get("snapshot"))
+        secret = secret_flag(args.get("secret"))
 
         async def job(
             rec: SessionRecord, page: PageRecord, ctx: OperationContext
         ) -> dict[str, Any]:
+            replay = await self._replayable(rec, page.handle, target, ctx)
             changes = await self.engine.act(page.handle, target, op, arg, ctx)
+            if replay is not None:
+                value = None
+                if arg is not None:
+                    password = await self._is_password(page.handle, target, ctx, replay)
+                    value = self._value(rec, replay.locator, arg, secret=(secret or password))
+                where = step_at(rec, page, ctx)
+                self._record(rec, Action(**where, op=op, locator=replay.locator, value=value))
             return {"changes": changes, **await self._follow(page, follow, changes, ctx)}
 
         return await self.run_page_op(call, f"browser_{op}", job)
@@ -137,17 +163,40 @@ class PageActions(RuntimeCore):
         async def job(
             rec: SessionRecord, page: PageRecord, ctx: OperationContext
         ) -> dict[str, Any]:
+            async def describe(field: ParsedField) -> Replay | None:
+                return await self._replayable(rec, page.handle, field.target, ctx)
+
             watch = await self.engine.watch_changes(page.handle, ctx)
             try:
-                filled = await fill_fields(self.engine, page.handle, parsed, ctx)
+                done = await fill_fields(self.engine, page.handle, parsed, ctx, describe)
             except BaseException:
                 await watch.close()
                 raise
+            self._record_form(rec, page, ctx, parsed, done)
             changes = await watch.finish(ctx, settle=False)
             follow_up = await self._follow(page, follow, changes, ctx)
-            return {"filled": filled, "changes": changes, **follow_up}
+            return {"filled": len(done), "changes": changes, **follow_up}
 
         return await self.run_page_op(call, "browser_fill_form", job)
+
+    def _record_form(
+        self,
+        rec: SessionRecord,
+        page: PageRecord,
+        ctx: OperationContext,
+        parsed: tuple[ParsedField, ...],
+        done: list[tuple[str, Replay | None]],
+    ) -> None:
+        fields: list[FormField] = []
+        for field, (op, replay) in zip(parsed, done, strict=True):
+            if replay is None:
+                return  # not recording
+            value = None
+            if isinstance(field.value, str):
+                secret = field.secret or replay.password
+                value = self._value(rec, replay.locator, field.value, secret=secret)
+            fields.append(FormField(locator=replay.locator, op=op, value=value))
+        self._record(rec, FormFill(**step_at(rec, page, ctx), fields=tuple(fields)))
 
     async def scroll(
         self,
@@ -159,6 +208,7 @@ class PageActions(RuntimeCore):
 
         async def job(rec: SessionRecord, page: PageRecord, ctx: OperationContext) -> None:
             await self.engine.scroll(page.handle, dx, dy, ctx)
+            self._record(rec, Scroll(**step_at(rec, page, ctx), dx=dx, dy=dy))
 
         op_id, _ = await self.run_page_op(call, "browser_scroll", job)
         return op_id
@@ -173,6 +223,7 @@ class PageActions(RuntimeCore):
 
         async def job(rec: SessionRecord, page: PageRecord, ctx: OperationContext) -> None:
             await self.engine.drag(page.handle, src, dst, ctx)
+            self._record(rec, Drag(**step_at(rec, page, ctx), source=src.wire(), target=dst.wire()))
 
         op_id, _ = await self.run_page_op(call, "browser_drag_and_drop", job)
         return op_id
@@ -217,6 +268,7 @@ class PageActions(RuntimeCore):
 
         async def job(rec: SessionRecord, page: PageRecord, ctx: OperationContext) -> None:
             await self.engine.wait(page.handle, cond, ctx)
+            self._record(rec, Wait(**step_at(rec, page, ctx), condition=cond))
 
         op_id, _ = await self.run_page_op(call, "browser_wait", job)
         return op_id
@@ -241,11 +293,21 @@ class PageActions(RuntimeCore):
         async def job(
             rec: SessionRecord, page: PageRecord, ctx: OperationContext
         ) -> dict[str, Any]:
+            replay = await self._replayable(rec, page.handle, act.target, ctx)
             try:
                 result = await self._act_and_wait(rec, page, act, spec, ctx)
             finally:
                 self._clear_snapshots(page)
             changes = result.pop("_changes", {})
+            if replay is not None:
+                step = ActAndWait(
+                    **step_at(rec, page, ctx),
+                    op=act.kind,
+                    locator=replay.locator,
+                    key=act.key,
+                    expect=expectation(spec, result),
+                )
+                self._record(rec, step)
             follow_up = await self._follow(page, follow, changes, ctx)
             return {"event": result, "changes": changes, **follow_up}
 

@@ -6,6 +6,7 @@ Every public coroutine of the runtime either returns `(operationId, result)` or 
 from __future__ import annotations
 
 import asyncio
+import itertools
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, TypeVar
@@ -84,6 +85,7 @@ class RuntimeCore:
         self._shutting_down = False
         self._shutdown_task: asyncio.Task[None] | None = None
         self._close_tasks: dict[str, asyncio.Task[None]] = {}
+        self._accepted = itertools.count(1)  # OperationContext.accepted
         # Every task the runtime starts (bounded closes, the shutdown); `async with` awaits them.
         self.tasks = TaskOwner()
         # Told about every session change (runtime.watchers); empty: nothing is computed.
@@ -288,7 +290,9 @@ class RuntimeCore:
         touch: bool = True,
     ) -> tuple[str, T]:
         """Queue `job` on the session, wait for it on behalf of the caller, log and classify."""
-        ctx = OperationContext(operation_id or short_id("o"), deadline)
+        ctx = OperationContext(
+            operation_id or short_id("o"), deadline, accepted=next(self._accepted)
+        )
         started = time.monotonic()
         fields = {
             "operationId": ctx.operation_id,

@@ -9,24 +9,35 @@ not fit its kind), and `details.filled` = k, the fields before it, which stay ap
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
 
 from browsermesh.engine.protocol import Engine, EnginePage
 from browsermesh.errors import BrowserMeshError
 from browsermesh.model.deadline import OperationContext
 from browsermesh.model.forms import FormField
 
+T = TypeVar("T")
+
 
 async def fill_fields(
-    engine: Engine[Any, Any], page: EnginePage, fields: tuple[FormField, ...], ctx: OperationContext
-) -> int:
-    """Apply `fields` in order; how many were applied (all of them, or it raised)."""
+    engine: Engine[Any, Any],
+    page: EnginePage,
+    fields: tuple[FormField, ...],
+    ctx: OperationContext,
+    before: Callable[[FormField], Awaitable[T]] | None = None,
+) -> list[tuple[str, T | None]]:
+    """Apply `fields` in order (all of them, or it raised): for each, the operation its
+    element took and what `before` (the recording's describer, issue 20) said about the element
+    just before."""
+    done: list[tuple[str, T | None]] = []
     for k, field in enumerate(fields):
         try:
-            await engine.fill_field(page, field.target, field.value, ctx)
+            seen = None if before is None else await before(field)
+            done.append((await engine.fill_field(page, field.target, field.value, ctx), seen))
         except BrowserMeshError as error:
             raise at_field(error, k) from None
-    return len(fields)
+    return done
 
 
 def at_field(error: BrowserMeshError, k: int) -> BrowserMeshError:

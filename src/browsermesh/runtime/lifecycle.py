@@ -15,8 +15,9 @@ from browsermesh.errors import Bound, BrowserMeshError, ErrorCode
 from browsermesh.model.deadline import Deadline, OperationCancelled, OperationContext
 from browsermesh.model.ids import short_id
 from browsermesh.model.limits import MAX_TIMEOUT_MS
+from browsermesh.model.recording import PageClosed, PageOpened
 from browsermesh.persistence.states import LOCAL_PRINCIPAL as LOCAL_PRINCIPAL  # mcp imports it
-from browsermesh.runtime.core import RuntimeCore
+from browsermesh.runtime.recording import Recorded, step_at
 from browsermesh.runtime.session import (
     ACTIVE_STATUSES,
     TERMINAL_STATUSES,
@@ -29,7 +30,7 @@ CLOSE_OVERRUN_S = 2.0
 """How long a session close waits past the latest deadline of the work queued before it."""
 
 
-class SessionLifecycle(RuntimeCore):
+class SessionLifecycle(Recorded):
     """Sessions (create, list, get, close), saved states, pages, and the runtime's shutdown."""
 
     async def create_session(
@@ -104,6 +105,7 @@ class SessionLifecycle(RuntimeCore):
             last_activity_at=now,
             context_settings=settings,
             last_touch=self.clock.monotonic(),
+            recording=self._new_recording(),
         )
         self._sessions[rec.session_id] = rec
         self._changed(rec, "created")
@@ -334,6 +336,7 @@ class SessionLifecycle(RuntimeCore):
             assert rec.context is not None
             handle = await self.engine.new_page(rec.context, ctx.deadline.budget_ms())
             page = self._register_page(rec, handle)
+            self._record(rec, PageOpened(**step_at(rec, page, ctx)))
             return rec.page_view(page, self.engine.current_url(handle))
 
         return await self.run_session_op(principal, session_id, "browser_page_create", job)
@@ -354,6 +357,7 @@ class SessionLifecycle(RuntimeCore):
             page = self._page(rec, page_id)
             self._remove_page(rec, page)
             await self.engine.close_page(page.handle, ctx.deadline.remaining_ms())
+            self._record(rec, PageClosed(**step_at(rec, page, ctx)))
 
         op_id, _ = await self.run_session_op(principal, session_id, "browser_page_close", job)
         return op_id

@@ -24,6 +24,7 @@ from browsermesh.model.paging import (
     snapshot_result,
 )
 from browsermesh.model.png import ScreenshotLimits
+from browsermesh.model.recording import Upload
 from browsermesh.model.table_diff import TableLines
 from browsermesh.persistence.artifacts import (
     READ_DEFAULT_BYTES,
@@ -32,14 +33,15 @@ from browsermesh.persistence.artifacts import (
 from browsermesh.persistence.states import LOCAL_PRINCIPAL as LOCAL_PRINCIPAL  # mcp imports it
 from browsermesh.runtime.calls import PageCall
 from browsermesh.runtime.checks import MAX_EXPRESSION_CHARS, parse_capture
-from browsermesh.runtime.core import RuntimeCore, first_page
+from browsermesh.runtime.core import first_page
+from browsermesh.runtime.recording import Recorded, step_at, upload_files
 from browsermesh.runtime.session import (
     PageRecord,
     SessionRecord,
 )
 
 
-class PageReads(RuntimeCore):
+class PageReads(Recorded):
     """What reads a page or its session's files: observations, evaluate, snapshots,
     screenshots, uploads, downloads, artifacts and PDFs."""
 
@@ -145,7 +147,16 @@ class PageReads(RuntimeCore):
         async def job(
             rec: SessionRecord, page: PageRecord, ctx: OperationContext
         ) -> dict[str, Any]:
+            replay = await self._replayable(rec, page.handle, target, ctx)
             via = await self.engine.set_files(page.handle, target, payloads, ctx)
+            if replay is not None:
+                upload = Upload(
+                    **step_at(rec, page, ctx),
+                    locator=replay.locator,
+                    files=upload_files(payloads),
+                    via="chooser" if via == "chooser" else "input",
+                )
+                self._record(rec, upload)
             files = [
                 {"name": p.name, "mimeType": p.mime_type, "size": len(p.data)} for p in payloads
             ]

@@ -14,6 +14,7 @@ from browsermesh.runtime.actions import PageActions
 from browsermesh.runtime.checks import MAX_URL_CHARS as MAX_URL_CHARS
 from browsermesh.runtime.checks import validate_http_url as validate_http_url
 from browsermesh.runtime.checks import validate_timeout as validate_timeout
+from browsermesh.runtime.export import TestExports
 from browsermesh.runtime.fork import SessionForks
 from browsermesh.runtime.network import SessionNetwork
 from browsermesh.runtime.reads import PageReads
@@ -21,5 +22,5 @@ from browsermesh.runtime.reads import PageReads
 __all__ = ["LOCAL_PRINCIPAL", "MAX_URL_CHARS", "Runtime", "validate_http_url", "validate_timeout"]
 
 
-class Runtime(SessionForks, SessionNetwork, PageActions, PageReads):
+class Runtime(SessionForks, SessionNetwork, PageActions, PageReads, TestExports):
     """Owns every session. One instance per server process (or per test)."""

@@ -11,6 +11,7 @@ from browsermesh.errors import ErrorCode
 from browsermesh.model.network import public_settings
 from browsermesh.model.observe import PageObservations
 from browsermesh.model.paging import SnapshotStore
+from browsermesh.model.recording import Recording
 from browsermesh.model.table_diff import TableLines
 from browsermesh.runtime.queue import SessionQueue
 
@@ -61,6 +62,8 @@ class SessionRecord:
     # `watchers.fingerprint` of the page views after the last operation someone watched (None:
     # unknown, so the next watched operation reports its pages as changed).
     fingerprint: str | None = None
+    # What the session did, for a test export (issue 20); None while no export tool is published.
+    recording: Recording | None = None
 
     def page_view(self, page: PageRecord, url: str) -> dict[str, Any]:
         """PageView (contract §3.4)."""

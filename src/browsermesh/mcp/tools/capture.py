@@ -36,7 +36,7 @@ def specs() -> list[ToolSpec]:
             name="browser_screenshot",
             title="Capture page screenshot",
             description=(
-                "PNG of viewport (default), full page or element; to read, use browser_snapshot."
+                "PNG of viewport (default), full page or element; to read: browser_snapshot."
             ),
             profile="core",
             hints=Hints(read_only=True, idempotent=True, open_world=True),

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from browsermesh.mcp.registry import Hints, ToolCall, ToolSpec
-from browsermesh.mcp.schemas import Schema, array, obj, output, page_address
+from browsermesh.mcp.schemas import BOOL, Schema, array, obj, output, page_address
 from browsermesh.model.forms import MAX_FIELDS
 
 # `target` is an ElementTarget (checked by the runtime like action.target); `value` a string
@@ -14,6 +14,7 @@ _FIELD: Schema = obj(
     {
         "target": {"type": "object", "description": "locator or {ref}"},
         "value": {"type": ["string", "boolean"]},
+        "secret": BOOL,
     },
     ("target", "value"),
 )

@@ -23,8 +23,8 @@ def specs() -> list[ToolSpec]:
             name="browser_session_update",
             title="Update browser session",
             description=(
-                "Change a session's contextSettings.network (allowOrigins, blockOrigins, offline, "
-                "extraHeaders); given fields replace, []/{} clear."
+                "Change a live session's contextSettings.network fields; given ones replace, "
+                "[]/{} clear."
             ),
             profile="core",
             hints=Hints(idempotent=True),

@@ -1,0 +1,119 @@
+"""browser_test_export and browser_recording (issue 20): the caller's recorded sessions as one
+runnable test, and control over a session's recording.
+
+The export reads the sessions' logs as they are at the call (no queue slot: it never touches a
+page, so it does not wait behind a long operation), and works on a closed session as long as
+its record is kept.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+from browsermesh.errors import Bound, BrowserMeshError, ErrorCode, invalid_argument
+from browsermesh.model.ids import short_id
+from browsermesh.model.recording import Recording
+from browsermesh.model.test_export import SessionExport, export_pytest
+from browsermesh.persistence.states import LOCAL_PRINCIPAL
+from browsermesh.runtime.recording import Recorded, session_label
+from browsermesh.runtime.session import SessionRecord
+
+MAX_EXPORT_SESSIONS: Final = 10
+"""Sessions one export replays together."""
+EXPORT_MAX_CHARS: Final = 200_000
+"""The exported module's bound (a tool result, read by a model)."""
+RECORDING_ACTIONS: Final = ("pause", "resume", "clear")
+
+
+class TestExports(Recorded):
+    """The export and the recording switch."""
+
+    def _recorded(self, principal: str, session_id: object, field: str) -> SessionRecord:
+        """The caller's session (live or closed), which must have a log."""
+        rec = self._lookup(principal, session_id)
+        if rec.recording is None:
+            raise invalid_argument(
+                field, "a session recorded (server run with the testing profile)"
+            )
+        return rec
+
+    def test_export(self, principal: str, session_ids: object) -> tuple[str, dict[str, Any]]:
+        """A pytest-playwright module replaying `session_ids` (the caller's), interleaved in
+        the order their operations were accepted."""
+        if not isinstance(session_ids, list) or not session_ids:
+            raise invalid_argument("sessionIds", "a non-empty array of session ids")
+        if len(session_ids) > MAX_EXPORT_SESSIONS:
+            raise BrowserMeshError(
+                ErrorCode.LIMIT_EXCEEDED,
+                bound=Bound("sessionIds", "<=", MAX_EXPORT_SESSIONS),
+            )
+        if len(set(map(str, session_ids))) != len(session_ids):
+            raise invalid_argument("sessionIds", "each session once")
+        records = [
+            self._recorded(principal, sid, f"sessionIds[{k}]") for k, sid in enumerate(session_ids)
+        ]
+        exported = export_pytest(
+            [self._session_export(rec) for rec in records], max_chars=EXPORT_MAX_CHARS
+        )
+        out: dict[str, Any] = {
+            "language": "python",
+            "code": exported.text,
+            "steps": exported.steps,
+            "truncated": exported.truncated,
+            "secrets": list(exported.secrets),
+        }
+        self.log.info(
+            "test.exported",
+            principal=principal,
+            sessions=len(records),
+            steps=exported.steps,
+            chars=len(exported.text),
+        )
+        return short_id("o"), out
+
+    def _session_export(self, rec: SessionRecord) -> SessionExport:
+        log = rec.recording
+        assert log is not None
+        return SessionExport(
+            session_id=rec.session_id,
+            label=session_label(rec),
+            settings=rec.context_settings,
+            storage_state_path=self._state_path(rec),
+            steps=tuple(log.steps),
+            truncated=log.truncated,
+        )
+
+    def _state_path(self, rec: SessionRecord) -> str | None:
+        """Where the saved state a session started from is read at replay: the file itself for
+        the local principal (same machine, same user); for a remote principal only its file
+        name, since the server's paths are not the caller's (the export's environment variable
+        points at a copy)."""
+        state_id = rec.restored_from_state_id
+        if state_id is None:
+            return None
+        path = self.states.file_of(rec.principal, state_id)
+        return str(path) if rec.principal == LOCAL_PRINCIPAL else path.name
+
+    def set_recording(
+        self, principal: str, session_id: object, action: object
+    ) -> tuple[str, dict[str, Any]]:
+        """Pause, resume or clear a session's recording; the log's state after it."""
+        if action not in RECORDING_ACTIONS:
+            raise invalid_argument("action", "one of: " + ", ".join(RECORDING_ACTIONS))
+        rec = self._recorded(principal, session_id, "sessionId")
+        log = rec.recording
+        assert log is not None
+        if action == "clear":
+            log.clear()
+        else:
+            log.enabled = action == "resume"
+        return short_id("o"), {"sessionId": rec.session_id, **recording_view(log)}
+
+
+def recording_view(log: Recording) -> dict[str, Any]:
+    """A log's state as the client sees it (no step content)."""
+    return {
+        "recording": log.enabled and not log.truncated,
+        "steps": len(log.steps),
+        "truncated": log.truncated,
+    }
