@@ -45,3 +45,36 @@ def test_release_headings_reads_only_released_entries() -> None:
     text = "# Changelog\n\n## [Unreleased]\n\n## [1.2.0] - 2027-01-02\n\n## [1.1.0] - 2026-12-31\n"
     assert release_headings(text) == [("1.2.0", "2027-01-02"), ("1.1.0", "2026-12-31")]
     assert release_headings("## [1.2] - 2027-01-02\n## 1.2.0\n") == []
+
+
+README = CHANGELOG.parent / "README.md"
+# A command that fetches "browsermesh" from PyPI, where this project is not published yet.
+PYPI_FORM = re.compile(r'uvx browsermesh|pipx (install|run) browsermesh|"args": \["browsermesh"')
+CHECKOUT_EXE = "/home/you/BrowserMesh/.venv/bin/browsermesh"
+
+
+def test_the_readme_marks_every_pypi_command_as_not_yet_published() -> None:
+    lines = README.read_text(encoding="utf-8").splitlines()
+    hits = [n for n, line in enumerate(lines) if PYPI_FORM.search(line)]
+    assert hits, "the README shows the PyPI form too, marked"
+    for n in hits:
+        near = " ".join(lines[max(0, n - 1) : n + 1]).lower()
+        assert "not yet" in near or "once" in near, lines[n]
+
+
+def test_the_readme_configures_every_client_for_a_checkout() -> None:
+    text = README.read_text(encoding="utf-8")
+    assert f"claude mcp add browsermesh -- {CHECKOUT_EXE} --headless" in text  # Claude Code
+    assert f'"command": "{CHECKOUT_EXE}"' in text  # Claude Desktop, Cursor (JSON)
+    assert f'command = "{CHECKOUT_EXE}"' in text  # Codex (TOML)
+    assert "uvx --from git+<repository URL> browsermesh" in text
+    assert "pipx install git+<repository URL>" in text
+
+
+def test_no_doctor_remediation_sends_the_user_to_pypi() -> None:
+    from browsermesh import doctor
+
+    texts = [getattr(doctor, name) for name in doctor.__all__ if name.endswith("_REMEDIATION")]
+    assert len(texts) > 10
+    for text in texts:
+        assert "install browsermesh" not in text and "--force-reinstall" not in text, text

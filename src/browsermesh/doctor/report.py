@@ -44,9 +44,10 @@ _MAX_TEXT: Final = 256
 # ------------------------------------------------------------------------------ fixed texts
 
 PYTHON_REMEDIATION: Final = "Install Python 3.11 or newer and reinstall BrowserMesh with it."
+# Not "pip install browsermesh": the package is not on PyPI yet (issue 23).
 VERSION_REMEDIATION: Final = (
-    "Reinstall BrowserMesh from one version, for example: "
-    "python -m pip install --force-reinstall browsermesh"
+    "Reinstall BrowserMesh from one source: bash scripts/setup.sh in a checkout, or "
+    "pipx install --force (or uv tool install --force) with the same checkout or Git URL."
 )
 DATA_DIR_REMEDIATION: Final = (
     "Choose a writable BROWSERMESH_DATA_DIR (or --data-dir) that this user can create, "
