@@ -162,7 +162,8 @@ def test_sdist_carries_sources_and_tests_but_no_caches(installed: Installed) -> 
     with tarfile.open(installed.sdist) as tar:
         names = {name.split("/", 1)[1] for name in tar.getnames() if "/" in name}
     pkg = "src/browsermesh/"
-    for needed in ("pyproject.toml", "README.md", "LICENSE", f"{pkg}py.typed", f"{pkg}cli.py"):
+    needed_files = ("pyproject.toml", "README.md", "CHANGELOG.md", "LICENSE", f"{pkg}py.typed")
+    for needed in (*needed_files, f"{pkg}cli.py"):
         assert needed in names, needed
     assert any(name.startswith("tests/unit/") for name in names)
     unwanted = (".hypothesis", "__pycache__", ".mypy_cache", ".venv", "benchmarks/results")

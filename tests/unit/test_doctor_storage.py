@@ -237,22 +237,36 @@ def _usage(free: int) -> object:
     return lambda _path: Usage(total=free * 2, used=free, free=free)
 
 
-def test_artifact_storage_passes_and_creates_the_directory_like_the_store(tmp_path: Path) -> None:
+def test_artifact_storage_passes_and_leaves_no_trace(tmp_path: Path) -> None:
     data = _private_dir(tmp_path / "data")
-    result = doctor.check_artifact_storage(default_config(data_dir=data), _usage(8 * GIB))
+    config = default_config(data_dir=data)
+    result = doctor.check_artifact_storage(config, _usage(8 * GIB))
     assert (result.status, result.code) == ("passed", "ARTIFACT_STORAGE_READY")
     assert result.message == (
         "The artifacts directory is writable and 8.0 GiB is free for quotas of 100 MiB per "
         "session, 256 MiB per principal and 1.0 GiB in all."
     )
-    artifacts = data / "artifacts"
-    assert artifacts.is_dir() and list(artifacts.iterdir()) == []  # the probe file is gone
-    if os.name == "posix":
-        assert artifacts.stat().st_mode & 0o777 == 0o700
+    assert list(data.iterdir()) == []  # a missing artifacts directory is not created
+    artifacts = _private_dir(data / "artifacts")
+    assert doctor.check_artifact_storage(config, _usage(8 * GIB)).code == "ARTIFACT_STORAGE_READY"
+    assert list(artifacts.iterdir()) == []  # the probe file is gone
+
+
+def test_an_artifacts_directory_that_fails_the_probe_fails(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    artifacts = _private_dir(tmp_path / "data" / "artifacts")
+    real_access = os.access
+    monkeypatch.setattr(os, "access", lambda p, m: p != artifacts and real_access(p, m))
+    result = doctor.check_artifact_storage(default_config(data_dir=tmp_path / "data"))
+    assert (result.status, result.code) == ("failed", "ARTIFACT_STORAGE_UNAVAILABLE")
+    assert result.message == "The artifacts directory is not readable and writable by this user."
+    assert result.remediation == doctor.ARTIFACT_DIR_REMEDIATION
 
 
 def test_artifact_storage_measures_the_real_disk(tmp_path: Path) -> None:
-    result = doctor.check_artifact_storage(default_config(data_dir=tmp_path / "data"))
+    data = _private_dir(tmp_path / "data")
+    result = doctor.check_artifact_storage(default_config(data_dir=data))
     assert result.status == "passed" or result.code == "ARTIFACT_DISK_LOW", result
 
 
@@ -282,16 +296,15 @@ def test_an_untrusted_artifacts_directory_fails(tmp_path: Path, problem: str) ->
     assert_no_leak(_texts(result), str(tmp_path))
 
 
-def test_an_artifacts_directory_that_cannot_be_created_fails(tmp_path: Path) -> None:
+def test_artifact_storage_is_not_checked_without_a_data_directory(tmp_path: Path) -> None:
     (tmp_path / "data").write_text("a file where the data directory should be")
     config = default_config(data_dir=tmp_path / "data")
     result = doctor.check_artifact_storage(config, _usage(8 * GIB))
-    assert (result.status, result.code) == ("failed", "ARTIFACT_STORAGE_UNAVAILABLE")
-    assert result.message == "The artifacts directory does not exist and could not be created."
+    assert (result.status, result.code) == ("passed", "ARTIFACT_STORAGE_NOT_CHECKED")
 
 
 def test_less_disk_than_one_sessions_quota_fails(tmp_path: Path) -> None:
-    config = default_config(data_dir=tmp_path / "data")
+    config = default_config(data_dir=_private_dir(tmp_path / "data"))
     result = doctor.check_artifact_storage(config, _usage(50 * MIB))
     assert (result.status, result.code) == ("failed", "ARTIFACT_DISK_LOW")
     assert result.message == (
@@ -302,7 +315,7 @@ def test_less_disk_than_one_sessions_quota_fails(tmp_path: Path) -> None:
 
 
 def test_less_disk_than_the_total_quota_warns(tmp_path: Path) -> None:
-    config = default_config(data_dir=tmp_path / "data")
+    config = default_config(data_dir=_private_dir(tmp_path / "data"))
     result = doctor.check_artifact_storage(config, _usage(500 * MIB))
     assert (result.status, result.code) == ("passed", "ARTIFACT_STORAGE_READY")
     assert result.message == (
@@ -312,8 +325,9 @@ def test_less_disk_than_the_total_quota_warns(tmp_path: Path) -> None:
 
 
 def test_quotas_in_the_wrong_order_warn(tmp_path: Path) -> None:
+    data = _private_dir(tmp_path / "data")
     config = default_config(
-        data_dir=tmp_path / "data",
+        data_dir=data,
         max_artifact_session_bytes=300 * MIB,
         max_artifact_principal_bytes=200 * MIB,
         max_artifact_total_bytes=100 * MIB,
@@ -327,7 +341,7 @@ def test_quotas_in_the_wrong_order_warn(tmp_path: Path) -> None:
     )
     assert "the per-principal quota (200 MiB) is above the total one (100 MiB)" in result.message
     worst = default_config(
-        data_dir=tmp_path / "data",
+        data_dir=data,
         max_artifact_session_bytes=2 * GIB,
         max_artifact_principal_bytes=1 * GIB,
         max_artifact_total_bytes=10 * GIB,

@@ -5,11 +5,14 @@ where downloads and PDFs go.
   can read it; it must not overlap the data directory or hold the token file, since every file
   inside it is readable by any client (saved logins, other sessions' downloads, tokens). A
   missing or non-directory root named at start-up is already a configuration error (exit 2).
-- ``artifact-storage``: ``<data dir>/artifacts`` is a directory the artifact store would trust
-  (the same rule, :func:`~browsermesh.persistence.trust.distrust`) and passes the data-directory
-  probe; the disk holds at least one session's byte quota (else the check fails) and the total
-  quota (else a warning); a per-session quota above the per-principal one, or that above the
-  total, is a warning (the smaller one binds first).
+- ``artifact-storage``: ``<data dir>/artifacts``, when it exists, is a directory the artifact
+  store would trust (the same rule, :func:`~browsermesh.persistence.trust.distrust`) and passes
+  the data-directory probe (a missing one is not created: the store makes it on the first
+  download, in the data directory the access check wrote); the disk holds at least one
+  session's byte quota (else the check fails) and the total quota (else a warning); a
+  per-session quota above the per-principal one, or that above the total, is a warning (the
+  smaller one binds first). Without a data directory there is nothing to check (the access
+  check has failed already).
 
 Messages are fixed sentences with sizes, never paths.
 """
@@ -146,24 +149,33 @@ def check_artifact_storage(config: Config, disk_usage: DiskUsage | None = None) 
     """``artifact-storage``: the artifacts directory, the disk space and the quotas.
 
     ``disk_usage`` (``shutil.disk_usage`` by default) is injectable for tests."""
-    root = artifacts_root(Path(config.data_dir))
-    try:
-        reason = distrust(os.lstat(root), directory=True)
-    except OSError:
-        reason = None  # missing: the probe creates it as the store would (0700)
-    if reason is not None:
-        return failed(
+    data_dir = Path(config.data_dir)
+    if not data_dir.is_dir():
+        return passed(
             ARTIFACT_ID,
-            "ARTIFACT_STORAGE_UNAVAILABLE",
-            f"The artifacts directory is {reason}; downloads and PDFs fail until it is fixed.",
-            ARTIFACT_DIR_REMEDIATION,
+            "ARTIFACT_STORAGE_NOT_CHECKED",
+            "There is no data directory to keep artifacts in (data-directory-access says why).",
         )
-    problem = probe_data_directory(root, "artifacts directory")
-    if problem is not None:
-        return failed(
-            ARTIFACT_ID, "ARTIFACT_STORAGE_UNAVAILABLE", problem, ARTIFACT_DIR_REMEDIATION
-        )
-    free = _free_bytes(root, disk_usage)
+    root = artifacts_root(data_dir)
+    try:
+        info: os.stat_result | None = os.lstat(root)
+    except FileNotFoundError:
+        info = None  # the store creates it (0700) in the data directory, which the probe wrote
+    if info is not None:
+        reason = distrust(info, directory=True)
+        if reason is not None:
+            return failed(
+                ARTIFACT_ID,
+                "ARTIFACT_STORAGE_UNAVAILABLE",
+                f"The artifacts directory is {reason}; downloads and PDFs fail until it is fixed.",
+                ARTIFACT_DIR_REMEDIATION,
+            )
+        problem = probe_data_directory(root, "artifacts directory")
+        if problem is not None:
+            return failed(
+                ARTIFACT_ID, "ARTIFACT_STORAGE_UNAVAILABLE", problem, ARTIFACT_DIR_REMEDIATION
+            )
+    free = _free_bytes(root if info is not None else data_dir, disk_usage)
     session = config.max_artifact_session_bytes
     if free < session:
         return failed(
