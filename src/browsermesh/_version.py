@@ -1,3 +1,3 @@
 """The one version constant: serverInfo, runtime_info, package metadata and --version use it."""
 
-__version__ = "0.3.0"
+__version__ = "0.4.0"

@@ -40,6 +40,9 @@ def test_doctor_passes_json(tmp_path: Path) -> None:
         "PYTHON_SUPPORTED",
         "VERSION_CONSISTENT",
         "DATA_DIRECTORY_ACCESSIBLE",
+        "DATA_DIRECTORY_PRIVATE",
+        "UPLOAD_ROOT_NOT_CONFIGURED",
+        "ARTIFACT_STORAGE_READY",
         "CHROMIUM_AVAILABLE",
         "BROWSER_SMOKE_PASSED",
     ]
@@ -123,12 +126,12 @@ def test_cdp_text_mode_and_remote_browser_survives(
     assert err == ""
     lines = out.splitlines()
     assert lines[0] == f"BrowserMesh {__version__} doctor"
-    assert len(lines) == 1 + 5 + 2
-    for line, check_id in zip(lines[1:6], IDS, strict=True):
+    assert len(lines) == 1 + len(IDS) + 2
+    for line, check_id in zip(lines[1 : 1 + len(IDS)], IDS, strict=True):
         assert line.startswith(f"ok   {check_id:<24} ")
     assert "REMOTE" not in out  # codes are not printed in text mode; messages are
-    assert "remote browser is configured" in lines[4]
-    assert lines[6] == ""
-    assert lines[7] == "Result: passed"
+    assert "remote browser is configured" in lines[1 + IDS.index("chromium-executable")]
+    assert lines[-2] == ""
+    assert lines[-1] == "Result: passed"
     assert process.poll() is None, "the doctor never closes a remote browser"
     assert_no_leak(out, endpoint, endpoint.split("/devtools")[0])

@@ -1,8 +1,12 @@
 """Installed-package smoke (contract §26.2 "Package").
 
-Once per session: build the wheel, create a fresh virtual environment, ``pip install`` the wheel
-there (dependencies from the index). Then check the console script and ``python -m browsermesh``,
-the public imports, and drive the INSTALLED server with the MCP Inspector CLI (2.x, Node 22):
+Once per session: build the sdist and the wheel from it, then install the wheel the way the
+README tells a user to, with ``pipx install`` (dependencies from the index), into an isolated
+location: ``PIPX_HOME``, ``PIPX_BIN_DIR`` and ``PIPX_MAN_DIR`` under the session's tmp dir, so
+neither the user's pipx nor ``~/.local/bin`` is touched (issue 23). Then check the console script
+(the one on ``PIPX_BIN_DIR``) and ``python -m browsermesh`` of pipx's venv, the version against
+CHANGELOG.md, ``browsermesh --doctor --json`` of that install with real Chromium, the public
+imports, and drive the INSTALLED server with the MCP Inspector CLI (2.x, Node 22):
 discovery over stdio, a real-Chromium smoke over Streamable HTTP, and (issue 17) logging and
 progress: ``logging/setLevel`` in both eras, the server's log lines as the Inspector package's
 ``mcpdo logging/tail`` shows them, and a progress-token call through the CLI — whose progress
@@ -43,7 +47,9 @@ import pytest
 from browsermesh import __version__
 from tests.conftest import INITIALIZE, OPERATION_ID, chromium_pids_with_marker
 from tests.fixtures.site import FixtureSite
+from tests.support.doctor import assert_no_leak, by_id, parse_json_report
 from tests.support.http_process import HttpServerProcess
+from tests.support.release import changelog_version
 
 pytestmark = pytest.mark.package
 
@@ -91,8 +97,21 @@ class Installed:
     root: Path
     wheel: Path
     sdist: Path
-    python: Path
-    exe: Path
+    python: Path  # the interpreter of pipx's venv for browsermesh
+    exe: Path  # the console script pipx put on PIPX_BIN_DIR
+
+
+def _pipx_env(root: Path) -> dict[str, str]:
+    """pipx confined to ``root``: its venvs, shared libraries, logs, scripts and man pages."""
+    env = {k: v for k, v in _clean_env().items() if not k.startswith("PIPX_")}
+    env.update(
+        PIP_DISABLE_PIP_VERSION_CHECK="1",
+        PIPX_HOME=str(root / "pipx"),
+        PIPX_BIN_DIR=str(root / "bin"),
+        PIPX_MAN_DIR=str(root / "man"),
+        USE_EMOJI="0",
+    )
+    return env
 
 
 @pytest.fixture(scope="session")
@@ -115,21 +134,22 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Installed:
     assert len(sdists) == 1, sdists
     wheels = sorted(dist.glob("browsermesh-*.whl"))
     assert len(wheels) == 1, wheels
-    venv = root / "venv"
-    # No pip inside the new venv (ensurepip costs seconds): this interpreter's pip installs into it
-    # through `--python`. `--no-compile`: byte-compiling every dependency is the slowest step.
-    _check(
-        _run([sys.executable, "-m", "venv", "--without-pip", str(venv)], timeout=120, env=env),
-        "python -m venv",
-    )
-    python = venv / BIN / "python"
-    install = [sys.executable, "-m", "pip", "--python", str(python), "install", "--quiet"]
-    _check(
-        _run([*install, "--no-compile", str(wheels[0])], timeout=300, env=env, cwd=root),
-        "pip install <wheel>",
-    )
-    exe = venv / BIN / ("browsermesh.exe" if os.name == "nt" else "browsermesh")
-    assert exe.is_file(), f"the wheel installed no console script at {exe}"
+    # pipx runs with this interpreter and makes its venv from it; pip inside that venv reads the
+    # machine's pip configuration (index, find-links) like any user's pipx. `--no-compile`:
+    # byte-compiling every dependency is the slowest step.
+    pipx_env = _pipx_env(root)
+    pipx = [sys.executable, "-m", "pipx", "install", "--pip-args=--no-compile", str(wheels[0])]
+    _check(_run(pipx, timeout=300, env=pipx_env, cwd=root), "pipx install <wheel>")
+    exe = root / "bin" / ("browsermesh.exe" if os.name == "nt" else "browsermesh")
+    assert exe.is_file(), f"pipx installed no console script at {exe}"
+    venv = root / "pipx" / "venvs" / "browsermesh"
+    python = venv / BIN / ("python.exe" if os.name == "nt" else "python")
+    assert python.is_file(), f"pipx made no venv at {venv}"
+    listed = json.loads(
+        _check(_run([sys.executable, "-m", "pipx", "list", "--json"], timeout=60, env=pipx_env),
+               "pipx list")
+    )  # fmt: skip
+    assert list(listed["venvs"]) == ["browsermesh"], listed["venvs"]  # only ours, only here
     return Installed(root=root, wheel=wheels[0], sdist=sdists[0], python=python, exe=exe)
 
 
@@ -142,7 +162,8 @@ def test_sdist_carries_sources_and_tests_but_no_caches(installed: Installed) -> 
     with tarfile.open(installed.sdist) as tar:
         names = {name.split("/", 1)[1] for name in tar.getnames() if "/" in name}
     pkg = "src/browsermesh/"
-    for needed in ("pyproject.toml", "README.md", "LICENSE", f"{pkg}py.typed", f"{pkg}cli.py"):
+    needed_files = ("pyproject.toml", "README.md", "CHANGELOG.md", "LICENSE", f"{pkg}py.typed")
+    for needed in (*needed_files, f"{pkg}cli.py"):
         assert needed in names, needed
     assert any(name.startswith("tests/unit/") for name in names)
     unwanted = (".hypothesis", "__pycache__", ".mypy_cache", ".venv", "benchmarks/results")
@@ -151,8 +172,28 @@ def test_sdist_carries_sources_and_tests_but_no_caches(installed: Installed) -> 
 
 def test_console_script_version(installed: Installed) -> None:
     proc = _run([str(installed.exe), "--version"], timeout=60, env=_clean_env(), cwd=installed.root)
-    assert _check(proc, "browsermesh --version").strip() == __version__
+    assert _check(proc, "browsermesh --version").strip() == __version__ == changelog_version()
     assert proc.stderr == ""
+    # The script pipx put on PIPX_BIN_DIR runs pipx's venv, not this checkout.
+    assert installed.exe.resolve().is_relative_to((installed.root / "pipx").resolve())
+
+
+def test_doctor_json_of_the_installed_package(installed: Installed) -> None:
+    """``browsermesh --doctor --json`` of the pipx install passes every check, real Chromium's
+    smoke test included: what a new user runs first (README)."""
+    env = _clean_env(
+        BROWSERMESH_HEADLESS="true",
+        BROWSERMESH_AUTO_INSTALL="false",
+        BROWSERMESH_DATA_DIR=str(installed.root / "data-doctor"),
+    )
+    doctor = [str(installed.exe), "--doctor", "--json"]
+    proc = _run(doctor, timeout=120, env=env, cwd=installed.root)
+    assert proc.stderr == ""
+    report = parse_json_report(proc.stdout)
+    failed = {c["id"]: c for c in report["checks"] if c["status"] != "passed"}
+    assert proc.returncode == 0 and report["status"] == "passed", failed
+    assert by_id(report)["version-consistency"]["code"] == "VERSION_CONSISTENT"
+    assert_no_leak(proc.stdout, str(installed.root))
 
 
 def test_module_version(installed: Installed) -> None:
@@ -324,6 +365,10 @@ def test_http_browser_smoke(installed: Installed, http_server: HttpServer) -> No
 
     listed = inspector.run("--method", "tools/list", url, cwd=installed.root)
     assert len(listed["tools"]) == EXPECTED_TOOLS
+
+    runtime_info = ("--method", "tools/call", "--tool-name", "browser_runtime_info", url)
+    info = inspector.run(*runtime_info, cwd=installed.root)["structuredContent"]
+    assert info["serverVersion"] == __version__ == changelog_version()  # its text is a summary
 
     with FixtureSite() as site:
         created = call("browser_session_create", {"name": "package-smoke"})

@@ -14,6 +14,9 @@ IDS = [
     "python-version",
     "version-consistency",
     "data-directory-access",
+    "data-directory-privacy",
+    "upload-root",
+    "artifact-storage",
     "chromium-executable",
     "browser-smoke",
 ]

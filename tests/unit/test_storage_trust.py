@@ -1,9 +1,9 @@
 """The doctor and start-up report untrusted saved-state storage (issue 12 #8).
 
 The repository's own refusals are tested in `test_states.py`; these check the operator-facing
-messages: a failed `data-directory-access` check for refused states directories, a passed one
-with a warning for a data directory others can write, and `persistence.untrusted` warnings at
-start-up. None of them names a path.
+messages: a failed `data-directory-access` check for refused states directories, a passed
+`data-directory-privacy` one with a warning for a data directory others can write, and
+`persistence.untrusted` warnings at start-up. None of them names a path.
 """
 
 from __future__ import annotations
@@ -69,10 +69,17 @@ def test_doctor_warns_about_a_writable_data_directory(tmp_path: Path) -> None:
     data_dir = tmp_path / "data"
     data_dir.mkdir()
     os.chmod(data_dir, 0o777)
-    result = doctor.check_data_directory(default_config(data_dir=data_dir))
+    config = default_config(data_dir=data_dir)
+    access = doctor.check_data_directory(config)
+    assert (access.status, access.code) == ("passed", "DATA_DIRECTORY_ACCESSIBLE")
+    assert "Warning" not in access.message  # who else may write is the privacy check's (issue 23)
+    result = doctor.check_data_directory_privacy(config)
     assert result.status == "passed"
-    assert result.code == "DATA_DIRECTORY_ACCESSIBLE"
-    assert result.message.endswith("Warning: the data directory is writable by group or others.")
+    assert result.code == "DATA_DIRECTORY_PRIVATE"
+    assert "Warning (mode 0777): the data directory is writable by group or others." in (
+        result.message
+    )
+    assert result.message.endswith(doctor.chmod_remediation(config))
     assert len(result.message) <= 256
 
 

@@ -1,4 +1,5 @@
-"""``browsermesh --doctor [--json]``: five installation checks (contract §20.2).
+"""``browsermesh --doctor [--json]``: the installation checks (contract §20.2, and issue 23's
+data-directory permissions, upload root and artifact storage).
 
 The checks run in a fixed order under one overall deadline of
 ``min(300000, max(15000, 3 × timeoutMs))`` ms; a check that would start after the deadline
@@ -7,8 +8,10 @@ a fixed sentence: no path, endpoint URL or raw exception text ever reaches the r
 cause is only used to pick the failure code).
 
 - :mod:`~browsermesh.doctor.report`: check results, fixed sentences, text and JSON formats;
-- :mod:`~browsermesh.doctor.checks`: checks 1-4 (local, no browser);
-- :mod:`~browsermesh.doctor.smoke`: check 5, the browser smoke test (Playwright, imported lazily);
+- :mod:`~browsermesh.doctor.checks`: Python, version, data directory access, Chromium (local);
+- :mod:`~browsermesh.doctor.privacy`: who else can open the data directory;
+- :mod:`~browsermesh.doctor.storage`: the upload root and the artifact storage;
+- :mod:`~browsermesh.doctor.smoke`: the browser smoke test, last (Playwright, imported lazily);
 - :mod:`~browsermesh.doctor.runner`: the deadline, the order, and :func:`run_doctor`.
 
 This module only re-exports their public names.
@@ -24,7 +27,10 @@ from browsermesh.doctor.checks import (
     describe_binaries,
     probe_data_directory,
 )
+from browsermesh.doctor.privacy import check_data_directory_privacy, chmod_remediation
 from browsermesh.doctor.report import (
+    ARTIFACT_DIR_REMEDIATION,
+    ARTIFACT_DISK_REMEDIATION,
     CDP_CONNECT_REMEDIATION,
     CHECK_IDS,
     CLEANUP_REMEDIATION,
@@ -33,12 +39,15 @@ from browsermesh.doctor.report import (
     DEADLINE_REMEDIATION,
     DEPENDENCY_REMEDIATION,
     DISPLAY_REMEDIATION,
+    HEADED_SHELL_REMEDIATION,
     PYTHON_REMEDIATION,
     REMOTE_SMOKE_REMEDIATION,
     SANDBOX_REMEDIATION,
     SCHEMA_VERSION,
     SMOKE_REMEDIATION,
     UNTRUSTED_STATES_REMEDIATION,
+    UPLOAD_OVERLAP_REMEDIATION,
+    UPLOAD_ROOT_REMEDIATION,
     VERSION_REMEDIATION,
     CheckResult,
     format_json,
@@ -46,8 +55,11 @@ from browsermesh.doctor.report import (
 )
 from browsermesh.doctor.runner import diagnose, doctor_deadline_ms, run_doctor
 from browsermesh.doctor.smoke import check_browser_smoke, classify_smoke_failure
+from browsermesh.doctor.storage import check_artifact_storage, check_upload_root
 
 __all__ = [
+    "ARTIFACT_DIR_REMEDIATION",
+    "ARTIFACT_DISK_REMEDIATION",
     "CDP_CONNECT_REMEDIATION",
     "CHECK_IDS",
     "CLEANUP_REMEDIATION",
@@ -56,19 +68,26 @@ __all__ = [
     "DEADLINE_REMEDIATION",
     "DEPENDENCY_REMEDIATION",
     "DISPLAY_REMEDIATION",
+    "HEADED_SHELL_REMEDIATION",
     "PYTHON_REMEDIATION",
     "REMOTE_SMOKE_REMEDIATION",
     "SANDBOX_REMEDIATION",
     "SCHEMA_VERSION",
     "SMOKE_REMEDIATION",
     "UNTRUSTED_STATES_REMEDIATION",
+    "UPLOAD_OVERLAP_REMEDIATION",
+    "UPLOAD_ROOT_REMEDIATION",
     "VERSION_REMEDIATION",
     "CheckResult",
+    "check_artifact_storage",
     "check_browser_smoke",
     "check_chromium_executable",
     "check_data_directory",
+    "check_data_directory_privacy",
     "check_python_version",
+    "check_upload_root",
     "check_version_consistency",
+    "chmod_remediation",
     "classify_smoke_failure",
     "describe_binaries",
     "diagnose",

@@ -1,5 +1,7 @@
-"""Doctor checks 1-4 (contract §20.2): Python version, version consistency, data directory,
-Chromium executable. Each is quick and local; none starts a browser.
+"""Doctor checks (contract §20.2): Python version, version consistency, data directory access,
+Chromium executable. Each is quick and local; none starts a browser. The data directory's
+permissions, the upload root and the artifact storage (issue 23) are checked by
+:mod:`~browsermesh.doctor.privacy` and :mod:`~browsermesh.doctor.storage`.
 """
 
 from __future__ import annotations
@@ -14,9 +16,10 @@ from pathlib import Path
 from typing import Final
 
 from browsermesh._version import __version__
-from browsermesh.config import ChromiumLocation, Config, locate_chromium
+from browsermesh.config import ChromiumLocation, Config, binary_kind, locate_chromium
 from browsermesh.doctor.report import (
     DATA_DIR_REMEDIATION,
+    HEADED_SHELL_REMEDIATION,
     PYTHON_REMEDIATION,
     UNTRUSTED_STATES_REMEDIATION,
     VERSION_REMEDIATION,
@@ -82,8 +85,9 @@ _O_EXTRA: Final = (
 )
 
 
-def probe_data_directory(directory: Path) -> str | None:
-    """The §20.2 data-directory probe. Returns None on success, else a fixed failure sentence.
+def probe_data_directory(directory: Path, what: str = "data directory") -> str | None:
+    """The §20.2 data-directory probe. Returns None on success, else a fixed failure sentence
+    naming the directory by ``what`` (the artifact check probes its directory the same way).
 
     Creates the directory (0700) when missing, checks read/write access, exclusively creates a
     ``.doctor-<uuid4>.tmp`` sentinel (0600), reads it back and always deletes it. The directory
@@ -92,18 +96,18 @@ def probe_data_directory(directory: Path) -> str | None:
     try:
         os.makedirs(directory, mode=0o700, exist_ok=True)
     except (OSError, ValueError):
-        return "The data directory does not exist and could not be created."
+        return f"The {what} does not exist and could not be created."
     if not os.path.isdir(directory):
-        return "The data directory path does not name a directory."
+        return f"The {what} path does not name a directory."
     if not os.access(directory, os.R_OK | os.W_OK | os.X_OK):
-        return "The data directory is not readable and writable by this user."
+        return f"The {what} is not readable and writable by this user."
 
     sentinel = directory / f".doctor-{uuid.uuid4()}.tmp"
     payload = f"browsermesh doctor {uuid.uuid4()}\n".encode()
     try:
         fd = os.open(sentinel, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _O_EXTRA, 0o600)
     except OSError:
-        return "A probe file could not be created in the data directory."
+        return f"A probe file could not be created in the {what}."
     problem: str | None = None
     try:
         try:
@@ -111,29 +115,30 @@ def probe_data_directory(directory: Path) -> str | None:
                 handle.write(payload)
                 handle.flush()
         except OSError:
-            problem = "A probe file could not be written in the data directory."
+            problem = f"A probe file could not be written in the {what}."
         if problem is None:
             try:
                 read_fd = os.open(sentinel, os.O_RDONLY | _O_EXTRA)
                 with os.fdopen(read_fd, "rb") as handle:
                     content = handle.read(len(payload) + 1)
             except OSError:
-                problem = "A probe file could not be read back from the data directory."
+                problem = f"A probe file could not be read back from the {what}."
             else:
                 if content != payload:
-                    problem = "A probe file read back from the data directory was different."
+                    problem = f"A probe file read back from the {what} was different."
     finally:
         try:
             os.unlink(sentinel)
         except OSError:
-            problem = problem or "A probe file could not be deleted from the data directory."
+            problem = problem or f"A probe file could not be deleted from the {what}."
     return problem
 
 
 def check_data_directory(config: Config) -> CheckResult:
     """``data-directory-access``: the §20.2 probe, then whether saved states would be trusted
     (issue 12 #8): a symlinked or foreign states directory fails the check (the server refuses
-    those states); a data directory others can write passes with a warning."""
+    those states). Who else may read or write the data directory is the next check's
+    (:mod:`~browsermesh.doctor.privacy`)."""
     problem = probe_data_directory(Path(config.data_dir))
     if problem is not None:
         return failed(
@@ -148,10 +153,11 @@ def check_data_directory(config: Config) -> CheckResult:
             f"{refused}; saved states are refused until it is fixed.",
             UNTRUSTED_STATES_REMEDIATION,
         )
-    message = "The data directory can be created, written, read back and cleaned up."
-    for warning in audit.warnings:
-        message += " Warning: " + warning[0].lower() + warning[1:]
-    return passed("data-directory-access", "DATA_DIRECTORY_ACCESSIBLE", message)
+    return passed(
+        "data-directory-access",
+        "DATA_DIRECTORY_ACCESSIBLE",
+        "The data directory can be created, written, read back and cleaned up.",
+    )
 
 
 # ------------------------------------------------------------------------------ check 4
@@ -214,6 +220,18 @@ def check_chromium_executable(config: Config, environ: Mapping[str, str]) -> Che
             "chromium-executable",
             "REMOTE_BROWSER_CONFIGURED",
             f"Remote browser servers are configured ({count} {noun}); no local Chromium is needed.",
+        )
+    if (
+        not config.headless
+        and config.browser_path is not None
+        and binary_kind(config.browser_path) == "headless-shell"
+    ):
+        return failed(
+            "chromium-executable",
+            "CHROMIUM_MISSING",
+            "Headed sessions (this server) are configured to use a headless shell, which cannot "
+            "open a window.",
+            HEADED_SHELL_REMEDIATION,
         )
     available, message = describe_binaries(config, environ)
     if not available:

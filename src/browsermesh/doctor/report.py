@@ -32,6 +32,9 @@ CHECK_IDS: Final = (
     "python-version",
     "version-consistency",
     "data-directory-access",
+    "data-directory-privacy",
+    "upload-root",
+    "artifact-storage",
     "chromium-executable",
     "browser-smoke",
 )
@@ -41,9 +44,10 @@ _MAX_TEXT: Final = 256
 # ------------------------------------------------------------------------------ fixed texts
 
 PYTHON_REMEDIATION: Final = "Install Python 3.11 or newer and reinstall BrowserMesh with it."
+# Not "pip install browsermesh": the package is not on PyPI yet (issue 23).
 VERSION_REMEDIATION: Final = (
-    "Reinstall BrowserMesh from one version, for example: "
-    "python -m pip install --force-reinstall browsermesh"
+    "Reinstall BrowserMesh from one source: bash scripts/setup.sh in a checkout, or "
+    "pipx install --force (or uv tool install --force) with the same checkout or Git URL."
 )
 DATA_DIR_REMEDIATION: Final = (
     "Choose a writable BROWSERMESH_DATA_DIR (or --data-dir) that this user can create, "
@@ -52,6 +56,26 @@ DATA_DIR_REMEDIATION: Final = (
 UNTRUSTED_STATES_REMEDIATION: Final = (
     "Replace it with a real directory owned by this user and writable only by it (mode 0700), "
     "or choose another BROWSERMESH_DATA_DIR."
+)
+UPLOAD_ROOT_REMEDIATION: Final = (
+    "Point BROWSERMESH_UPLOAD_ROOT (or --upload-root) at an existing directory this user can "
+    "read, or unset it to take inline uploads only."
+)
+UPLOAD_OVERLAP_REMEDIATION: Final = (
+    "Choose an upload root (BROWSERMESH_UPLOAD_ROOT) and a data directory (BROWSERMESH_DATA_DIR) "
+    "apart from each other, with the token file outside the upload root."
+)
+ARTIFACT_DIR_REMEDIATION: Final = (
+    "Remove the artifacts directory inside the data directory (the server recreates it, mode "
+    "0700), or choose a writable BROWSERMESH_DATA_DIR (or --data-dir)."
+)
+ARTIFACT_DISK_REMEDIATION: Final = (
+    "Free disk space where the data directory is, or lower BROWSERMESH_MAX_ARTIFACT_SESSION_BYTES "
+    "and BROWSERMESH_MAX_ARTIFACT_TOTAL_BYTES below the free space."
+)
+HEADED_SHELL_REMEDIATION: Final = (
+    "Point BROWSERMESH_BROWSER_PATH (or --browser-path) at a full Chromium, or run with "
+    "--headless (BROWSERMESH_HEADLESS=true)."
 )
 DEPENDENCY_REMEDIATION: Final = "Run: python -m playwright install-deps chromium"
 SANDBOX_REMEDIATION: Final = (

@@ -1,4 +1,4 @@
-"""Running the doctor (contract §20.2): the five checks in order under one overall deadline,
+"""Running the doctor (contract §20.2): the checks in order under one overall deadline,
 and ``browsermesh --doctor [--json]``.
 
 The deadline is ``min(300000, max(15000, 3 × timeoutMs))`` ms; a check that would start after
@@ -23,12 +23,15 @@ from browsermesh.doctor.checks import (
     check_python_version,
     check_version_consistency,
 )
+from browsermesh.doctor.privacy import check_data_directory_privacy
 from browsermesh.doctor.report import (
+    ARTIFACT_DIR_REMEDIATION,
     CHECK_IDS,
     DATA_DIR_REMEDIATION,
     PYTHON_REMEDIATION,
     SCHEMA_VERSION,
     SMOKE_REMEDIATION,
+    UPLOAD_ROOT_REMEDIATION,
     VERSION_REMEDIATION,
     CheckResult,
     CheckStatus,
@@ -38,6 +41,7 @@ from browsermesh.doctor.report import (
     format_text,
 )
 from browsermesh.doctor.smoke import check_browser_smoke
+from browsermesh.doctor.storage import check_artifact_storage, check_upload_root
 from browsermesh.install_browser import INSTALL_REMEDIATION
 from browsermesh.model.deadline import Deadline, MonotonicClock
 
@@ -68,6 +72,21 @@ _FALLBACKS: Final[dict[str, tuple[str, str, str]]] = {
         "The data directory could not be checked.",
         DATA_DIR_REMEDIATION,
     ),
+    "data-directory-privacy": (
+        "DATA_DIRECTORY_NOT_PRIVATE",
+        "The data directory's permissions could not be checked.",
+        "Run: chmod 700 on the data directory so that only this user can open it.",
+    ),
+    "upload-root": (
+        "UPLOAD_ROOT_UNAVAILABLE",
+        "The upload root could not be checked.",
+        UPLOAD_ROOT_REMEDIATION,
+    ),
+    "artifact-storage": (
+        "ARTIFACT_STORAGE_UNAVAILABLE",
+        "The artifact storage could not be checked.",
+        ARTIFACT_DIR_REMEDIATION,
+    ),
     "chromium-executable": (
         "CHROMIUM_MISSING",
         "The Chromium executable could not be located.",
@@ -90,6 +109,12 @@ async def _run_check(
         return check_version_consistency()
     if check_id == "data-directory-access":
         return check_data_directory(config)
+    if check_id == "data-directory-privacy":
+        return check_data_directory_privacy(config)
+    if check_id == "upload-root":
+        return check_upload_root(config)
+    if check_id == "artifact-storage":
+        return check_artifact_storage(config)
     if check_id == "chromium-executable":
         return check_chromium_executable(config, environ)
     return await check_browser_smoke(config, environ, deadline)
@@ -98,7 +123,7 @@ async def _run_check(
 async def diagnose(
     config: Config, environ: Mapping[str, str], *, clock: MonotonicClock | None = None
 ) -> dict[str, Any]:
-    """Run the five checks in order and return the §20.2 JSON object.
+    """Run the checks in order and return the §20.2 JSON object.
 
     ``clock`` (seconds, monotonic) is injectable for tests of the deadline rule.
     """

@@ -86,6 +86,7 @@ __all__ = [
     "ArtifactLimits",
     "ArtifactState",
     "ArtifactStore",
+    "artifacts_root",
     "sanitize_name",
     "session_dir_name",
 ]
@@ -102,6 +103,11 @@ GET_RULE: Final = "an artifactId of this session (browser_downloads lists them)"
 COMPLETED_RULE: Final = "a completed artifact"
 
 _DEFAULT_LIMITS: Final = ArtifactLimits()
+
+
+def artifacts_root(data_dir: Path) -> Path:
+    """Where the artifacts of a server with this data directory live (the store's root)."""
+    return data_dir / "artifacts"
 
 
 def session_dir_name(session_id: str) -> str:

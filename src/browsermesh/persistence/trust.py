@@ -28,7 +28,15 @@ from typing import Final
 
 from browsermesh.persistence.fileio import os_failure
 
-__all__ = ["LOCAL_PRINCIPAL", "StorageAudit", "audit_data_dir", "distrust", "first_distrust"]
+__all__ = [
+    "LOCAL_PRINCIPAL",
+    "StorageAudit",
+    "audit_data_dir",
+    "directories_below",
+    "distrust",
+    "first_distrust",
+    "states_directories",
+]
 
 LOCAL_PRINCIPAL: Final = "local"
 """The principal whose states live in ``<data_dir>/states/``; any other principal ``p`` has
@@ -54,7 +62,7 @@ def distrust(info: os.stat_result, *, directory: bool) -> str | None:
     return None
 
 
-def _below(data_dir: Path, directory: Path) -> list[Path]:
+def directories_below(data_dir: Path, directory: Path) -> list[Path]:
     """The directories from just below `data_dir` down to `directory` (inclusive)."""
     out: list[Path] = []
     current = data_dir
@@ -67,7 +75,7 @@ def _below(data_dir: Path, directory: Path) -> list[Path]:
 def first_distrust(data_dir: Path, directory: Path) -> str | None:
     """The first reason not to trust a directory on the way to `directory`; missing ones are
     fine (nothing in them to trust yet)."""
-    for path in _below(data_dir, directory):
+    for path in directories_below(data_dir, directory):
         try:
             info = os.lstat(path)
         except (FileNotFoundError, NotADirectoryError):
@@ -97,6 +105,16 @@ def _safe_principal(principal: str) -> bool:
     )
 
 
+def states_directories(data_dir: Path, principals: Iterable[str] = ()) -> list[Path]:
+    """The states directories of `local` and of `principals` (the token file's names; unsafe
+    names are skipped), whether they exist or not."""
+    out = [data_dir / "states"]
+    for principal in sorted(set(principals)):
+        if _safe_principal(principal):
+            out.append(data_dir / "principals" / principal / "states")
+    return out
+
+
 def audit_data_dir(data_dir: Path, principals: Iterable[str] = ()) -> StorageAudit:
     """Check the data directory and the states directories of `local` and of `principals`
     (the token file's names) without listing any directory."""
@@ -112,13 +130,12 @@ def audit_data_dir(data_dir: Path, principals: Iterable[str] = ()) -> StorageAud
         if info.st_mode & _GROUP_OR_OTHER_WRITE:
             warnings.append("The data directory is writable by group or others.")
     refused: list[str] = []
-    reason = first_distrust(data_dir, data_dir / "states")
+    local, *others = states_directories(data_dir, principals)
+    reason = first_distrust(data_dir, local)
     if reason is not None:
         refused.append(f"The saved-states directory is {reason}.")
-    for principal in sorted(set(principals)):
-        if not _safe_principal(principal):
-            continue
-        reason = first_distrust(data_dir, data_dir / "principals" / principal / "states")
+    for directory in others:
+        reason = first_distrust(data_dir, directory)
         line = f"A principal's saved-states directory is {reason}."
         if reason is not None and line not in refused:
             refused.append(line)

@@ -30,6 +30,7 @@ from browsermesh.model.tasks import TaskOwner
 from browsermesh.persistence.artifacts import (
     ArtifactLimits,
     ArtifactStore,
+    artifacts_root,
 )
 from browsermesh.persistence.states import LOCAL_PRINCIPAL as LOCAL_PRINCIPAL  # mcp imports it
 from browsermesh.runtime.calls import PageCall
@@ -94,7 +95,7 @@ class RuntimeCore:
         engine.events.on_page_closed = self._on_page_closed
         engine.events.on_download = self._on_download
         # No session survives a restart, so no artifact does either (issue 14).
-        store = ArtifactStore(config.data_dir / "artifacts", ArtifactLimits.from_config(config))
+        store = ArtifactStore(artifacts_root(config.data_dir), ArtifactLimits.from_config(config))
         store.clear_all()
         self.files = SessionFiles(store, self.log, config.upload_root)
         self.files.on_change = self._artifacts_changed
