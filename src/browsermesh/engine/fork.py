@@ -19,11 +19,11 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urlsplit
 
 from browsermesh.engine.bounded import quietly
 from browsermesh.engine.failures import timed
 from browsermesh.model.deadline import Deadline
+from browsermesh.model.network import origin_of
 from browsermesh.model.tasks import TaskOwner
 
 if TYPE_CHECKING:
@@ -38,18 +38,6 @@ _SEED_SCRIPT = """(() => {{
     for (const [name, value] of {items}) sessionStorage.setItem(name, value);
   }} catch (error) {{}}
 }})();"""
-
-
-def origin_of(url: str) -> str | None:
-    """`scheme://host[:port]` of an http(s) URL as `location.origin` spells it (Chromium's URLs
-    are already canonical: lower-case host, no default port); None for any other URL."""
-    try:
-        parts = urlsplit(url)
-    except ValueError:
-        return None
-    if parts.scheme not in ("http", "https") or not parts.netloc:
-        return None
-    return f"{parts.scheme}://{parts.netloc.rpartition('@')[2]}"
 
 
 async def copy_storage(

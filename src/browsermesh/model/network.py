@@ -480,3 +480,15 @@ def public_settings(settings: Mapping[str, Any]) -> dict[str, Any]:
             for key, value in proxy.items()
         }
     return out
+
+
+def origin_of(url: str) -> str | None:
+    """`scheme://host[:port]` of an http(s) URL as `location.origin` spells it (Chromium's URLs
+    are already canonical: lower-case host, no default port); None for any other URL."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return None
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        return None
+    return f"{parts.scheme}://{parts.netloc.rpartition('@')[2]}"

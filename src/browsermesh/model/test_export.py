@@ -22,9 +22,9 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
-from urllib.parse import urlsplit
 
 from browsermesh.model.export_python import HELPERS, Names, literal, step_lines, url_expr
+from browsermesh.model.network import origin_of
 from browsermesh.model.recording import (
     MAX_RECORDED_STEPS,
     MAX_RECORDING_BYTES,
@@ -127,19 +127,9 @@ def _context_names(sessions: Sequence[SessionExport]) -> dict[str, str]:
     return out
 
 
-def _origin(url: str) -> str | None:
-    try:
-        parts = urlsplit(url)
-    except ValueError:
-        return None
-    if parts.scheme not in ("http", "https") or not parts.netloc:
-        return None
-    return f"{parts.scheme}://{parts.netloc}"
-
-
 def base_origin(steps: Sequence[Step]) -> str | None:
     """The origin most navigations went to (the first such one on a tie), or None."""
-    counts = Counter(o for s in steps if isinstance(s, Navigate) if (o := _origin(s.url)))
+    counts = Counter(o for s in steps if isinstance(s, Navigate) if (o := origin_of(s.url)))
     if not counts:
         return None
     best = max(counts.values())
