@@ -114,97 +114,7 @@ def create_server(runtime: Runtime, *, instructions: str | None = None) -> Serve
     """An MCP server exposing the configured tool profiles of `runtime`."""
     profiles = set(runtime.config.tools)
     specs = [s for s in all_tool_specs(runtime.config) if s.profile in profiles]
-    dispatcher = ToolDispatcher(specs, runtime)
-    published = publish(specs, runtime.config.schema_refs)
-
-    async def list_tools(
-        ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
-    ) -> types.ListToolsResult:
-        return types.ListToolsResult(tools=published)
-
-    clients = Clients(runtime.owner_of)
-    runtime.log.sinks.append(clients.on_record)
-    resources = SessionResources(runtime, clients)
-    runtime.watchers.append(resources)
-    completions = Completions(runtime)
-
-    async def call_tool(
-        ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
-    ) -> types.CallToolResult:
-        principal = principal_of(ctx)
-        async with feed.running(call_feed(ctx, clients)):
-            return await dispatcher.call(params.name, params.arguments, principal)
-
-    async def set_logging_level(
-        ctx: ServerRequestContext[Any], params: types.SetLevelRequestParams
-    ) -> types.EmptyResult:
-        clients.listener(ctx, principal_of(ctx)).log_level = params.level
-        return types.EmptyResult()
-
-    @contextlib.asynccontextmanager
-    async def lifespan(_server: Server[Any]) -> AsyncIterator[dict[str, Any]]:
-        # The one sender of between-call notifications; it lives as long as the server runs.
-        async with anyio.create_task_group() as group:
-            group.start_soon(clients.run)
-            try:
-                yield {}
-            finally:
-                clients.close()
-                group.cancel_scope.cancel()
-
-    async def list_prompts(
-        ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
-    ) -> types.ListPromptsResult:
-        return types.ListPromptsResult(prompts=prompts.PROMPTS)
-
-    async def get_prompt(
-        ctx: ServerRequestContext[Any], params: types.GetPromptRequestParams
-    ) -> types.GetPromptResult:
-        return prompts.get_prompt(params.name, params.arguments)
-
-    async def list_resources(
-        ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
-    ) -> types.ListResourcesResult:
-        principal = principal_of(ctx)
-        if ctx.protocol_version not in MODERN_ERA:
-            clients.listener(ctx, principal)  # so that list_changed reaches this connection
-        return resources.list(principal)
-
-    async def list_resource_templates(
-        ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
-    ) -> types.ListResourceTemplatesResult:
-        return types.ListResourceTemplatesResult(resource_templates=TEMPLATES)
-
-    async def read_resource(
-        ctx: ServerRequestContext[Any], params: types.ReadResourceRequestParams
-    ) -> types.ReadResourceResult:
-        return await resources.read(principal_of(ctx), str(params.uri))
-
-    async def subscribe(
-        ctx: ServerRequestContext[Any], params: types.SubscribeRequestParams
-    ) -> types.EmptyResult:
-        uri = str(params.uri)
-        resources.check_subscribable(uri)
-        if not clients.subscribe(ctx, principal_of(ctx), uri):
-            raise MCPError(INVALID_PARAMS, "Too many subscriptions")
-        return types.EmptyResult()
-
-    async def unsubscribe(
-        ctx: ServerRequestContext[Any], params: types.UnsubscribeRequestParams
-    ) -> types.EmptyResult:
-        clients.listener(ctx, principal_of(ctx)).subscriptions.discard(str(params.uri))
-        return types.EmptyResult()
-
-    async def listen(
-        ctx: ServerRequestContext[Any], params: types.SubscriptionsListenRequestParams
-    ) -> types.SubscriptionsListenResult:
-        return await clients.listen(ctx, params, principal_of(ctx))
-
-    async def complete(
-        ctx: ServerRequestContext[Any], params: types.CompleteRequestParams
-    ) -> types.CompleteResult:
-        return completions.complete(principal_of(ctx), params)
-
+    h = Handlers(runtime, specs)
     with warnings.catch_warnings():
         # The SDK marks logging deprecated for the 2026-07-28 wire; handshake-era clients
         # (most in the field) still use logging/setLevel.
@@ -213,21 +123,118 @@ def create_server(runtime: Runtime, *, instructions: str | None = None) -> Serve
             "browsermesh",
             version=__version__,
             instructions=instructions,
-            on_list_tools=list_tools,
-            on_call_tool=call_tool,
-            on_list_prompts=list_prompts,
-            on_get_prompt=get_prompt,
-            on_list_resources=list_resources,
-            on_list_resource_templates=list_resource_templates,
-            on_read_resource=read_resource,
-            on_subscribe_resource=subscribe,
-            on_unsubscribe_resource=unsubscribe,
-            on_subscriptions_listen=listen,
-            on_completion=complete,
-            on_set_logging_level=set_logging_level,
-            lifespan=lifespan,
+            on_list_tools=h.list_tools,
+            on_call_tool=h.call_tool,
+            on_list_prompts=h.list_prompts,
+            on_get_prompt=h.get_prompt,
+            on_list_resources=h.list_resources,
+            on_list_resource_templates=h.list_resource_templates,
+            on_read_resource=h.read_resource,
+            on_subscribe_resource=h.subscribe,
+            on_unsubscribe_resource=h.unsubscribe,
+            on_subscriptions_listen=h.listen,
+            on_completion=h.complete,
+            on_set_logging_level=h.set_logging_level,
+            lifespan=h.lifespan,
         )
     return server
+
+
+class Handlers:
+    """What the server answers, one method per MCP request, over one runtime: the published
+    tools and their dispatcher, the connections' listeners (`Clients`), the session resources
+    and the completions."""
+
+    def __init__(self, runtime: Runtime, specs: list[ToolSpec]) -> None:
+        self.dispatcher = ToolDispatcher(specs, runtime)
+        self.published = publish(specs, runtime.config.schema_refs)
+        self.clients = Clients(runtime.owner_of)
+        runtime.log.sinks.append(self.clients.on_record)
+        self.resources = SessionResources(runtime, self.clients)
+        runtime.watchers.append(self.resources)
+        self.completions = Completions(runtime)
+
+    async def list_tools(
+        self, ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListToolsResult:
+        return types.ListToolsResult(tools=self.published)
+
+    async def call_tool(
+        self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
+    ) -> types.CallToolResult:
+        principal = principal_of(ctx)
+        async with feed.running(call_feed(ctx, self.clients)):
+            return await self.dispatcher.call(params.name, params.arguments, principal)
+
+    async def set_logging_level(
+        self, ctx: ServerRequestContext[Any], params: types.SetLevelRequestParams
+    ) -> types.EmptyResult:
+        self.clients.listener(ctx, principal_of(ctx)).log_level = params.level
+        return types.EmptyResult()
+
+    @contextlib.asynccontextmanager
+    async def lifespan(self, _server: Server[Any]) -> AsyncIterator[dict[str, Any]]:
+        # The one sender of between-call notifications; it lives as long as the server runs.
+        async with anyio.create_task_group() as group:
+            group.start_soon(self.clients.run)
+            try:
+                yield {}
+            finally:
+                self.clients.close()
+                group.cancel_scope.cancel()
+
+    async def list_prompts(
+        self, ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListPromptsResult:
+        return types.ListPromptsResult(prompts=prompts.PROMPTS)
+
+    async def get_prompt(
+        self, ctx: ServerRequestContext[Any], params: types.GetPromptRequestParams
+    ) -> types.GetPromptResult:
+        return prompts.get_prompt(params.name, params.arguments)
+
+    async def list_resources(
+        self, ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListResourcesResult:
+        principal = principal_of(ctx)
+        if ctx.protocol_version not in MODERN_ERA:
+            self.clients.listener(ctx, principal)  # so that list_changed reaches this connection
+        return self.resources.list(principal)
+
+    async def list_resource_templates(
+        self, ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListResourceTemplatesResult:
+        return types.ListResourceTemplatesResult(resource_templates=TEMPLATES)
+
+    async def read_resource(
+        self, ctx: ServerRequestContext[Any], params: types.ReadResourceRequestParams
+    ) -> types.ReadResourceResult:
+        return await self.resources.read(principal_of(ctx), str(params.uri))
+
+    async def subscribe(
+        self, ctx: ServerRequestContext[Any], params: types.SubscribeRequestParams
+    ) -> types.EmptyResult:
+        uri = str(params.uri)
+        self.resources.check_subscribable(uri)
+        if not self.clients.subscribe(ctx, principal_of(ctx), uri):
+            raise MCPError(INVALID_PARAMS, "Too many subscriptions")
+        return types.EmptyResult()
+
+    async def unsubscribe(
+        self, ctx: ServerRequestContext[Any], params: types.UnsubscribeRequestParams
+    ) -> types.EmptyResult:
+        self.clients.listener(ctx, principal_of(ctx)).subscriptions.discard(str(params.uri))
+        return types.EmptyResult()
+
+    async def listen(
+        self, ctx: ServerRequestContext[Any], params: types.SubscriptionsListenRequestParams
+    ) -> types.SubscriptionsListenResult:
+        return await self.clients.listen(ctx, params, principal_of(ctx))
+
+    async def complete(
+        self, ctx: ServerRequestContext[Any], params: types.CompleteRequestParams
+    ) -> types.CompleteResult:
+        return self.completions.complete(principal_of(ctx), params)
 
 
 def call_feed(ctx: ServerRequestContext[Any], clients: Clients) -> feed.CallFeed | None:
