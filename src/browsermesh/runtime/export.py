@@ -62,14 +62,12 @@ class TestExports(Recorded):
             "truncated": exported.truncated,
             "secrets": list(exported.secrets),
         }
+        op_id = short_id("o")
+        # The log's fields are the contract's (§22): which call, never what it exported.
         self.log.info(
-            "test.exported",
-            principal=principal,
-            sessions=len(records),
-            steps=exported.steps,
-            chars=len(exported.text),
+            "test.exported", operationId=op_id, principal=principal, tool="browser_test_export"
         )
-        return short_id("o"), out
+        return op_id, out
 
     def _session_export(self, rec: SessionRecord) -> SessionExport:
         log = rec.recording
