@@ -1,0 +1,175 @@
+"""The Selenium Grid backend (issue 22) against a real Grid 4 on loopback: one hub and two nodes
+with two slots each (tests/support/grid.py), started once for the module.
+
+Through the MCP client: sessions land on both nodes; isolation across and within Grid browsers;
+a session beyond the Grid's slots waits in its queue, answers OPERATION_TIMEOUT within its
+budget and leaves no Grid session behind (and a later request gets the slot it would have
+taken); the Grid URL's credentials and the header file's values never show; server SIGTERM
+leaves no Grid session and no Chromium; killing one node fails only its sessions. The node
+kill runs last (it changes the Grid); the module restarts nothing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+
+from browsermesh.log import EventLog
+from browsermesh.runtime.runtime import Runtime
+from tests.conftest import (
+    CHECKOUT_ENV,
+    ToolClient,
+    assert_clean,
+    closed_port,
+    open_page,
+    real_runtime,
+    tool_client,
+)
+from tests.fixtures.files_site import FilesSite
+from tests.fixtures.site import FixtureSite
+from tests.integration.test_binaries import check_pdf_and_download
+from tests.support.grid import Grid, start_grid
+from tests.support.procs import chromium_descendants
+
+pytestmark = pytest.mark.anyio
+
+PASSWORD = "grid-pw-canary-7f3a"
+HEADER_VALUE = "grid-header-canary-91bc"
+
+
+@pytest.fixture(scope="module")
+def grid(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Grid]:
+    g = start_grid(tmp_path_factory.mktemp("grid"), nodes=2, max_sessions=2)
+    try:
+        yield g
+    finally:
+        g.stop()
+
+
+@pytest.fixture
+def header_file(tmp_path: Path) -> Path:
+    path = tmp_path / "grid-headers"
+    path.write_text(f"# sent to the Grid\nX-Grid-Token: {HEADER_VALUE}\n")
+    return path
+
+
+def with_password(url: str) -> str:
+    return url.replace("http://", f"http://bm:{PASSWORD}@")
+
+
+@asynccontextmanager
+async def grid_runtime(
+    tmp_path: Path, grid: Grid, records: list[dict[str, Any]], **overrides: Any
+) -> AsyncIterator[Runtime]:
+    log = EventLog("debug")
+    log.sinks.append(records.append)
+    overrides.setdefault("selenium_grid", with_password(grid.url))
+    async with real_runtime(tmp_path, log, **overrides) as rt:
+        yield rt
+
+
+async def whoami(tc: ToolClient, site: FixtureSite, sid: str, pid: str, value: str | None) -> str:
+    addr = {"sessionId": sid, "pageId": pid}
+    if value is not None:
+        await tc.ok("browser_navigate", {**addr, "url": site.url(f"/?value={value}")})
+    await tc.ok("browser_navigate", {**addr, "url": site.url("/whoami")})
+    title: str = (await tc.ok("browser_get_title", addr))["title"]
+    return title
+
+
+def grid_entry(info: dict[str, Any]) -> dict[str, Any]:
+    (entry,) = info["endpoints"]
+    assert isinstance(entry, dict)
+    return entry
+
+
+async def wait_status(tc: ToolClient, sid: str, status: str) -> dict[str, Any]:
+    with anyio.fail_after(20):
+        while True:
+            view: dict[str, Any] = (await tc.ok("browser_session_get", {"sessionId": sid}))[
+                "session"
+            ]
+            if view["status"] == status:
+                return view
+            await asyncio.sleep(0.05)
+
+
+def no_sessions(grid: Grid) -> bool:
+    return not grid.sessions()
+
+
+# ------------------------------------------------------------------------------ placement
+
+
+async def test_sessions_land_on_both_nodes_isolated_and_credentials_never_show(
+    tmp_path: Path, grid: Grid, site: FixtureSite, files_site: FilesSite, header_file: Path
+) -> None:
+    records: list[dict[str, Any]] = []
+    from browsermesh.config import build_config
+
+    headers = build_config(
+        {"BROWSERMESH_GRID_HEADER_FILE": str(header_file)}, {}, None
+    ).grid_headers
+    async with (
+        grid_runtime(tmp_path, grid, records, grid_headers=headers) as rt,
+        tool_client(rt) as tc,
+    ):
+        info = await tc.ok("browser_runtime_info")
+        assert info["browserBackend"] == "selenium-grid" and info["sandbox"] is None
+        assert info["browserLaunchState"] == "not_started"
+        assert grid_entry(info) == {
+            "endpoint": grid.url,
+            "state": "not_connected",
+            "activeSessions": 0,
+            "browserVersion": None,
+            "contextsPerBrowser": 1,
+            "gridSessions": 0,
+        }
+        # One Grid browser per session, and the Grid's distributor spreads them over the nodes
+        # (the least loaded first: one after the other, each sees the other's session).
+        a, page_a = await tc.session()
+        b, page_b = await tc.session()
+        assert sorted(grid.sessions().values()) == sorted(grid.node_urls)
+        assert await whoami(tc, site, a, page_a, "A") == "ls:A|cookie:identity=A"
+        assert await whoami(tc, site, b, page_b, None) == "ls:|cookie:"
+        info = await tc.ok("browser_runtime_info")
+        entry = grid_entry(info)
+        assert entry["state"] == "connected" and entry["gridSessions"] == 2
+        assert entry["activeSessions"] == 2 and entry["browserVersion"]
+        assert info["browserLaunchState"] == "ready"
+
+        # What each backend supports (README table): PDF, downloads and uploads on the Grid
+        # (this Grid's nodes share the machine, hence the file system, with BrowserMesh).
+        await check_pdf_and_download(tc, files_site)
+        up = await open_page(tc, files_site.url("/upload"))
+        sent = await tc.ok(
+            "browser_file_upload",
+            {**up, "locator": {"strategy": "label", "value": "Attachment"},
+             "files": [{"name": "n.txt", "contentBase64": base64.b64encode(b"hi").decode()}]},
+        )  # fmt: skip
+        assert sent["files"] == [{"name": "n.txt", "mimeType": "text/plain", "size": 2}]
+        await tc.ok("browser_session_close", {"sessionId": up["sessionId"]})
+        # Closed means ended at the Grid: a, b and the PDF session's Grid browsers remain.
+        assert len(grid.sessions()) == 3
+
+        await tc.ok("browser_session_close", {"sessionId": a})
+        assert len(grid.sessions()) == 2  # the last context closed: its Grid session ended
+        await tc.ok("browser_session_close", {"sessionId": b})
+        assert len(grid.sessions()) == 1
+        info = await tc.ok("browser_runtime_info")
+        assert grid_entry(info)["gridSessions"] == 1
+    assert no_sessions(grid)  # shutdown ended the last one
+    assert_clean([info, records], PASSWORD, HEADER_VALUE)
