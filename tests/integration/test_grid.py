@@ -107,8 +107,12 @@ async def wait_status(tc: ToolClient, sid: str, status: str) -> dict[str, Any]:
             await asyncio.sleep(0.05)
 
 
-def no_sessions(grid: Grid) -> bool:
-    return not grid.sessions()
+async def grid_sessions(grid: Grid, count: int) -> None:
+    """The Grid's /status shows `count` sessions: a DELETE has ended the session when it
+    answers, and /status follows once the node's event reaches the distributor."""
+    with anyio.fail_after(10):
+        while len(grid.sessions()) != count:
+            await asyncio.sleep(0.05)
 
 
 # ------------------------------------------------------------------------------ placement
@@ -163,13 +167,111 @@ async def test_sessions_land_on_both_nodes_isolated_and_credentials_never_show(
         assert sent["files"] == [{"name": "n.txt", "mimeType": "text/plain", "size": 2}]
         await tc.ok("browser_session_close", {"sessionId": up["sessionId"]})
         # Closed means ended at the Grid: a, b and the PDF session's Grid browsers remain.
-        assert len(grid.sessions()) == 3
+        await grid_sessions(grid, 3)
 
         await tc.ok("browser_session_close", {"sessionId": a})
-        assert len(grid.sessions()) == 2  # the last context closed: its Grid session ended
+        await grid_sessions(grid, 2)  # the last context closed: its Grid session ended
         await tc.ok("browser_session_close", {"sessionId": b})
-        assert len(grid.sessions()) == 1
+        await grid_sessions(grid, 1)
         info = await tc.ok("browser_runtime_info")
         assert grid_entry(info)["gridSessions"] == 1
-    assert no_sessions(grid)  # shutdown ended the last one
+    await grid_sessions(grid, 0)  # shutdown ended the last one
     assert_clean([info, records], PASSWORD, HEADER_VALUE)
+
+
+async def test_contexts_share_grid_browsers_and_stay_isolated(
+    tmp_path: Path, grid: Grid, site: FixtureSite
+) -> None:
+    records: list[dict[str, Any]] = []
+    async with (
+        grid_runtime(tmp_path, grid, records, grid_contexts_per_browser=2) as rt,
+        tool_client(rt) as tc,
+    ):
+        sessions = [await tc.session() for _ in range(3)]
+        await grid_sessions(grid, 2)  # two per Grid browser: 2 + 1
+        entry = grid_entry(await tc.ok("browser_runtime_info"))
+        assert entry["contextsPerBrowser"] == 2 and entry["gridSessions"] == 2
+        assert entry["activeSessions"] == 3
+        placements = [rt.sessions_snapshot()[s].placement for s, _ in sessions]
+        assert placements[0] == placements[1] != placements[2]
+        # Within one Grid browser (0, 1) and across Grid browsers (0, 2): nothing is shared.
+        (s0, p0), (s1, p1), (s2, p2) = sessions
+        assert await whoami(tc, site, s0, p0, "zero") == "ls:zero|cookie:identity=zero"
+        assert await whoami(tc, site, s1, p1, None) == "ls:|cookie:"
+        assert await whoami(tc, site, s2, p2, None) == "ls:|cookie:"
+        assert await whoami(tc, site, s1, p1, "one") == "ls:one|cookie:identity=one"
+        assert await whoami(tc, site, s0, p0, None) == "ls:zero|cookie:identity=zero"
+
+        await tc.ok("browser_session_close", {"sessionId": s0})
+        await grid_sessions(grid, 2)  # s1 still uses the shared browser
+        s3, _ = await tc.session()  # the room s0 left is taken before a new Grid browser
+        assert rt.sessions_snapshot()[s3].placement == placements[1]
+        await grid_sessions(grid, 2)
+        for sid in (s1, s3):
+            await tc.ok("browser_session_close", {"sessionId": sid})
+        await grid_sessions(grid, 1)
+    await grid_sessions(grid, 0)
+
+
+async def test_a_session_beyond_the_grid_waits_then_times_out_leaving_nothing(
+    tmp_path: Path, grid: Grid
+) -> None:
+    records: list[dict[str, Any]] = []
+    capacity = len(grid.up_nodes()) * grid.max_sessions
+    async with grid_runtime(tmp_path, grid, records) as rt, tool_client(rt) as tc:
+        held = [await tc.session() for _ in range(capacity)]
+        await grid_sessions(grid, capacity)
+
+        # Another server whose calls have 2.5 s: its creation waits in the Grid's queue.
+        async with (
+            grid_runtime(tmp_path / "short", grid, records, timeout_ms=2500) as short,
+            tool_client(short) as tc_short,
+        ):
+            started = time.monotonic()
+            err = await tc_short.err("browser_session_create")
+            took = time.monotonic() - started
+            # timeoutMs: what was left of the call's budget when the engine got it.
+            assert err["code"] == "OPERATION_TIMEOUT"
+            assert 2400 < err["details"]["timeoutMs"] <= 2500
+            assert 2.4 < took < 4.5, took
+            await grid_sessions(grid, capacity)
+            await later_request_takes_the_freed_slot(grid, tc, held[0][0], capacity)
+    await grid_sessions(grid, 0)
+
+
+async def later_request_takes_the_freed_slot(
+    grid: Grid, tc: ToolClient, to_close: str, capacity: int
+) -> None:
+    """A later request waits in the queue and gets the slot a session frees. Had the timed-out
+    request stayed queued, it would be ahead and take that slot (FIFO)."""
+    assert not queued(grid)
+    async with anyio.create_task_group() as tg:
+        created: list[tuple[str, str]] = []
+
+        async def create() -> None:
+            created.append(await tc.session())
+
+        tg.start_soon(create)
+        with anyio.fail_after(10):
+            while not queued(grid):
+                await asyncio.sleep(0.05)
+        await tc.ok("browser_session_close", {"sessionId": to_close})
+    ((sid, _),) = created
+    view = (await tc.ok("browser_session_get", {"sessionId": sid}))["session"]
+    assert view["status"] == "ready"
+    await grid_sessions(grid, capacity)  # the new one, no orphan of the timed-out one
+    assert not queued(grid)
+    entry = grid_entry(await tc.ok("browser_runtime_info"))
+    assert entry["gridSessions"] == capacity and entry["activeSessions"] == capacity
+
+
+def queued(grid: Grid) -> int:
+    """Requests waiting in the Grid's session queue (its GraphQL view)."""
+    import urllib.request
+
+    body = json.dumps({"query": "{ grid { sessionQueueSize } }"}).encode()
+    req = urllib.request.Request(
+        grid.url + "/graphql", data=body, headers={"Content-Type": "application/json"}
+    )
+    with urllib.request.urlopen(req, timeout=5) as resp:
+        return int(json.loads(resp.read())["data"]["grid"]["sessionQueueSize"])

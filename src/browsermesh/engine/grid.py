@@ -23,6 +23,7 @@ import asyncio
 import contextlib
 import itertools
 import json
+import math
 import time
 import uuid
 from collections.abc import Awaitable
@@ -102,11 +103,13 @@ class GridSlot(BrowserSlot):
                 )
         except TimeoutError:
             backend.reap(request)
-            raise operation_timeout(timeout_ms, "queued at the Selenium Grid") from None
+            raise operation_timeout(math.ceil(timeout_ms), "queued at the Selenium Grid") from None
         except GridError as err:
             if err.kind == "timeout":
                 backend.reap(request)
-                raise operation_timeout(timeout_ms, "queued at the Selenium Grid") from None
+                raise operation_timeout(
+                    math.ceil(timeout_ms), "queued at the Selenium Grid"
+                ) from None
             raise grid_failure(err) from None
         except asyncio.CancelledError:
             backend.reap(request)
@@ -219,7 +222,9 @@ class GridBackend(Backend):
                     slot.ensure(host, timeout_ms), timeout=timeout_ms / 1000 + 1
                 )
             except TimeoutError:
-                raise operation_timeout(timeout_ms, "waiting for a Grid browser") from None
+                raise operation_timeout(
+                    math.ceil(timeout_ms), "waiting for a Grid browser"
+                ) from None
         except BaseException as exc:
             slot.pending -= 1
             if isinstance(exc, BrowserMeshError) and exc.code is ErrorCode.BROWSER_ERROR:
