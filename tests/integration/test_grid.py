@@ -16,7 +16,6 @@ import base64
 import json
 import os
 import signal
-import subprocess
 import sys
 import time
 from collections.abc import AsyncIterator, Iterator
@@ -41,7 +40,9 @@ from tests.conftest import (
 from tests.fixtures.files_site import FilesSite
 from tests.fixtures.site import FixtureSite
 from tests.integration.test_binaries import check_pdf_and_download
-from tests.support.grid import Grid, start_grid
+from tests.support.grid import ROOT, Grid, start_grid
+from tests.support.http_process import HttpServerProcess
+from tests.support.http_transport import connect
 from tests.support.procs import chromium_descendants
 
 pytestmark = pytest.mark.anyio
@@ -275,3 +276,113 @@ def queued(grid: Grid) -> int:
     )
     with urllib.request.urlopen(req, timeout=5) as resp:
         return int(json.loads(resp.read())["data"]["grid"]["sessionQueueSize"])
+
+
+# ------------------------------------------------------------------------------ lifecycle
+
+
+def grid_chromium(grid: Grid) -> dict[int, str]:
+    """Chromium processes below the Grid's nodes (chromedriver starts them)."""
+    found: dict[int, str] = {}
+    for node in grid.nodes:
+        if node is not None:
+            found.update(chromium_descendants(node.pid))
+    return found
+
+
+async def test_sigterm_ends_every_grid_session_and_leaves_no_chromium(
+    tmp_path: Path, grid: Grid, header_file: Path
+) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("BROWSERMESH_")}
+    env.update(CHECKOUT_ENV)
+    env.update(
+        {
+            "BROWSERMESH_DATA_DIR": str(tmp_path / "data"),
+            "BROWSERMESH_SELENIUM_GRID": with_password(grid.url),
+            "BROWSERMESH_GRID_HEADER_FILE": str(header_file),
+            "BROWSERMESH_GRID_CONTEXTS_PER_BROWSER": "2",
+            "BROWSERMESH_HEADLESS": "true",
+            "BROWSERMESH_LOG_LEVEL": "debug",
+        }
+    )
+    server = HttpServerProcess(
+        [sys.executable, "-m", "browsermesh", "--transport", "http", "--port", "0"],
+        env,
+        ROOT,
+    )
+    try:
+        url = server.wait_listening()
+        async with connect(url, "legacy") as tc:
+            await asyncio.gather(*(tc.session() for _ in range(3)))
+            await grid_sessions(grid, 2)
+            assert grid_chromium(grid)
+            server.proc.send_signal(signal.SIGTERM)
+            code = await anyio.to_thread.run_sync(lambda: server.proc.wait(15))
+        assert code == 0, server.log_tail()
+    finally:
+        if server.proc.poll() is None:
+            server.proc.kill()
+            server.proc.wait()
+    # Every slot is free again and every Chromium the Grid started for us has exited.
+    await grid_sessions(grid, 0)
+    with anyio.fail_after(10):
+        while grid_chromium(grid):
+            await asyncio.sleep(0.1)
+    log = "\n".join(server.lines)
+    assert "Traceback" not in log
+    assert PASSWORD not in log and HEADER_VALUE not in log
+
+
+async def test_a_grid_that_is_down_is_a_browser_error_with_a_next_step(tmp_path: Path) -> None:
+    records: list[dict[str, Any]] = []
+    down = f"http://bm:{PASSWORD}@127.0.0.1:{closed_port()}"
+    async with (
+        real_runtime(tmp_path, EventLog("silent"), selenium_grid=down) as rt,
+        tool_client(rt) as tc,
+    ):
+        started = time.monotonic()
+        err = await tc.err("browser_session_create")
+        assert time.monotonic() - started < 5
+        assert err["code"] == "BROWSER_ERROR" and err["details"]["reason"] == "connection"
+        assert err["message"] == "The Selenium Grid could not start a Chromium browser session."
+        assert "/status" in err["nextStep"] and "--doctor" in err["nextStep"]
+        info = await tc.ok("browser_runtime_info")
+        assert info["browserLaunchState"] == "failed"
+        assert grid_entry(info)["state"] == "failed"
+        assert grid_entry(info)["endpoint"] == down.replace(f"bm:{PASSWORD}@", "")
+    assert_clean([err, info, records], PASSWORD)
+
+
+async def test_a_killed_node_fails_only_its_sessions_and_the_grid_takes_new_ones(
+    tmp_path: Path, grid: Grid, site: FixtureSite
+) -> None:
+    records: list[dict[str, Any]] = []
+    async with grid_runtime(tmp_path, grid, records) as rt, tool_client(rt) as tc:
+        first = await tc.session()
+        second = await tc.session()
+        where = grid.sessions()
+        assert sorted(where.values()) == sorted(grid.node_urls)  # one on each node
+        backend = rt.engine._backend  # type: ignore[attr-defined]
+        node_of = {s.key: where[s.session_id] for s in backend.slots if s.session_id is not None}
+        on_node = {node_of[rt.sessions_snapshot()[sid].placement]: (sid, pid)
+                   for sid, pid in (first, second)}  # fmt: skip
+        doomed, survivor = on_node[grid.node_urls[1]], on_node[grid.node_urls[0]]
+
+        grid.kill_node(1)
+        view = await wait_status(tc, doomed[0], "failed")
+        assert view["failureCode"] == "BROWSER_DISCONNECTED"
+        err = await tc.err("browser_get_url", {"sessionId": doomed[0], "pageId": doomed[1]})
+        assert err["code"] == "BROWSER_DISCONNECTED"
+        alive = {"sessionId": survivor[0], "pageId": survivor[1]}
+        assert (await tc.ok("browser_navigate", {**alive, "url": site.url("/")}))["url"]
+        entry = grid_entry(await tc.ok("browser_runtime_info"))
+        assert entry["gridSessions"] == 1 and entry["state"] == "connected"
+
+        # The Grid drops the dead node; new sessions go to the Grid again (the live node).
+        with anyio.fail_after(30):
+            while grid.node_urls[1] in grid.up_nodes():
+                await asyncio.sleep(0.1)
+        fresh, fresh_page = await tc.session()
+        assert await whoami(tc, site, fresh, fresh_page, "F") == "ls:F|cookie:identity=F"
+        assert sorted(grid.sessions().values()) == [grid.node_urls[0]] * 2
+    await grid_sessions(grid, 0)

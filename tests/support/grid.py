@@ -120,6 +120,9 @@ class Grid:
                 f"tcp://127.0.0.1:{sub}",
                 "--session-request-timeout",
                 "60",
+                # A killed node is marked down within seconds (default: two minutes).
+                "--healthcheck-interval",
+                "2",
             ],
             "hub.log",
         )
@@ -162,9 +165,12 @@ class Grid:
         return value
 
     def sessions(self) -> dict[str, str]:
-        """Grid session id -> the URL of the node it runs on."""
+        """Grid session id -> the URL of the (live) node it runs on. A node that is down is
+        still listed for a while, with the sessions it had."""
         found: dict[str, str] = {}
         for node in self.status()["nodes"]:
+            if node["availability"] != "UP":
+                continue
             for slot in node["slots"]:
                 if slot["session"] is not None:
                     found[slot["session"]["sessionId"]] = node["uri"]

@@ -50,6 +50,10 @@ REAP_WINDOW_S: Final = 10.0
 """After giving up on a request: how long the reaper looks for a session the Grid creates for
 it anyway (a creation already under way when the request closed takes a browser start)."""
 REAP_POLL_S: Final = 0.5
+PROBE_S: Final = 3.0
+"""How often each Grid browser is checked (`GridClient.alive`): the Grid's router keeps the CDP
+websocket open after a node dies, so a dead node is found by asking, and the same read keeps
+the node's idle-session timeout (300 s by default, blind to CDP traffic) from ending it."""
 DELETE_S: Final = BROWSER_CLOSE_MS / 1000
 
 
@@ -157,6 +161,9 @@ class GridBackend(Backend):
         self._tasks = TaskOwner()
         self._failed_at: float | None = None
         self._stopping = False
+        self._host: SlotHost | None = None
+        self._watching = False
+        self.probe_s = PROBE_S
 
     def capabilities(self, request: str) -> dict[str, Any]:
         """The capabilities of one request, marked with this backend and the request."""
@@ -232,6 +239,10 @@ class GridBackend(Backend):
             await self.settle(slot)
             raise
         self._failed_at = None
+        self._host = host
+        if not self._watching:
+            self._watching = True
+            self._tasks.spawn(self._watch(), name="watch the Grid browsers")
         return slot, browser
 
     async def settle(self, slot: BrowserSlot) -> None:
@@ -259,6 +270,31 @@ class GridBackend(Backend):
         session_id, slot.session_id = slot.session_id, None
         if session_id is not None:
             await quietly(self.client.delete_session(session_id, DELETE_S))
+
+    async def _watch(self) -> None:
+        """Every `probe_s`: ask the Grid about each Grid browser; one it no longer runs is
+        lost (its node or browser died)."""
+        while True:
+            await asyncio.sleep(self.probe_s)
+            for slot in [s for s in self.slots if isinstance(s, GridSlot)]:
+                session_id = slot.session_id
+                if session_id is None or slot.browser is None:
+                    continue
+                if await self.client.alive(session_id, DELETE_S) is False:
+                    await self._lost(slot)
+
+    async def _lost(self, slot: GridSlot) -> None:
+        """Fail the slot's sessions now (the engine's `browser_gone`, as for a disconnect),
+        then drop the connection and end the Grid session."""
+        browser = slot.browser
+        if browser is None or slot not in self.slots:
+            return
+        self.slots.remove(slot)
+        if self._host is not None:
+            self._host.browser_gone(slot, browser)
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(browser.close(), DELETE_S)
+        await self.end(slot)
 
     def reap(self, request: str) -> None:
         """A request given up (budget out, call cancelled): delete what the Grid creates for
@@ -290,6 +326,7 @@ class GridBackend(Backend):
         finally:
             await self.client.aclose()
             self._stopping = False
+            self._watching = False
 
     async def _sweep(self) -> None:
         async with asyncio.timeout(DELETE_S):

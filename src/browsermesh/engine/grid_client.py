@@ -159,6 +159,17 @@ class GridClient:
         if status >= 400 and status != 404:
             raise GridError("rejected", status)
 
+    async def alive(self, session_id: str, timeout_s: float) -> bool | None:
+        """Whether the Grid still runs the session (a WebDriver read the router forwards to the
+        node: a dead node or browser answers an error at once, while the CDP websocket through
+        the router stays open). None when the Grid itself could not be asked. It also counts as
+        activity for the node's idle-session timeout, which CDP traffic does not."""
+        try:
+            status, _ = await self._request("GET", f"/session/{session_id}/timeouts", timeout_s)
+        except GridError:
+            return None
+        return status == 200 if status in (200, 404, 500) else None
+
     async def status(self, timeout_s: float) -> dict[str, Any]:
         """The Grid's `/status` value (`ready`, `message`, `nodes`)."""
         code, payload = await self._request("GET", "/status", timeout_s)
