@@ -353,6 +353,35 @@ async def test_a_grid_that_is_down_is_a_browser_error_with_a_next_step(tmp_path:
     assert_clean([err, info, records], PASSWORD)
 
 
+# ------------------------------------------------------------------------------ doctor
+
+
+async def test_doctor_checks_the_grid_status_and_smokes_a_grid_browser(
+    tmp_path: Path, grid: Grid
+) -> None:
+    from browsermesh.config import default_config
+    from browsermesh.doctor import diagnose
+
+    config = default_config(
+        selenium_grid=with_password(grid.url), headless=True, data_dir=tmp_path / "d"
+    )
+    report = await diagnose(config, {})
+    checks = {c["id"]: c for c in report["checks"]}
+    assert [c["id"] for c in report["checks"]][-1] == "selenium-grid"
+    assert checks["selenium-grid"]["code"] == "GRID_READY"
+    assert checks["chromium-executable"]["code"] == "REMOTE_BROWSER_CONFIGURED"
+    assert checks["browser-smoke"]["code"] == "BROWSER_SMOKE_PASSED", checks["browser-smoke"]
+    await grid_sessions(grid, 0)  # the smoke test ended its Grid session
+
+    down = config.replace(selenium_grid=f"http://127.0.0.1:{closed_port()}", timeout_ms=3000)
+    report = await diagnose(down, {})
+    checks = {c["id"]: c for c in report["checks"]}
+    assert checks["selenium-grid"]["code"] == "GRID_UNREACHABLE"
+    assert checks["browser-smoke"]["code"] == "BROWSER_SMOKE_FAILED"
+    assert "--selenium-grid" in checks["selenium-grid"]["remediation"]
+    assert_clean(report, PASSWORD)
+
+
 async def test_a_killed_node_fails_only_its_sessions_and_the_grid_takes_new_ones(
     tmp_path: Path, grid: Grid, site: FixtureSite
 ) -> None:
