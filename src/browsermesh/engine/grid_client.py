@@ -76,19 +76,29 @@ def _base_and_auth(url: str) -> tuple[str, dict[str, str]]:
 class GridClient:
     """HTTP calls to one Grid. The connection pool opens on first use; `aclose` ends it."""
 
-    def __init__(self, url: str, headers: tuple[tuple[str, str], ...] = ()) -> None:
+    def __init__(
+        self,
+        url: str,
+        headers: tuple[tuple[str, str], ...] = (),
+        *,
+        transport: httpx2.AsyncBaseTransport | None = None,
+    ) -> None:
         self.shown = sanitize_url(url, max_chars=_SHOWN_CHARS, allowed_schemes=ENDPOINT_SCHEMES)
         self.base, auth = _base_and_auth(url)
         # The header file wins over the URL's userinfo (it is the explicit one).
         self.headers: dict[str, str] = {**auth, **dict(headers)}
         self._client: httpx2.AsyncClient | None = None
+        self._transport = transport  # tests: a fake Grid
 
     def _http(self) -> httpx2.AsyncClient:
         if self._client is None:
             # No redirects: a redirect could carry the credentials elsewhere. No environment
             # proxies: the Grid is addressed directly, as configured.
             self._client = httpx2.AsyncClient(
-                headers=self.headers, follow_redirects=False, trust_env=False
+                headers=self.headers,
+                follow_redirects=False,
+                trust_env=False,
+                transport=self._transport,
             )
         return self._client
 
