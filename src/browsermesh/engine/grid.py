@@ -30,7 +30,7 @@ from collections.abc import Awaitable
 from typing import TYPE_CHECKING, Any, Final
 
 from browsermesh.engine.backends import Backend
-from browsermesh.engine.failures import operation_timeout
+from browsermesh.engine.failures import operation_timeout, raw_cause
 from browsermesh.engine.grid_client import (
     OWNER_CAPABILITY,
     REQUEST_CAPABILITY,
@@ -127,6 +127,8 @@ class GridSlot(BrowserSlot):
         except BaseException as exc:
             await backend.end(self)
             if isinstance(exc, Exception):
+                if type(exc).__name__ == "TimeoutError":  # Playwright's: the budget ran out
+                    raise operation_timeout(math.ceil(timeout_ms), raw_cause(exc)) from None
                 raise grid_failure(GridError("protocol")) from None
             raise
         browser.on("disconnected", lambda _b: backend.gone(self, browser))
