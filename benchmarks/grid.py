@@ -11,44 +11,19 @@ Grid browsers (``--grid-contexts-per-browser 4``). Writes ``benchmarks/results/g
 from __future__ import annotations
 
 import asyncio
-import sys
 import tempfile
-import time
 from pathlib import Path
 from typing import Any
 
 from tests.support.grid import start_grid
 
 from benchmarks.app import ShopApp
-from benchmarks.common import RESULTS, browsermesh_args, browsermesh_env, md_table
-from benchmarks.multisession import mesh_flow
+from benchmarks.backends import run_once
+from benchmarks.common import RESULTS, md_table
 
 N = 4
-
-
-async def run_once(app: ShopApp, n: int, extra: list[str], tag: str) -> tuple[float, int]:
-    """Wall time of N concurrent flows through one BrowserMesh server (this checkout's code),
-    and how many flows worked."""
-    from mcp import Client, StdioServerParameters
-
-    params = StdioServerParameters(
-        command=sys.executable,
-        # 30 s: four Chromium starts at once through chromedriver on a busy 2-core machine.
-        args=[*browsermesh_args(), "--timeout", "30000", *extra],
-        env=browsermesh_env(),
-    )
-    async with Client(params) as client:
-        calls: list[list[tuple[str, float]]] = [[] for _ in range(n)]
-        started = time.perf_counter()
-        results = await asyncio.gather(
-            *(mesh_flow(client, app.base_url, f"{tag}-{i}", calls[i]) for i in range(n)),
-            return_exceptions=True,
-        )
-        wall = time.perf_counter() - started
-        ok = [r for r in results if isinstance(r, str)]
-        for session_id in ok:
-            await client.call_tool("browser_session_close", {"sessionId": session_id})
-    return wall, len(ok)
+# 30 s per call: four Chromium starts at once through chromedriver on a busy 2-core machine.
+TIMEOUT = ["--timeout", "30000"]
 
 
 async def main_async() -> list[list[Any]]:
@@ -57,11 +32,11 @@ async def main_async() -> list[list[Any]]:
         grid = start_grid(Path(tmp), nodes=2, max_sessions=2)
         try:
             runs = (
-                ("local Chromium", []),
-                ("Grid, 1 session per Grid browser", ["--selenium-grid", grid.url]),
+                ("local Chromium", TIMEOUT),
+                ("Grid, 1 session per Grid browser", [*TIMEOUT, "--selenium-grid", grid.url]),
                 (
                     f"Grid, {N} sessions per Grid browser",
-                    ["--selenium-grid", grid.url, "--grid-contexts-per-browser", str(N)],
+                    [*TIMEOUT, "--selenium-grid", grid.url, "--grid-contexts-per-browser", str(N)],
                 ),
             )
             base: float | None = None

@@ -278,12 +278,13 @@ class GridBackend(Backend):
         lost (its node or browser died)."""
         while True:
             await asyncio.sleep(self.probe_s)
-            for slot in [s for s in self.slots if isinstance(s, GridSlot)]:
-                session_id = slot.session_id
-                if session_id is None or slot.browser is None:
-                    continue
-                if await self.client.alive(session_id, DELETE_S) is False:
-                    await self._lost(slot)
+            slots = [s for s in self.slots if isinstance(s, GridSlot) and s.browser is not None]
+            await asyncio.gather(*(self._probe(slot) for slot in slots))
+
+    async def _probe(self, slot: GridSlot) -> None:
+        session_id = slot.session_id
+        if session_id is not None and await self.client.alive(session_id, DELETE_S) is False:
+            await self._lost(slot)
 
     async def _lost(self, slot: GridSlot) -> None:
         """Fail the slot's sessions now (the engine's `browser_gone`, as for a disconnect),
