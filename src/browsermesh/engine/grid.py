@@ -51,6 +51,7 @@ REAP_WINDOW_S: Final = 10.0
 it anyway (a creation already under way when the request closed takes a browser start)."""
 REAP_POLL_S: Final = 0.5
 PROBE_S: Final = 3.0
+PROBE_MISSES: Final = 2
 """How often each Grid browser is checked (`GridClient.alive`): the Grid's router keeps the CDP
 websocket open after a node dies, so a dead node is found by asking, and the same read keeps
 the node's idle-session timeout (300 s by default, blind to CDP traffic) from ending it."""
@@ -91,6 +92,7 @@ class GridSlot(BrowserSlot):
         super().__init__(key, backend.client.shown)
         self._backend = backend
         self.session_id: str | None = None
+        self.misses = 0  # the watchdog's "no" answers in a row
 
     @property
     def starting(self) -> str:
@@ -274,16 +276,21 @@ class GridBackend(Backend):
             await quietly(self.client.delete_session(session_id, DELETE_S))
 
     async def _watch(self) -> None:
-        """Every `probe_s`: ask the Grid about each Grid browser; one it no longer runs is
-        lost (its node or browser died)."""
+        """Every `probe_s`: ask the Grid about each Grid browser; one it no longer runs
+        (`PROBE_MISSES` answers in a row) is lost: its node or browser died."""
         while True:
             await asyncio.sleep(self.probe_s)
             slots = [s for s in self.slots if isinstance(s, GridSlot) and s.browser is not None]
             await asyncio.gather(*(self._probe(slot) for slot in slots))
 
     async def _probe(self, slot: GridSlot) -> None:
+        """Two "no" answers in a row lose the slot (one could be a router's passing hiccup)."""
         session_id = slot.session_id
-        if session_id is not None and await self.client.alive(session_id, DELETE_S) is False:
+        if session_id is None:
+            return
+        alive = await self.client.alive(session_id, DELETE_S)
+        slot.misses = slot.misses + 1 if alive is False else 0
+        if slot.misses >= PROBE_MISSES:
             await self._lost(slot)
 
     async def _lost(self, slot: GridSlot) -> None:
