@@ -229,3 +229,23 @@ async def test_stop_sweeps_every_session_this_backend_owns() -> None:
     await backend.stop()
     deleted = sorted(r.url.path.rsplit("/", 1)[1] for r in fake.requests if r.method == "DELETE")
     assert deleted == ["x", "y"]
+
+
+async def test_the_watchdog_loses_a_grid_browser_after_two_gone_answers() -> None:
+    answers = iter([500, 200, 404, 404])
+    fake = FakeGrid(lambda r: value(None, next(answers)))
+    backend = GridBackend(fake.client(), {}, 1)
+    slot = grid.GridSlot(backend, "grid-1")
+    slot.session_id = "s1"
+    lost: list[grid.GridSlot] = []
+
+    async def record(s: grid.GridSlot) -> None:
+        lost.append(s)
+
+    backend._lost = record  # type: ignore[method-assign]
+    for _ in range(3):
+        await backend._probe(slot)  # 500 (1 miss), 200 (reset), 404 (1 miss)
+    assert lost == [] and slot.misses == 1
+    await backend._probe(slot)  # 404 again: two in a row
+    assert lost == [slot]
+    assert all(r.url.path == "/wd/hub/session/s1/timeouts" for r in fake.requests)
