@@ -10,9 +10,10 @@ Lifecycle:
 - the last context of a Grid browser closing ends that Grid session (`DELETE /session/{id}`);
 - a budget that runs out while the request waits in the Grid's queue closes the request and
   leaves a reaper (owned by the backend) that deletes a session the Grid still creates for it;
-- a Grid browser that disconnects (its node or browser died) fails only its own sessions
-  (`BROWSER_DISCONNECTED`, through the engine's `browser_gone`); its Grid session is deleted
-  and the next session goes to the Grid again;
+- a Grid browser that disconnects, or that the Grid no longer runs (a watchdog asks every
+  `PROBE_S`: the Grid's router keeps the CDP websocket open after a node dies), fails only its
+  own sessions (`BROWSER_DISCONNECTED`, through the engine's `browser_gone`); its Grid session
+  is deleted and the next session goes to the Grid again;
 - `stop` ends every Grid session this backend holds, then every one the Grid still shows with
   this backend's owner marker.
 """
