@@ -20,7 +20,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from benchmarks.app import ShopApp
-from benchmarks.common import RESULTS, browsermesh_args, md_table
+from benchmarks.common import RESULTS, browsermesh_args, browsermesh_env, md_table
 from benchmarks.multisession import mesh_flow
 
 SIZES = (4, 8)
@@ -82,7 +82,10 @@ async def run_once(app: ShopApp, n: int, extra: list[str], tag: str) -> tuple[fl
     """Wall time of N concurrent flows through one BrowserMesh server, and flows that worked."""
     from mcp import Client, StdioServerParameters
 
-    params = StdioServerParameters(command=sys.executable, args=[*browsermesh_args(), *extra])
+    # browsermesh_env: this checkout's code (the stdio client passes no PYTHONPATH).
+    params = StdioServerParameters(
+        command=sys.executable, args=[*browsermesh_args(), *extra], env=browsermesh_env()
+    )
     async with Client(params) as client:
         calls: list[list[tuple[str, float]]] = [[] for _ in range(n)]
         started = time.perf_counter()

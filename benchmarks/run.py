@@ -17,7 +17,7 @@ import sys
 import time
 from pathlib import Path
 
-from benchmarks import agent_tasks, backends, multisession, scale, snapshot_size
+from benchmarks import agent_tasks, backends, grid, multisession, scale, snapshot_size
 from benchmarks.common import RESULTS, use_binary
 
 
@@ -38,6 +38,8 @@ def main(argv: list[str] | None = None) -> int:
     code = agent_tasks.main([]) or code
     print("== backends (local vs browser-server pool)", file=sys.stderr, flush=True)
     code = backends.main() or code
+    print("== backends (local vs Selenium Grid)", file=sys.stderr, flush=True)
+    code = grid.main() or code
     print("== multisession", file=sys.stderr, flush=True)
     code = multisession.main(args) or code
     parsed = multisession.parse_args(args)

@@ -8,6 +8,7 @@ echo "== ruff check" && ruff check src tests benchmarks scripts
 echo "== ruff format --check" && ruff format --check src tests benchmarks scripts
 echo "== mypy (strict)" && mypy
 bash scripts/node-tools.sh  # Node 22, MCP Inspector, conformance suite for tests/package (idempotent)
+bash scripts/grid.sh >/dev/null  # Java, chromedriver, the Selenium Grid jar for tests/integration/test_grid.py (idempotent)
 if [ "$#" -eq 0 ]; then
   # The whole suite: measure coverage (child servers included, see pyproject) and apply the gate.
   rm -f .coverage .coverage.*

@@ -71,7 +71,7 @@ _MESSAGES: dict[ErrorCode, str] = {
 }
 
 BrowserErrorVariant = Literal[
-    "launch", "connect", "operation", "page_crashed", "headed", "installing"
+    "launch", "connect", "operation", "page_crashed", "headed", "installing", "grid"
 ]
 _BROWSER_ERROR_MESSAGES: dict[BrowserErrorVariant, str] = {
     "launch": "Chromium could not be started. Run: browsermesh --install-browser",
@@ -80,8 +80,13 @@ _BROWSER_ERROR_MESSAGES: dict[BrowserErrorVariant, str] = {
     "page_crashed": "The page's renderer crashed.",
     "headed": "PDF printing needs headless Chromium.",
     "installing": "Chromium is being installed for the first session.",
+    "grid": "The Selenium Grid could not start a Chromium browser session.",
 }
 _VARIANT_NEXT_STEPS: dict[BrowserErrorVariant, str] = {
+    "grid": (
+        "Check the Grid's /status (browsermesh --doctor does) for ready Chrome nodes and the "
+        "capabilities they accept, then retry."
+    ),
     "installing": (
         "Retry the call in a minute: the install goes on (pass a progressToken to watch it)."
     ),

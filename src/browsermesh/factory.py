@@ -21,14 +21,25 @@ def create_engine(config: Config) -> Engine[Any, Any]:
     """The engine for the configured backend (Playwright is imported only on first use).
 
     Remote backends ignore the browser path, headless, sandbox and auto-install settings
-    (§19.1). A browser server on this machine (loopback endpoint) is offered the locally
-    discovered Chromium (§14.1 steps 2-3), which it uses when started with `--unsafe`."""
+    (§19.1), except that a Selenium Grid browser is asked for headless when BrowserMesh runs
+    headless (BrowserMesh requests that browser, issue 22). A browser server on this machine
+    (loopback endpoint) is offered the locally discovered Chromium (§14.1 steps 2-3), which it
+    uses when started with `--unsafe`."""
     from browsermesh.engine.backends import Backend, CdpBackend, LocalBackend, LocalSlot, ServerPool
     from browsermesh.engine.playwright_engine import PlaywrightEngine, running_as_root
 
     backend: Backend
     if config.cdp_endpoint is not None:
         backend = CdpBackend(config.cdp_endpoint)
+    elif config.selenium_grid is not None:
+        from browsermesh.engine.grid import GridBackend, grid_capabilities
+        from browsermesh.engine.grid_client import GridClient
+
+        backend = GridBackend(
+            GridClient(config.selenium_grid, config.grid_headers),
+            grid_capabilities(config.grid_capabilities, config.headless),
+            config.grid_contexts_per_browser,
+        )
     elif config.browser_endpoints:
         local = find_chromium(replace(config, browser_path=None), process_environ())
         backend = ServerPool(config.browser_endpoints, executable_path=local)

@@ -29,7 +29,7 @@ __all__ = [
 Profile: TypeAlias = Literal["core", "observability", "persistence", "files", "eval", "testing"]
 LogLevel: TypeAlias = Literal["debug", "info", "warn", "error", "silent"]
 Transport: TypeAlias = Literal["stdio", "http"]
-Backend: TypeAlias = Literal["local", "cdp", "browser-server"]
+Backend: TypeAlias = Literal["local", "cdp", "browser-server", "selenium-grid"]
 
 ALL_PROFILES: Final[tuple[Profile, ...]] = (
     "core",

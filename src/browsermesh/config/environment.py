@@ -25,6 +25,7 @@ from browsermesh.config.constants import (
     MAX_BROWSER_ENDPOINTS,
     Profile,
 )
+from browsermesh.config.grid import read_grid
 from browsermesh.config.hosts import normalize_host
 from browsermesh.config.http_options import read_http
 from browsermesh.config.paths import is_executable_file
@@ -39,6 +40,7 @@ from browsermesh.config.variables import (
     V_CDP_ENDPOINT,
     V_DATA_DIR,
     V_LOG_LEVEL,
+    V_SELENIUM_GRID,
     V_TOOLS,
     V_UPLOAD_ROOT,
 )
@@ -157,7 +159,8 @@ def _parse_tools(reader: Reader) -> tuple[Profile, ...]:
 
 
 def _read_backend(reader: Reader, cli_endpoints: tuple[tuple[str, ...], str] | None) -> bool:
-    """Backends (§14): CDP and browser servers are mutually exclusive. True when remote."""
+    """Backends (§14): CDP, browser servers and the Selenium Grid are mutually exclusive. True
+    when remote."""
     cdp_endpoint: str | None = None
     raw = reader.get(V_CDP_ENDPOINT)
     if raw is not None:
@@ -184,7 +187,13 @@ def _read_backend(reader: Reader, cli_endpoints: tuple[tuple[str, ...], str] | N
         )
     reader.values["cdp_endpoint"] = cdp_endpoint
     reader.values["browser_endpoints"] = endpoints
-    return reader.get(V_CDP_ENDPOINT) is not None or endpoints_given
+    grid_given = read_grid(reader)
+    if grid_given and (reader.get(V_CDP_ENDPOINT) is not None or endpoints_given):
+        reader.problem(
+            V_SELENIUM_GRID,
+            "cannot be combined with a CDP endpoint or browser endpoints (one backend at a time)",
+        )
+    return reader.get(V_CDP_ENDPOINT) is not None or endpoints_given or grid_given
 
 
 def _valid_url(value: str, schemes: frozenset[str]) -> bool:

@@ -52,6 +52,13 @@ class Config:
     browser_path: str | None = None
     cdp_endpoint: str | None = None
     browser_endpoints: tuple[str, ...] = ()
+    # The Selenium Grid backend (issue 22, config/grid.py). The URL may carry credentials and the
+    # headers are credentials: neither is shown in repr.
+    selenium_grid: str | None = field(default=None, repr=False)
+    grid_contexts_per_browser: int = 1
+    # The capabilities file's JSON object as canonical JSON text ("" = the default capabilities).
+    grid_capabilities: str = ""
+    grid_headers: tuple[tuple[str, str], ...] = field(default=(), repr=False)
     transport: Transport = "stdio"
     http_host: str = DEFAULT_HTTP_HOST
     http_port: int = DEFAULT_HTTP_PORT
@@ -105,6 +112,8 @@ class Config:
             return "cdp"
         if self.browser_endpoints:
             return "browser-server"
+        if self.selenium_grid is not None:
+            return "selenium-grid"
         return "local"
 
     @property

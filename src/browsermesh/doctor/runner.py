@@ -116,6 +116,10 @@ async def _run_check(
     if check_id == "artifact-storage":
         return check_artifact_storage(config)
     if check_id == "chromium-executable":
+        if config.backend == "selenium-grid":  # the Grid's nodes run Chromium (doctor/grid.py)
+            from browsermesh.doctor.grid import grid_configured
+
+            return grid_configured()
         return check_chromium_executable(config, environ)
     return await check_browser_smoke(config, environ, deadline)
 
@@ -139,6 +143,8 @@ async def diagnose(
             code, message, remediation = _FALLBACKS[check_id]
             result = failed(check_id, code, message, remediation)
         results.append(result)
+    if config.selenium_grid is not None:  # issue 22: the Grid's /status (doctor/grid.py)
+        results.append(await _grid_check(config, deadline))
     status: CheckStatus = (
         "passed" if all(result.status == "passed" for result in results) else "failed"
     )
@@ -147,6 +153,20 @@ async def diagnose(
         "status": status,
         "checks": [result.to_json() for result in results],
     }
+
+
+async def _grid_check(config: Config, deadline: Deadline) -> CheckResult:
+    from browsermesh.doctor.grid import GRID_CHECK_ID, GRID_REMEDIATION, check_grid_status
+
+    if deadline.expired():
+        return deadline_result(GRID_CHECK_ID, during=False)
+    try:
+        return await check_grid_status(config, deadline)
+    except Exception:
+        return failed(
+            GRID_CHECK_ID, "GRID_UNREACHABLE", "The Selenium Grid could not be checked.",
+            GRID_REMEDIATION,
+        )  # fmt: skip
 
 
 def _write(text: str) -> None:

@@ -289,6 +289,10 @@ async def check_browser_smoke(
     config: Config, environ: Mapping[str, str], deadline: Deadline
 ) -> CheckResult:
     """``browser-smoke``: a real launch (local) or connection (remote), context and page."""
+    if config.backend == "selenium-grid":  # issue 22: a Grid session (doctor/grid.py)
+        from browsermesh.doctor.grid import grid_smoke
+
+        return await grid_smoke(config, deadline)
     smoke = _Smoke(config, environ, deadline)
     if config.backend == "local":
         return await smoke.run_local()

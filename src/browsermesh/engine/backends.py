@@ -145,6 +145,10 @@ class Backend:
             raise
         return slot, browser
 
+    async def settle(self, slot: BrowserSlot) -> None:
+        """A context of `slot` closed or a creation on it ended (the Grid backend ends a Grid
+        browser left without contexts); the fixed slots of the other backends stay."""
+
     async def stop(self) -> None:
         results = await asyncio.gather(*(s.stop() for s in self.slots), return_exceptions=True)
         for result in results:

@@ -252,6 +252,7 @@ class PlaywrightEngine:
                 raise
         finally:
             release(slot)
+            await self._backend.settle(slot)
         return PwContext(slot.key, context, slot, router, options.session_storage or None)
 
     async def _close_quietly(self, context: BrowserContext) -> None:
@@ -276,6 +277,7 @@ class PlaywrightEngine:
         finally:
             slot.forget(context.context)
             await context.router.close()
+            await self._backend.settle(slot)
 
     async def update_network(
         self, context: PwContext, network: dict[str, Any], timeout_ms: float
