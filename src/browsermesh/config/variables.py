@@ -38,6 +38,7 @@ V_ALLOWED_ORIGINS: Final = "BROWSERMESH_ALLOWED_ORIGINS"
 V_SESSION_IDLE_MS: Final = "BROWSERMESH_SESSION_IDLE_MS"
 V_MAX_SESSIONS_PER_PRINCIPAL: Final = "BROWSERMESH_MAX_SESSIONS_PER_PRINCIPAL"
 V_UPLOAD_ROOT: Final = "BROWSERMESH_UPLOAD_ROOT"
+V_VIEW: Final = "BROWSERMESH_VIEW"
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,4 +115,5 @@ BOOL_SPECS: Final[tuple[BoolSpec, ...]] = (
     BoolSpec(V_AUTO_INSTALL, "auto_install"),
     BoolSpec(V_AGENT_GUIDELINES, "agent_guidelines"),
     BoolSpec(V_NO_SANDBOX, "no_sandbox"),
+    BoolSpec(V_VIEW, "view"),
 )
