@@ -31,7 +31,7 @@ from urllib.parse import quote
 
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
-from starlette.routing import BaseRoute, Route
+from starlette.routing import BaseRoute, Mount, Route
 
 from browsermesh.config.http_options import VIEW_PATH
 from browsermesh.log import EventLog
@@ -150,13 +150,20 @@ def view_routes(live: LiveView, auth: ViewAuth, log: EventLog) -> list[BaseRoute
             _HEADERS,
         )
 
+    # One mount: a path under /view that no route takes, or a method a route does not take,
+    # is answered here (404, 405), never by the MCP app behind.
     return [
         Route(VIEW_PATH, page, methods=["GET"]),
-        Route(VIEW_PATH + "/", page, methods=["GET"]),
-        Route(VIEW_PATH + "/static/{name}", asset, methods=["GET"]),
-        Route(VIEW_PATH + "/events", events, methods=["GET"]),
-        Route(VIEW_PATH + "/login", login, methods=["GET"]),
-        Route(VIEW_PATH + "/link", link, methods=["POST"]),
+        Mount(
+            VIEW_PATH,
+            routes=[
+                Route("/", page, methods=["GET"]),
+                Route("/static/{name}", asset, methods=["GET"]),
+                Route("/events", events, methods=["GET"]),
+                Route("/login", login, methods=["GET"]),
+                Route("/link", link, methods=["POST"]),
+            ],
+        ),
     ]
 
 
