@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import os
 import re
+import shutil
 import subprocess
 import sys
 import uuid
@@ -92,9 +93,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
 
 @pytest.fixture
 def pages(site: FixtureSite) -> FixtureSite:
-    site.pages.update(
-        {"/lv/one": PAGE_ONE, "/lv/two": PAGE_TWO, "/lv/beta": BETA, "/lv/bob": BOB}
-    )
+    site.pages.update({"/lv/one": PAGE_ONE, "/lv/two": PAGE_TWO, "/lv/beta": BETA, "/lv/bob": BOB})
     site.pages["/lv/form"] = FORM
     return site
 
@@ -202,7 +201,7 @@ async def test_grid_titles_frames_and_isolation(
             await view.screenshot(path=str(shot))
             print(f"live view screenshot: {shot}")
             if os.environ.get("BM_VIEW_ARTIFACT"):
-                Path(os.environ["BM_VIEW_ARTIFACT"]).write_bytes(shot.read_bytes())
+                await asyncio.to_thread(shutil.copyfile, shot, os.environ["BM_VIEW_ARTIFACT"])
             # Bob's session never appears in alice's view.
             html = await view.content()
             assert bobs[0][0] not in html and "Bob private" not in html and "bobs" not in html
@@ -285,9 +284,10 @@ async def test_access_rules(server: Server) -> None:
         cookie = first.headers["set-cookie"].split(";")[0]
         headers = {"Cookie": cookie}
         ok = await http.get(server.base + "/view/", headers=headers)
-        assert ok.status_code == 200 and "frame-ancestors 'none'" in ok.headers[
-            "content-security-policy"
-        ]
+        assert (
+            ok.status_code == 200
+            and "frame-ancestors 'none'" in ok.headers["content-security-policy"]
+        )
         for path in ("/view/", "/view/events"):
             foreign = await http.get(
                 server.base + path, headers={**headers, "Origin": "http://evil.test"}
@@ -309,30 +309,25 @@ def test_start_up_links_and_view_link_command(server: Server) -> None:
         "bob",
     }
     port = server.base.rsplit(":", 1)[1]
-    env = _env(server.tokens.parent)
-    done = subprocess.run(
-        [sys.executable, "-m", "browsermesh", "view-link", "--port", port]
-        + ["--auth-token-file", str(server.tokens), "--principal", "bob"],
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=ROOT,
-        timeout=60,
-    )
+
+    def view_link(principal: str) -> subprocess.CompletedProcess[str]:
+        args = ["view-link", "--port", port, "--principal", principal]
+        return subprocess.run(
+            [sys.executable, "-m", "browsermesh", *args, "--auth-token-file", str(server.tokens)],
+            capture_output=True,
+            text=True,
+            env=_env(server.tokens.parent),
+            cwd=ROOT,
+            timeout=60,
+        )
+
+    done = view_link("bob")
     assert done.returncode == 0, done.stderr
     url = done.stdout.strip()
     assert url.startswith(server.base + "/view/login?code=") and TOKENS["bob"] not in url
     answer = httpx2.get(url, trust_env=False)
     assert answer.status_code == 200 and "bm_view=" in answer.headers["set-cookie"]
-    unknown = subprocess.run(
-        [sys.executable, "-m", "browsermesh", "view-link", "--port", port]
-        + ["--auth-token-file", str(server.tokens), "--principal", "carol"],
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=ROOT,
-        timeout=60,
-    )
+    unknown = view_link("carol")
     assert unknown.returncode == 1 and "no such principal" in unknown.stderr
 
 
