@@ -197,7 +197,7 @@ async def test_grid_titles_frames_and_isolation(
             assert await card(view, beta).get_attribute("class") == "card big"
             shot = tmp_path / "live-view.png"
             await card(view, beta).click()
-            await view.wait_for_function("!document.querySelector('article.card.big')")
+            await view.wait_for_function("() => !document.querySelector('article.card.big')")
             await view.screenshot(path=str(shot))
             print(f"live view screenshot: {shot}")
             if os.environ.get("BM_VIEW_ARTIFACT"):
