@@ -29,6 +29,7 @@ import signal
 import subprocess
 import sys
 import tarfile
+import zipfile
 import threading
 import time
 import uuid
@@ -147,6 +148,13 @@ def test_sdist_carries_sources_and_tests_but_no_caches(installed: Installed) -> 
     assert any(name.startswith("tests/unit/") for name in names)
     unwanted = (".hypothesis", "__pycache__", ".mypy_cache", ".venv", "benchmarks/results")
     assert not [name for name in names if any(part in name for part in unwanted)]
+
+
+def test_wheel_carries_the_live_view_files(installed: Installed) -> None:
+    with zipfile.ZipFile(installed.wheel) as wheel:
+        names = set(wheel.namelist())
+    for name in ("index.html", "view.css", "view.js"):
+        assert f"browsermesh/transports/view_static/{name}" in names, name
 
 
 def test_console_script_version(installed: Installed) -> None:

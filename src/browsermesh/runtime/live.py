@@ -14,8 +14,8 @@ one task that, every `refresh_s` and at once when a session of that principal ch
 The last viewer leaving stops the watch: its task ends and every stream closes, so with nobody
 watching nothing runs. Nothing here queues behind or on a session: a page's title is read as
 browser_get_title reads it (password values redacted), but only again when the browser's own
-answer (asked through the picture stream, no page script runs) or the URL changed or an
-operation ended; URLs come from the engine's bookkeeping.
+answer (asked through the picture stream, no page script runs) or the URL changed; URLs come
+from the engine's bookkeeping.
 
 A viewer that reads slowly never holds anything up: its feed keeps only the newest grid and the
 newest picture of each page, so what it has not read yet is replaced, never piled up.
@@ -312,13 +312,13 @@ class LiveView:
 
     async def _title(self, watch: _Watch, rec: SessionRecord, page: PageRecord) -> str | None:
         """The page's title as browser_get_title shows it (password values redacted: the
-        engine reads them in the page), read again only when the browser's own cheap answer,
-        the URL or the session's last operation changed since the last read."""
+        engine reads them in the page), read again only when the browser's own cheap answer
+        or the URL changed since the last read (so a busy session's operations do not each
+        cost a title read in the page)."""
         key = (rec.session_id, page.page_id)
         stream = watch.streams.get(key)
         raw = await _probe(stream)
-        last = rec.recent_ops[-1] if rec.recent_ops else None
-        marker = (raw, self.runtime.engine.current_url(page.handle), last)
+        marker = (raw, self.runtime.engine.current_url(page.handle), page.handle.crashed)
         known = watch.titles.get(key)
         if known is not None and known[0] == marker:
             return known[1]
