@@ -29,10 +29,10 @@ import signal
 import subprocess
 import sys
 import tarfile
-import zipfile
 import threading
 import time
 import uuid
+import zipfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
