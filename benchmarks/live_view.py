@@ -12,8 +12,10 @@ both alike:
   that reads and decodes every event, so every session's pictures are produced and sent).
 
 Reported: each mode's wall time (median over rounds), the median of the per-round
-watched / unwatched ratios (the issue allows at most 1.10), and what the viewer received
-(frames, bytes). Sessions are closed between rounds, outside the timing.
+watched / unwatched ratios (the issue allows at most 1.10), the CPU time the server's whole
+process tree used in each round (less sensitive to other work on a shared machine than wall
+time) with its ratio, and what the viewer received (frames, bytes). Sessions are closed
+between rounds, outside the timing.
 
 Run: ``python -m benchmarks.live_view [--n 8] [--rounds 5]``; writes
 ``benchmarks/results/live_view.{md,json}``.
@@ -37,6 +39,7 @@ from urllib.parse import urlsplit
 from benchmarks.app import ShopApp
 from benchmarks.common import CHROMIUM, REPO, RESULTS, browsermesh_env, median, write_json
 from benchmarks.multisession import mesh_flow
+from benchmarks.pss import descendants, kind_of, process_table
 from browsermesh.model.tasks import TaskOwner
 
 GOAL = 1.10
@@ -48,9 +51,32 @@ class Round:
     mode: str
     rep: int
     wall_s: float
+    cpu_s: float  # CPU time of the server's whole tree (Python, driver, Chromium) in the round
+    cpu_by_kind: dict[str, float]
     frames: int = 0
     frame_bytes: int = 0
     states: int = 0
+
+
+def tree_cpu_s(root: int) -> dict[str, float]:
+    """CPU seconds used so far by `root` and every process below it (waited-for children
+    included), by process kind: less noisy than wall time on a shared machine."""
+    table = process_table()
+    totals: dict[str, float] = {}
+    for pid in descendants([root], table):
+        try:
+            with open(f"/proc/{pid}/stat", "rb") as fh:
+                fields = fh.read().rsplit(b")", 1)[1].split()
+            ticks = sum(int(x) for x in fields[11:15])
+        except (OSError, ValueError, IndexError):
+            continue  # it ended meanwhile
+        kind = kind_of(table[pid][1])
+        totals[kind] = totals.get(kind, 0.0) + ticks / os.sysconf("SC_CLK_TCK")
+    return totals
+
+
+def _delta(after: dict[str, float], before: dict[str, float]) -> dict[str, float]:
+    return {k: round(v - before.get(k, 0.0), 2) for k, v in sorted(after.items())}
 
 
 def start_server() -> tuple[subprocess.Popen[str], str]:
@@ -111,7 +137,9 @@ class Viewer:
                         self.states += 1
 
 
-async def one_round(client: Any, app: ShopApp, base: str, mode: str, n: int, rep: int) -> Round:
+async def one_round(
+    client: Any, app: ShopApp, server: int, base: str, mode: str, n: int, rep: int
+) -> Round:
     users = [f"lv{rep}{mode[0]}-{i}" for i in range(n)]
     calls: list[list[tuple[str, float]]] = [[] for _ in range(n)]
     viewer = Viewer(base) if mode == "watched" else None
@@ -120,11 +148,13 @@ async def one_round(client: Any, app: ShopApp, base: str, mode: str, n: int, rep
         if viewer is not None:
             owner.spawn(viewer.run())
             await asyncio.wait_for(viewer.connected.wait(), 10)
+        cpu = tree_cpu_s(server)
         started = time.perf_counter()
         sids = await asyncio.gather(
             *(mesh_flow(client, app.base_url, users[i], calls[i]) for i in range(n))
         )
         wall = time.perf_counter() - started
+        by_kind = _delta(tree_cpu_s(server), cpu)
     finally:
         await owner.aclose()
     for sid in sids:
@@ -132,9 +162,10 @@ async def one_round(client: Any, app: ShopApp, base: str, mode: str, n: int, rep
     bad = [u for u in users if app.cart(u) != {1: 1}]
     if bad:
         raise RuntimeError(f"unverified flows: {bad}")
+    total = round(sum(by_kind.values()), 2)
     if viewer is None:
-        return Round(mode, rep, wall)
-    return Round(mode, rep, wall, viewer.frames, viewer.frame_bytes, viewer.states)
+        return Round(mode, rep, wall, total, by_kind)
+    return Round(mode, rep, wall, total, by_kind, viewer.frames, viewer.frame_bytes, viewer.states)
 
 
 async def run_all(n: int, rounds: int) -> list[Round]:
@@ -154,9 +185,11 @@ async def run_all(n: int, rounds: int) -> list[Round]:
                 for rep in range(rounds):
                     order = MODES if rep % 2 == 0 else tuple(reversed(MODES))
                     for mode in order:
-                        result = await one_round(client, app, base, mode, n, rep)
+                        result = await one_round(client, app, proc.pid, base, mode, n, rep)
                         print(
-                            f"round {rep} {mode}: {result.wall_s:.2f} s, {result.frames} frames",
+                            f"round {rep} {mode}: {result.wall_s:.2f} s wall, "
+                            f"{result.cpu_s:.2f} s CPU {result.cpu_by_kind}, "
+                            f"{result.frames} frames",
                             file=sys.stderr,
                             flush=True,
                         )
@@ -171,8 +204,11 @@ def summarize(results: list[Round], n: int) -> dict[str, Any]:
     by_rep: dict[int, dict[str, Round]] = {}
     for r in results:
         by_rep.setdefault(r.rep, {})[r.mode] = r
-    ratios = [d["watched"].wall_s / d["unwatched"].wall_s for d in by_rep.values() if len(d) == 2]
+    pairs = [d for d in by_rep.values() if len(d) == 2]
+    ratios = [d["watched"].wall_s / d["unwatched"].wall_s for d in pairs]
+    cpu_ratios = [d["watched"].cpu_s / d["unwatched"].cpu_s for d in pairs]
     walls = {m: median([r.wall_s for r in results if r.mode == m]) for m in MODES}
+    cpus = {m: median([r.cpu_s for r in results if r.mode == m]) for m in MODES}
     watched = [r for r in results if r.mode == "watched"]
     return {
         "n": n,
@@ -180,6 +216,9 @@ def summarize(results: list[Round], n: int) -> dict[str, Any]:
         "wall_s": {m: round(v, 3) for m, v in walls.items()},
         "ratios": [round(x, 3) for x in ratios],
         "ratio_median": round(median(ratios), 3),
+        "cpu_s": {m: round(v, 2) for m, v in cpus.items()},
+        "cpu_ratios": [round(x, 3) for x in cpu_ratios],
+        "cpu_ratio_median": round(median(cpu_ratios), 3),
         "goal": GOAL,
         "met": median(ratios) <= GOAL,
         "frames_per_round": median([r.frames for r in watched]),
@@ -191,9 +230,9 @@ def summarize(results: list[Round], n: int) -> dict[str, Any]:
 
 def render(summary: dict[str, Any]) -> str:
     rows = [
-        "| mode | wall time (median) |",
-        "|---|---|",
-        *(f"| {m} | {summary['wall_s'][m]:.2f} s |" for m in MODES),
+        "| mode | wall time (median) | server tree CPU (median) |",
+        "|---|---|---|",
+        *(f"| {m} | {summary['wall_s'][m]:.2f} s | {summary['cpu_s'][m]:.2f} s |" for m in MODES),
     ]
     return "\n".join(
         [
@@ -204,6 +243,8 @@ def render(summary: dict[str, Any]) -> str:
             f"Watched / unwatched wall time, median of per-round ratios: "
             f"**{summary['ratio_median']:.3f}** (goal ≤ {GOAL}; rounds: "
             f"{', '.join(f'{x:.3f}' for x in summary['ratios'])}).",
+            f"Server tree CPU (Python server, Playwright driver, Chromium), watched / unwatched, "
+            f"median of per-round ratios: {summary['cpu_ratio_median']:.3f}.",
             f"The viewer received {summary['frames_per_round']} frames "
             f"({summary['frame_kib_per_round']} KiB of base64 JPEG) per watched round.",
             f"Chromium: `{summary['chromium']}`.",

@@ -135,6 +135,9 @@ class _Watch:
     # page -> (what the title was read for, the title read): see LiveView._title
     titles: dict[tuple[str, str], tuple[Any, str | None]] = field(default_factory=dict)
     task: asyncio.Task[None] | None = None
+    # Set before the task is cancelled, so that its loop ends even if a wait swallowed the
+    # cancellation (asyncio.wait_for can, on Python 3.11).
+    stopped: bool = False
 
     def sink(self, session_id: str, page_id: str) -> FrameSink:
         def deliver(frame: Frame) -> None:
@@ -238,7 +241,7 @@ class LiveView:
     # ------------------------------------------------------------------ the watch
 
     async def _run(self, watch: _Watch) -> None:
-        while True:
+        while not watch.stopped:
             watch.dirty.clear()
             state: dict[str, Any] | None
             try:
@@ -252,9 +255,11 @@ class LiveView:
                 for viewer in list(watch.viewers):
                     viewer.put_state(state)
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(watch.dirty.wait(), self.refresh_s)
+                async with asyncio.timeout(self.refresh_s):
+                    await watch.dirty.wait()
 
     async def _stop(self, watch: _Watch) -> None:
+        watch.stopped = True
         if watch.task is not None:
             await cancel_and_await(watch.task)
         streams = list(watch.streams.values())
