@@ -5,6 +5,7 @@ the screencast over a fake CDP session (engine/screencast.py), and `LiveView` on
 from __future__ import annotations
 
 import asyncio
+import itertools
 import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -35,14 +36,22 @@ async def until(check: Callable[[], bool]) -> None:
 
 
 def test_pacer_and_bounds() -> None:
-    pacer = FramePacer(0.5)
-    assert pacer.wait_s(10.0) == 0 and pacer.stale(10.0, 3.0) and pacer.last is None
-    pacer.sent(10.0)
+    pacer = FramePacer(0.5, 4.0)
+    assert pacer.wait_s(10.0) == 0 and pacer.interval_s == 0.5
+    pacer.taken(10.0, changed=True)
     assert pacer.wait_s(10.2) == pytest.approx(0.3) and pacer.wait_s(11.0) == 0
-    assert not pacer.stale(12.0, 3.0) and pacer.stale(13.0, 3.0)
+    for expected in (1.0, 2.0, 4.0, 4.0):  # unchanged pictures: looked at less and less often
+        pacer.taken(20.0, changed=False)
+        assert pacer.interval_s == expected
+    pacer.hurry()
+    assert pacer.interval_s == 0.5
+    pacer.taken(30.0, changed=False)
+    pacer.taken(30.0, changed=True)
+    assert pacer.interval_s == 0.5
+    assert FramePacer(1.0).interval_s == 1.0
     bounds = PictureBounds()
     assert bounds.max_fps <= 2 and bounds.max_width <= 640 and bounds.interval_s == 0.5
-    for bad in ({"max_fps": 0}, {"max_width": 8}, {"jpeg_quality": 0}, {"stale_s": 0}):
+    for bad in ({"max_fps": 0}, {"max_width": 8}, {"jpeg_quality": 0}, {"frame_wait_s": 0}):
         with pytest.raises(ValueError):
             PictureBounds(**bad)  # type: ignore[arg-type]
     with pytest.raises(ValueError):
@@ -74,13 +83,16 @@ def test_a_feed_keeps_only_the_newest() -> None:
 
 
 class FakeSession:
-    """A CDP session: records what is sent, answers like Chromium."""
+    """A CDP session: records what is sent, answers like Chromium; a started screencast sends
+    the next of `frames` (repeating the last), unless `cast` is off."""
 
-    def __init__(self, *, cast: bool = True) -> None:
+    def __init__(self, frames: list[str] | None = None, *, cast: bool = True) -> None:
         self.cast = cast
+        self.frames = list(frames or ["F"])
         self.sent: list[tuple[str, Any]] = []
         self.handlers: dict[str, Callable[[Mapping[str, Any]], None]] = {}
         self.detached = False
+        self.frame_id = 0
 
     def on(self, event: str, handler: Callable[[Mapping[str, Any]], None]) -> None:
         self.handlers[event] = handler
@@ -90,8 +102,11 @@ class FakeSession:
 
     async def send(self, method: str, params: Any = None) -> dict[str, Any]:
         self.sent.append((method, params))
-        if method == "Page.startScreencast" and not self.cast:
-            raise RuntimeError("no screencast here")
+        if method == "Page.startScreencast":
+            if not self.cast:
+                raise RuntimeError("no screencast here")
+            data = self.frames.pop(0) if len(self.frames) > 1 else self.frames[0]
+            asyncio.get_running_loop().call_soon(self.frame, data)
         if method == "Page.getLayoutMetrics":
             viewport = {"clientWidth": 1280, "clientHeight": 720, "pageX": 0, "pageY": 10}
             return {"cssVisualViewport": viewport}
@@ -104,8 +119,11 @@ class FakeSession:
     async def detach(self) -> None:
         self.detached = True
 
-    def frame(self, number: int) -> None:
-        self.handlers["Page.screencastFrame"]({"sessionId": number, "data": f"F{number}"})
+    def frame(self, data: str) -> None:
+        self.frame_id += 1
+        handler = self.handlers.get("Page.screencastFrame")
+        if handler is not None:
+            handler({"sessionId": self.frame_id, "data": data})
 
     def methods(self, name: str) -> list[Any]:
         return [params for method, params in self.sent if method == name]
@@ -120,46 +138,55 @@ class FakeCdpPage:
         return self.session
 
 
-async def test_frames_are_paced_coalesced_and_all_acknowledged() -> None:
-    session = FakeSession()
+async def test_one_frame_per_screencast_paced_and_acknowledged() -> None:
+    session = FakeSession(["A", "B", "B", "C"])
     got: list[tuple[Frame, float]] = []
-    bounds = PictureBounds(max_fps=10, stale_s=60)
+    bounds = PictureBounds(max_fps=20, idle_max_s=0.2)
     cast = PageScreencast(FakeCdpPage(session), lambda f: got.append((f, time.monotonic())), bounds)
     await cast.start()
-    assert cast.casting
+    await until(lambda: len(got) == 3)
+    cast.hurry()  # wakes a waiting loop at once
+    assert cast.casting and [f.data for f, _ in got] == ["A", "B", "C"]  # the repeat is not sent
+    assert {f.source for f, _ in got} == {"screencast"}
+    assert all(b[1] - a[1] >= 0.045 for a, b in itertools.pairwise(got))
     start = session.methods("Page.startScreencast")[0]
     assert start == {"format": "jpeg", "quality": 50, "maxWidth": 640, "maxHeight": 640}
-    session.frame(1)  # the first goes at once
-    await until(lambda: len(got) == 1)
-    for n in range(2, 6):  # a burst: only the newest goes, one slot later
-        session.frame(n)
-    await until(lambda: len(got) == 2)
-    assert [f.data for f, _ in got] == ["F1", "F5"]
-    assert got[1][1] - got[0][1] >= 0.09
-    await until(lambda: len(session.methods("Page.screencastFrameAck")) == 5)
-    assert [p["sessionId"] for p in session.methods("Page.screencastFrameAck")] == [1, 2, 3, 4, 5]
     assert await cast.title() == "Raw title"
-    session.frame(6)  # unacknowledged when the stream closes: acknowledged on close
     await cast.close()
     await cast.close()  # idempotent
-    assert session.methods("Page.screencastFrameAck")[-1] == {"sessionId": 6}
-    assert session.methods("Page.stopScreencast") and session.detached
-    assert await cast.title() is None
+    # Each start is stopped after its frame, and every frame is acknowledged.
+    starts = len(session.methods("Page.startScreencast"))
+    assert len(session.methods("Page.stopScreencast")) == starts + 1  # + the close
+    acks = [p["sessionId"] for p in session.methods("Page.screencastFrameAck")]
+    assert acks == list(range(1, session.frame_id + 1))
+    assert session.detached and await cast.title() is None
 
 
 async def test_without_a_screencast_screenshots_come_within_the_bounds() -> None:
     session = FakeSession(cast=False)
     got: list[Frame] = []
-    cast = PageScreencast(FakeCdpPage(session), got.append, PictureBounds(stale_s=0.05))
+    cast = PageScreencast(FakeCdpPage(session), got.append, PictureBounds(max_fps=20))
     await cast.start()
-    assert not cast.casting
-    await until(lambda: len(got) >= 2)
+    await until(lambda: len(session.methods("Page.captureScreenshot")) >= 2)
     await cast.close()
-    assert {f.source for f in got} == {"screenshot"} and got[0].data == "SHOT"
+    assert not cast.casting
+    assert [f.source for f in got] == ["screenshot"] and got[0].data == "SHOT"  # sent once
     shot = session.methods("Page.captureScreenshot")[0]
     assert shot["clip"] == {"x": 0.0, "y": 10.0, "width": 1280.0, "height": 720.0, "scale": 0.5}
     assert shot["format"] == "jpeg" and shot["captureBeyondViewport"] is False
-    assert not session.methods("Page.stopScreencast")
+    assert len(session.methods("Page.startScreencast")) == 1  # tried once
+
+
+async def test_a_screencast_that_sends_nothing_falls_back_to_a_screenshot() -> None:
+    session = FakeSession()
+    session.frame = lambda data: None  # type: ignore[method-assign]  # Chromium stays silent
+    got: list[Frame] = []
+    bounds = PictureBounds(max_fps=20, frame_wait_s=0.05)
+    cast = PageScreencast(FakeCdpPage(session), got.append, bounds)
+    await cast.start()
+    await until(lambda: len(got) == 1)
+    await cast.close()
+    assert got[0].source == "screenshot" and cast.casting
 
 
 async def test_a_page_without_a_cdp_session_just_has_no_pictures() -> None:
@@ -181,6 +208,7 @@ class Streams:
     def __init__(self) -> None:
         self.live: set[FakeStream] = set()
         self.opened = 0
+        self.hurried = 0
 
     def open(self, handle: Any, sink: Callable[[Frame], None], bounds: PictureBounds) -> Any:
         self.opened += 1
@@ -198,6 +226,9 @@ class FakeStream:
 
     async def title(self) -> str:
         return "raw"
+
+    def hurry(self) -> None:
+        self.parent.hurried += 1
 
     async def close(self) -> None:
         self.parent.live.discard(self)
@@ -240,6 +271,9 @@ async def test_pictures_run_only_while_someone_watches(tmp_path: Path) -> None:
             async with live.watch("alice") as second:
                 await next_state(second, lambda s: True)
                 assert streams.opened == 2
+            # An operation that ends hurries the session's pictures.
+            await runtime.get_title("alice", a["sessionId"], pa, None)
+            await until(lambda: streams.hurried >= 1)
             # A closed session leaves the grid and its stream closes.
             await runtime.close_session("alice", b["sessionId"])
             await next_state(feed, lambda s: len(s["sessions"]) == 1)

@@ -1,16 +1,22 @@
 """Pictures of a managed page for the live view (issue 21): Chromium's screencast over CDP, a
-screenshot when the page sends none, and its title, without touching what the agent sees.
+screenshot when it sends nothing, and the page's title, without touching what the agent sees.
 
 `Screencaster.open` gives a `PageScreencast` for one page, started by the live view when the
 first viewer of the page's principal arrives and closed when the last leaves. It opens a CDP
-session of its own on the page (as engine/policy.py's redirect guard does) and, on it:
+session of its own on the page (as engine/policy.py's redirect guard does) and takes one
+picture at a time, at most `PictureBounds.max_fps` a second:
 
-- `Page.startScreencast` (JPEG, bounded width and height): Chromium sends a frame when the page
-  repaints. Each frame is forwarded and acknowledged at most `PictureBounds.max_fps` times a
-  second; Chromium captures nothing more while its frames wait for their acknowledgement, so
-  the pace bounds the browser's work too. Every frame received is acknowledged (on close too).
-- `Page.captureScreenshot` of the viewport, scaled into the bounds, when no picture went for
-  `PictureBounds.stale_s` (a still page, or a screencast that could not start).
+- `Page.startScreencast` (JPEG, bounded width and height) until its first frame, then
+  `Page.stopScreencast`. A running screencast makes Chromium capture every compositor frame of
+  a changing page (tens a second, however slowly frames are acknowledged; measured on an
+  animated page: 3 to 4 times the CPU of the page itself), so it runs only for the frame it
+  was started for. Every frame received is acknowledged at once.
+- `Page.captureScreenshot` of the viewport, scaled into the bounds, when the screencast cannot
+  start or sends no frame within `PictureBounds.frame_wait_s`.
+- A picture equal to the previous one is not sent again, and the next is taken twice as late,
+  up to `PictureBounds.idle_max_s`: a still page costs a capture every few seconds. `hurry`
+  (the live view calls it when one of the session's operations ended) goes back to the
+  shortest wait.
 - `Target.getTargetInfo` for the title: the browser process answers, no script runs in the page.
 
 Nothing here navigates, focuses, resizes or evaluates in the page, and nothing waits in the
@@ -35,8 +41,6 @@ FrameSink = Callable[[Frame], None]
 _CDP_BUDGET_S: Final = 5.0
 """One CDP round trip of the pictures may take this long (a hung page shows no new picture)."""
 _TITLE_BUDGET_S: Final = 1.0
-_FIRST_LOOK_S: Final = 0.5
-"""How long after the start the fallback first looks (the screencast's first frame is faster)."""
 
 
 class PageScreencast:
@@ -54,22 +58,23 @@ class PageScreencast:
         self._sink = sink
         self._bounds = bounds
         self._now = now
-        self._pacer = FramePacer(bounds.interval_s)
+        self._pacer = FramePacer(bounds.interval_s, bounds.idle_max_s)
         self._session: Any = None
-        self._casting = False
+        self._casting = True  # until a start fails: then screenshots only
         self._closed = False
-        self._pending: str | None = None  # the newest frame not forwarded yet
-        self._unacked: list[int] = []
-        self._flushing = False
+        self._frame: str | None = None  # the frame the running screencast was started for
+        self._arrived = asyncio.Event()
+        self._hurried = asyncio.Event()
+        self._last: str | None = None  # the last picture sent
         self._tasks = TaskOwner()
 
     @property
     def casting(self) -> bool:
-        """Whether Chromium's screencast runs (else only screenshots come)."""
+        """Whether pictures come from Chromium's screencast (else from screenshots)."""
         return self._casting
 
     async def start(self) -> None:
-        """Open the CDP session, start the screencast and the fallback; never raises."""
+        """Open the CDP session and start taking pictures; never raises."""
         try:
             session = await asyncio.wait_for(
                 self._page.context.new_cdp_session(self._page), _CDP_BUDGET_S
@@ -81,19 +86,7 @@ class PageScreencast:
             return
         self._session = session
         session.on("Page.screencastFrame", self._on_frame)
-        b = self._bounds
-        params = {
-            "format": "jpeg",
-            "quality": b.jpeg_quality,
-            "maxWidth": b.max_width,
-            "maxHeight": b.max_height,
-        }
-        try:
-            await asyncio.wait_for(session.send("Page.startScreencast", params), _CDP_BUDGET_S)
-            self._casting = True
-        except Exception:
-            self._casting = False  # screenshots only
-        self._tasks.spawn(self._fallback(), name="screencast-fallback")
+        self._tasks.spawn(self._pictures(), name="screencast-pictures")
 
     async def title(self) -> str | None:
         """The page's title as the browser knows it, or None when it cannot say."""
@@ -107,9 +100,15 @@ class PageScreencast:
         title = (info.get("targetInfo") or {}).get("title")
         return title if isinstance(title, str) else None
 
+    def hurry(self) -> None:
+        """The page probably changed (its session's operation ended): the next picture comes
+        at the shortest wait again, even after a still spell."""
+        self._pacer.hurry()
+        self._hurried.set()
+
     async def close(self) -> None:
-        """Stop the pictures: the tasks end, pending frames are acknowledged, the screencast
-        stops and the CDP session is detached. Idempotent."""
+        """Stop the pictures: the tasks end, the screencast stops and the CDP session is
+        detached. Idempotent."""
         if self._closed:
             return
         self._closed = True
@@ -119,69 +118,70 @@ class PageScreencast:
             return
         with contextlib.suppress(Exception):
             session.remove_listener("Page.screencastFrame", self._on_frame)
-        await self._ack_all(session)
-        if self._casting:
-            await _send(session, "Page.stopScreencast", {})
+        await _send(session, "Page.stopScreencast", {})
         await _detach(session)
 
-    # ------------------------------------------------------------------ screencast
+    # ------------------------------------------------------------------ pictures
+
+    async def _pictures(self) -> None:
+        while not self._closed:
+            self._hurried.clear()
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(self._pacer.wait_s(self._now())):
+                    await self._hurried.wait()
+            await asyncio.sleep(self._pacer.wait_s(self._now()))  # hurried: the shortest wait
+            data, source = await self._cast_one(), "screencast"
+            if data is None:
+                data, source = await self._screenshot(), "screenshot"
+            changed = data is not None and data != self._last
+            self._pacer.taken(self._now(), changed)
+            if changed and data is not None and not self._closed:
+                self._last = data
+                with contextlib.suppress(Exception):  # a sink must not stop the pictures
+                    self._sink(Frame(data, source))
 
     def _on_frame(self, event: Mapping[str, Any]) -> None:
-        """A screencast frame: keep the newest, acknowledge them all at the next paced slot."""
+        """A screencast frame: acknowledged at once; the first one after a start is kept."""
         frame_id = event.get("sessionId")
-        if isinstance(frame_id, int):
-            self._unacked.append(frame_id)
+        session = self._session
+        if isinstance(frame_id, int) and session is not None and not self._closed:
+            self._tasks.spawn(_send(session, "Page.screencastFrameAck", {"sessionId": frame_id}))
         data = event.get("data")
-        if isinstance(data, str) and data:
-            self._pending = data
-        if not self._flushing and not self._closed:
-            self._flushing = True
-            self._tasks.spawn(self._flush(), name="screencast-flush")
+        if isinstance(data, str) and data and self._frame is None:
+            self._frame = data
+            self._arrived.set()
 
-    async def _flush(self) -> None:
+    async def _cast_one(self) -> str | None:
+        """One screencast frame: start, wait for the first frame, stop."""
+        session = self._session
+        if session is None or not self._casting:
+            return None
+        b = self._bounds
+        params = {
+            "format": "jpeg",
+            "quality": b.jpeg_quality,
+            "maxWidth": b.max_width,
+            "maxHeight": b.max_height,
+        }
+        self._frame = None
+        self._arrived.clear()
         try:
-            while (self._pending is not None or self._unacked) and not self._closed:
-                delay = self._pacer.wait_s(self._now())
-                if delay > 0:
-                    await asyncio.sleep(delay)
-                data, self._pending = self._pending, None
-                if data is not None:
-                    self._deliver(Frame(data, "screencast"))
-                if self._session is not None:
-                    await self._ack_all(self._session)
+            await asyncio.wait_for(session.send("Page.startScreencast", params), _CDP_BUDGET_S)
+        except Exception:
+            self._casting = False  # this page (or browser) has no screencast: screenshots
+            return None
+        try:
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(b.frame_wait_s):
+                    await self._arrived.wait()
         finally:
-            self._flushing = False
+            await _send(session, "Page.stopScreencast", {})
+        return self._frame
 
-    async def _ack_all(self, session: Any) -> None:
-        acks, self._unacked = self._unacked, []
-        for frame_id in acks:
-            await _send(session, "Page.screencastFrameAck", {"sessionId": frame_id})
-
-    def _deliver(self, frame: Frame) -> None:
-        self._pacer.sent(self._now())
-        with contextlib.suppress(Exception):  # a sink must not stop the pictures
-            self._sink(frame)
-
-    # ------------------------------------------------------------------ fallback
-
-    async def _fallback(self) -> None:
-        """A screenshot whenever no picture went for `stale_s`."""
-        stale_s = self._bounds.stale_s
-        await asyncio.sleep(min(stale_s, _FIRST_LOOK_S))
-        while not self._closed:
-            now = self._now()
-            if self._pacer.stale(now, stale_s) and not self._flushing:
-                await self._screenshot()
-                wait = stale_s
-            else:
-                last = self._pacer.last if self._pacer.last is not None else now
-                wait = max(0.05, last + stale_s - now)
-            await asyncio.sleep(wait)
-
-    async def _screenshot(self) -> None:
+    async def _screenshot(self) -> str | None:
         session = self._session
         if session is None:
-            return
+            return None
         b = self._bounds
         try:
             metrics = await asyncio.wait_for(session.send("Page.getLayoutMetrics"), _CDP_BUDGET_S)
@@ -189,7 +189,7 @@ class PageScreencast:
             width = float(viewport.get("clientWidth", 0))
             height = float(viewport.get("clientHeight", 0))
             if width <= 0 or height <= 0:
-                return
+                return None
             clip = {
                 "x": float(viewport.get("pageX", 0)),
                 "y": float(viewport.get("pageY", 0)),
@@ -210,10 +210,9 @@ class PageScreencast:
                 _CDP_BUDGET_S,
             )
         except Exception:
-            return
+            return None
         data = shot.get("data")
-        if isinstance(data, str) and data and not self._closed:
-            self._deliver(Frame(data, "screenshot"))
+        return data if isinstance(data, str) and data else None
 
 
 class Screencaster:

@@ -1,8 +1,8 @@
 """How often and how large the live view's pictures of a page may be (issue 21). Pure rules.
 
-`PictureBounds` is the one set of bounds (frame rate, size, JPEG quality, when a still page gets
-a fresh screenshot); `FramePacer` applies the rate to one page's pictures; `fit_scale` is the
-scale that brings a viewport inside the size bounds.
+`PictureBounds` is the one set of bounds (frame rate, size, JPEG quality, how long to wait for a
+screencast frame, how rarely a still page is looked at); `FramePacer` applies them to one page's
+pictures; `fit_scale` is the scale that brings a viewport inside the size bounds.
 """
 
 from __future__ import annotations
@@ -20,9 +20,10 @@ class PictureBounds:
     max_width: int = 640
     max_height: int = 640
     jpeg_quality: int = 50
-    # A page that sent no picture for this long gets one screenshot (a still page, or a
-    # browser whose screencast does not run); then it waits this long again.
-    stale_s: float = 3.0
+    # How long a started screencast may take to send its frame; then a screenshot is taken.
+    frame_wait_s: float = 2.0
+    # A page whose picture did not change is looked at less and less often, down to this.
+    idle_max_s: float = 4.0
 
     def __post_init__(self) -> None:
         if not (0 < self.max_fps <= 30):
@@ -31,8 +32,8 @@ class PictureBounds:
             raise ValueError("pictures must be at least 16 px wide and high")
         if not (1 <= self.jpeg_quality <= 100):
             raise ValueError("jpeg_quality must be in 1..100")
-        if self.stale_s <= 0:
-            raise ValueError("stale_s must be positive")
+        if self.frame_wait_s <= 0 or self.idle_max_s <= 0:
+            raise ValueError("frame_wait_s and idle_max_s must be positive")
 
     @property
     def interval_s(self) -> float:
@@ -41,38 +42,39 @@ class PictureBounds:
 
 
 class FramePacer:
-    """One page's picture rate: a picture may go `interval_s` after the previous one.
+    """When one page's next picture may be taken: `interval_s` after the previous one while
+    the pictures change, twice as long after each unchanged one, up to `idle_max_s` (a still
+    page costs a capture every few seconds, not two a second)."""
 
-    The screencast asks `wait_s` before it forwards a frame and acknowledges it (Chromium sends
-    no new frame while earlier ones are unacknowledged, so the pace also bounds what Chromium
-    captures); the fallback asks `stale` whether a still page needs a screenshot."""
+    __slots__ = ("_base", "_idle_max", "_interval", "_last")
 
-    __slots__ = ("_interval_s", "_last")
-
-    def __init__(self, interval_s: float) -> None:
+    def __init__(self, interval_s: float, idle_max_s: float | None = None) -> None:
         if interval_s <= 0:
             raise ValueError("interval_s must be positive")
-        self._interval_s = interval_s
+        self._base = interval_s
+        self._interval = interval_s
+        self._idle_max = max(interval_s, idle_max_s if idle_max_s is not None else interval_s)
         self._last: float | None = None
 
     @property
-    def last(self) -> float | None:
-        """When the last picture went (monotonic seconds), or None before the first."""
-        return self._last
+    def interval_s(self) -> float:
+        """The current wait between two pictures."""
+        return self._interval
 
     def wait_s(self, now: float) -> float:
-        """Seconds from `now` until the next picture may go (0: at once)."""
+        """Seconds from `now` until the next picture may be taken (0: at once)."""
         if self._last is None:
             return 0.0
-        return max(0.0, self._last + self._interval_s - now)
+        return max(0.0, self._last + self._interval - now)
 
-    def sent(self, now: float) -> None:
-        """A picture went at `now`."""
+    def hurry(self) -> None:
+        """The page probably changed (an operation ended): back to the shortest wait."""
+        self._interval = self._base
+
+    def taken(self, now: float, changed: bool) -> None:
+        """A picture was taken at `now`; `changed`: it differs from the one before."""
         self._last = now
-
-    def stale(self, now: float, stale_s: float) -> bool:
-        """Whether no picture went for `stale_s` (or none ever did)."""
-        return self._last is None or now - self._last >= stale_s
+        self._interval = self._base if changed else min(self._interval * 2, self._idle_max)
 
 
 def fit_scale(width: float, height: float, max_width: int, max_height: int) -> float:

@@ -63,6 +63,7 @@ class FrameStream(Protocol):
 
     async def start(self) -> None: ...
     async def title(self) -> str | None: ...
+    def hurry(self) -> None: ...
     async def close(self) -> None: ...
 
 
@@ -134,6 +135,8 @@ class _Watch:
     frames: dict[tuple[str, str], Frame] = field(default_factory=dict)
     # page -> (what the title was read for, the title read): see LiveView._title
     titles: dict[tuple[str, str], tuple[Any, str | None]] = field(default_factory=dict)
+    # session -> its newest finished operation seen (a new one hurries its pages' pictures)
+    last_ops: dict[str, Any] = field(default_factory=dict)
     task: asyncio.Task[None] | None = None
     # Set before the task is cancelled, so that its loop ends even if a wait swallowed the
     # cancellation (asyncio.wait_for can, on Python 3.11).
@@ -278,12 +281,19 @@ class LiveView:
         """One stream per page of the principal's ready sessions (at most
         `MAX_PICTURE_STREAMS`); streams of pages that went away are closed."""
         wanted: dict[tuple[str, str], Any] = {}
+        hurried: set[str] = set()
         for rec in self._sessions(watch.principal):
             if rec.status != "ready":
                 continue
+            last = rec.recent_ops[-1] if rec.recent_ops else None
+            if watch.last_ops.get(rec.session_id) is not last:
+                watch.last_ops[rec.session_id] = last
+                hurried.add(rec.session_id)
             for page in rec.pages.values():
                 if len(wanted) < MAX_PICTURE_STREAMS:
                     wanted[(rec.session_id, page.page_id)] = page.handle
+        for sid in set(watch.last_ops) - {sid for sid, _ in wanted}:
+            del watch.last_ops[sid]
         gone = [key for key in watch.streams if key not in wanted]
         closing = [watch.streams.pop(key) for key in gone]
         for key in gone:
@@ -291,6 +301,8 @@ class LiveView:
             watch.titles.pop(key, None)
         opened: list[FrameStream] = []
         for key, handle in wanted.items():
+            if key in watch.streams and key[0] in hurried:
+                watch.streams[key].hurry()
             if key not in watch.streams:
                 stream = self.source.open(handle, watch.sink(*key), self.bounds)
                 watch.streams[key] = stream

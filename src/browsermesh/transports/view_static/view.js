@@ -5,6 +5,7 @@
 
 const grid = document.getElementById("grid");
 const cards = new Map(); // sessionId -> {root, pages: Map(pageId -> {img, title, url})}
+const pictures = new Map(); // "sessionId/pageId" -> newest frame (it may come before its card)
 let enlarged = null;
 
 function el(tag, cls, text) {
@@ -51,6 +52,8 @@ function renderSession(session) {
       root.append(img, p.title, p.url);
       entry.pages.set(page.pageId, p);
       entry.shots.append(root);
+      const early = pictures.get(session.sessionId + "/" + page.pageId);
+      if (early) show(img, early);
     }
     p.root.dataset.pageId = page.pageId;
     p.title.textContent = (page.crashed ? "[crashed] " : "") + (page.title || "");
@@ -58,7 +61,9 @@ function renderSession(session) {
     p.url.title = page.url;
   }
   for (const [id, p] of entry.pages) {
-    if (!seen.has(id)) { p.root.remove(); entry.pages.delete(id); }
+    if (!seen.has(id)) {
+      p.root.remove(); entry.pages.delete(id); pictures.delete(session.sessionId + "/" + id);
+    }
   }
   entry.ops.replaceChildren(...session.operations.slice().reverse().map((op) => {
     const li = el("li");
@@ -75,19 +80,25 @@ function renderState(state) {
   document.getElementById("count").textContent = "· " + state.sessions.length + " session(s)";
   const keep = new Set(state.sessions.map((s) => s.sessionId));
   for (const [id, entry] of cards) {
-    if (!keep.has(id)) { entry.root.remove(); cards.delete(id); }
+    if (!keep.has(id)) {
+      entry.root.remove(); cards.delete(id);
+      for (const key of pictures.keys()) if (key.startsWith(id + "/")) pictures.delete(key);
+    }
   }
   grid.replaceChildren(...state.sessions.map(renderSession));
   document.getElementById("empty").hidden = state.sessions.length > 0;
 }
 
+function show(img, frame) {
+  img.src = "data:image/jpeg;base64," + frame.data;
+  img.dataset.source = frame.source;
+}
+
 function renderFrame(frame) {
+  pictures.set(frame.sessionId + "/" + frame.pageId, frame);
   const entry = cards.get(frame.sessionId);
   const page = entry && entry.pages.get(frame.pageId);
-  if (page) {
-    page.img.src = "data:image/jpeg;base64," + frame.data;
-    page.img.dataset.source = frame.source;
-  }
+  if (page) show(page.img, frame);
 }
 
 function connect() {
