@@ -58,11 +58,11 @@ class Round:
     states: int = 0
 
 
-def tree_cpu_s(root: int) -> dict[str, float]:
-    """CPU seconds used so far by `root` and every process below it (waited-for children
-    included), by process kind: less noisy than wall time on a shared machine."""
+def tree_cpu_s(root: int) -> dict[int, tuple[str, float]]:
+    """pid -> (kind, CPU seconds used so far, waited-for children included) for `root` and
+    every process below it: CPU time is less noisy than wall time on a shared machine."""
     table = process_table()
-    totals: dict[str, float] = {}
+    out: dict[int, tuple[str, float]] = {}
     for pid in descendants([root], table):
         try:
             with open(f"/proc/{pid}/stat", "rb") as fh:
@@ -70,13 +70,20 @@ def tree_cpu_s(root: int) -> dict[str, float]:
             ticks = sum(int(x) for x in fields[11:15])
         except (OSError, ValueError, IndexError):
             continue  # it ended meanwhile
-        kind = kind_of(table[pid][1])
-        totals[kind] = totals.get(kind, 0.0) + ticks / os.sysconf("SC_CLK_TCK")
-    return totals
+        out[pid] = (kind_of(table[pid][1]), ticks / os.sysconf("SC_CLK_TCK"))
+    return out
 
 
-def _delta(after: dict[str, float], before: dict[str, float]) -> dict[str, float]:
-    return {k: round(v - before.get(k, 0.0), 2) for k, v in sorted(after.items())}
+def _delta(
+    after: dict[int, tuple[str, float]], before: dict[int, tuple[str, float]]
+) -> dict[str, float]:
+    """CPU seconds by kind between two readings, over the processes alive at the second (a
+    process that ended in between is not counted: the workload's sessions outlive a round)."""
+    by_kind: dict[str, float] = {}
+    for pid, (kind, seconds) in after.items():
+        used = seconds - before.get(pid, (kind, 0.0))[1]
+        by_kind[kind] = by_kind.get(kind, 0.0) + used
+    return {k: round(v, 2) for k, v in sorted(by_kind.items())}
 
 
 def start_server() -> tuple[subprocess.Popen[str], str]:
