@@ -66,7 +66,8 @@ class PageScreencast:
         self._arrived = asyncio.Event()
         self._hurried = asyncio.Event()
         self._last: str | None = None  # the last picture sent
-        self._tasks = TaskOwner()
+        self._tasks = TaskOwner()  # the picture loop
+        self._acks = TaskOwner()  # acknowledgements: awaited, never cancelled, on close
 
     @property
     def casting(self) -> bool:
@@ -113,6 +114,7 @@ class PageScreencast:
             return
         self._closed = True
         await self._tasks.aclose()
+        await self._acks.drain()  # every frame received is acknowledged (each send is bounded)
         session, self._session = self._session, None
         if session is None:
             return
@@ -145,7 +147,7 @@ class PageScreencast:
         frame_id = event.get("sessionId")
         session = self._session
         if isinstance(frame_id, int) and session is not None and not self._closed:
-            self._tasks.spawn(_send(session, "Page.screencastFrameAck", {"sessionId": frame_id}))
+            self._acks.spawn(_send(session, "Page.screencastFrameAck", {"sessionId": frame_id}))
         data = event.get("data")
         if isinstance(data, str) and data and self._frame is None:
             self._frame = data
