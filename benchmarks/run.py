@@ -4,7 +4,8 @@
 and then calls this. Extra arguments go to the multisession benchmark (see
 ``python -m benchmarks.multisession --help``), e.g. ``--repeat 1`` for a quicker run; its
 ``--binary`` (default both: ``chromium,headless-shell``; ``BENCH_BINARY``) is passed on to the
-scale benchmark (``python -m benchmarks.scale``, 50 sessions in one server). When a multisession
+scale benchmark (``python -m benchmarks.scale``, 50 sessions in one server); then the live view's
+cost (``python -m benchmarks.live_view``). When a multisession
 target is missed and py-spy is available, the BrowserMesh server is profiled under the same
 workload (``python -m benchmarks.profile_mesh``), with the binary of the first missed target.
 """
@@ -17,7 +18,7 @@ import sys
 import time
 from pathlib import Path
 
-from benchmarks import agent_tasks, backends, grid, multisession, scale, snapshot_size
+from benchmarks import agent_tasks, backends, grid, live_view, multisession, scale, snapshot_size
 from benchmarks.common import RESULTS, use_binary
 
 
@@ -46,6 +47,8 @@ def main(argv: list[str] | None = None) -> int:
     out = parsed.out
     print("== scale (50 sessions in one server)", file=sys.stderr, flush=True)
     code = scale.main(["--binary", ",".join(parsed.binary), "--out", str(out)]) or code
+    print("== live view cost (N = 8, nobody watching vs one viewer)", file=sys.stderr, flush=True)
+    code = live_view.main(["--out", str(out)]) or code
     try:
         targets = json.loads((out / "multisession.json").read_text())["targets"]
     except (OSError, ValueError, KeyError):

@@ -20,6 +20,7 @@ from browsermesh.cli_options import (
     ServeInvocation,
     UsageError,
     VersionInvocation,
+    ViewLinkInvocation,
     help_text,
     parse_invocation,
     usage_summary,
@@ -74,6 +75,10 @@ def _dispatch(invocation: Invocation) -> int:
         from browsermesh.demo.scenario import run_demo
 
         return run_demo(invocation.headed)
+    if isinstance(invocation, ViewLinkInvocation):
+        from browsermesh.view_link import print_view_link
+
+        return print_view_link(invocation.config, invocation.principal)
     if isinstance(invocation, ServeInvocation):
         from browsermesh.serve import serve
 

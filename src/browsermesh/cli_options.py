@@ -47,6 +47,7 @@ from browsermesh.config.variables import (
     V_TOOLS,
     V_TRANSPORT,
     V_UPLOAD_ROOT,
+    V_VIEW,
 )
 from browsermesh.model.limits import MAX_TIMEOUT_MS
 
@@ -59,6 +60,7 @@ __all__ = [
     "ServeInvocation",
     "UsageError",
     "VersionInvocation",
+    "ViewLinkInvocation",
     "help_text",
     "parse_invocation",
     "usage_summary",
@@ -110,6 +112,15 @@ class ServeInvocation:
     config: Config
 
 
+@dataclass(frozen=True, slots=True)
+class ViewLinkInvocation:
+    """``browsermesh view-link [--principal <name>] [options]``: a live view link of a running
+    HTTP server (issue 21); ``config`` names the server and the token file."""
+
+    config: Config
+    principal: str | None = None
+
+
 Invocation: TypeAlias = (
     HelpInvocation
     | VersionInvocation
@@ -117,6 +128,7 @@ Invocation: TypeAlias = (
     | DoctorInvocation
     | DemoInvocation
     | ServeInvocation
+    | ViewLinkInvocation
 )
 
 
@@ -167,6 +179,10 @@ _OPTIONS: Final[tuple[_Option, ...]] = (
         V_SESSION_IDLE_MS,
         http_only=True,
     ),
+    _Option(
+        "--no-view", None, "Do not serve the live view at /view", V_VIEW, "false", http_only=True
+    ),
+    _Option("--principal", "<name>", "With view-link: whose sessions the link shows"),
     _Option(
         "--tools",
         "<profiles>",
@@ -281,6 +297,7 @@ _POSITIONAL_ECHO_RE: Final = re.compile(r"^[A-Za-z0-9_.-]{1,32}$")
 _USAGE_FORMS: Final[tuple[tuple[str, str], ...]] = (
     ("browsermesh [options]", "Serve MCP over stdio (or HTTP with --transport http)"),
     ("browsermesh demo [--headed]", "Run the end-to-end demo"),
+    ("browsermesh view-link [--principal <name>]", "Print a one-time link to the live view"),
     ("browsermesh --install-browser", "Install Playwright's Chromium"),
     ("browsermesh --doctor [--json] [options]", "Diagnose the installation"),
     ("browsermesh --help|-h", "Show this help"),
@@ -320,7 +337,7 @@ def help_text() -> str:
         "--timeout -> BROWSERMESH_TIMEOUT_MS, --no-persistence -> BROWSERMESH_PERSISTENCE=false,",
         "--headless/--headed -> BROWSERMESH_HEADLESS); the command line takes precedence over",
         "the environment. --host, --port, --path, --auth-token-file, --allowed-hosts,",
-        "--allowed-origins and --session-idle-ms need --transport http. Output budgets",
+        "--allowed-origins, --session-idle-ms and --no-view need --transport http. Output budgets",
         "(observability, screenshots, visible text, saved states, artifacts) and the element-ref",
         "lifetime (BROWSERMESH_REF_TTL_MS) and the actionability settle time",
         "(BROWSERMESH_ACTIONABILITY_SETTLE_MS) are set through BROWSERMESH_* variables only.",
@@ -336,6 +353,7 @@ class _Scan:
     overrides: dict[str, tuple[str, str]]  # variable -> (raw value, flag)
     endpoints: list[str] | None  # --browser-endpoint values (repeatable)
     positionals: list[str]
+    principal: str | None = None  # --principal (view-link)
 
 
 def _scan(tokens: Sequence[str]) -> _Scan:
@@ -363,6 +381,8 @@ def _scan(tokens: Sequence[str]) -> _Scan:
             value = tokens[index]
             index += 1
         scan.given.append(name)
+        if name == "--principal":
+            scan.principal = value
         if option.variable is None or value is None:
             continue
         if option.repeatable:
@@ -382,6 +402,22 @@ def _demo(scan: _Scan) -> DemoInvocation:
     if others:
         raise UsageError(f"demo accepts only --headed, not {others[0]}")
     return DemoInvocation(headed="--headed" in scan.given)
+
+
+_VIEW_LINK_FLAGS: Final = frozenset({"--host", "--port", "--auth-token-file", "--principal"})
+
+
+def _view_link(scan: _Scan, environ: Mapping[str, str]) -> ViewLinkInvocation:
+    """``view-link``: the running server's address and token file, read as serving reads them."""
+    if len(scan.positionals) > 1:
+        raise UsageError("view-link takes no arguments")
+    others = [flag for flag in scan.given if flag not in _VIEW_LINK_FLAGS]
+    if others:
+        raise UsageError(
+            f"view-link accepts --host, --port, --auth-token-file and --principal, not {others[0]}"
+        )
+    overrides = {**scan.overrides, V_TRANSPORT: ("http", "view-link")}
+    return ViewLinkInvocation(build_config(environ, overrides, None), scan.principal)
 
 
 def _check_http_flags(scan: _Scan, environ: Mapping[str, str]) -> None:
@@ -409,6 +445,10 @@ def parse_invocation(argv: Sequence[str], environ: Mapping[str, str]) -> Invocat
         return VersionInvocation()
 
     scan = _scan(tokens)
+    if scan.positionals and scan.positionals[0] == "view-link":
+        return _view_link(scan, environ)
+    if "--principal" in scan.given:
+        raise UsageError("--principal requires view-link")
     if scan.positionals:
         return _demo(scan)
     given = scan.given

@@ -36,6 +36,7 @@ import tarfile
 import threading
 import time
 import uuid
+import zipfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -168,6 +169,13 @@ def test_sdist_carries_sources_and_tests_but_no_caches(installed: Installed) -> 
     assert any(name.startswith("tests/unit/") for name in names)
     unwanted = (".hypothesis", "__pycache__", ".mypy_cache", ".venv", "benchmarks/results")
     assert not [name for name in names if any(part in name for part in unwanted)]
+
+
+def test_wheel_carries_the_live_view_files(installed: Installed) -> None:
+    with zipfile.ZipFile(installed.wheel) as wheel:
+        names = set(wheel.namelist())
+    for name in ("index.html", "view.css", "view.js"):
+        assert f"browsermesh/transports/view_static/{name}" in names, name
 
 
 def test_console_script_version(installed: Installed) -> None:

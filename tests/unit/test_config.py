@@ -149,6 +149,7 @@ DEFAULTS: list[tuple[str, Any]] = [
     ("upload_root", None),
     ("max_sessions_per_principal", None),
     ("token_file_world_readable", False),
+    ("view", True),
 ]
 
 
@@ -275,6 +276,7 @@ BOOLS = [
     ("BROWSERMESH_AUTO_INSTALL", "auto_install"),
     ("BROWSERMESH_AGENT_GUIDELINES", "agent_guidelines"),
     ("BROWSERMESH_NO_SANDBOX", "no_sandbox"),
+    ("BROWSERMESH_VIEW", "view"),
 ]
 
 
@@ -1095,6 +1097,8 @@ def test_help_text_structure() -> None:
         "--allowed-hosts",
         "--allowed-origins",
         "--session-idle-ms",
+        "--no-view",
+        "--principal",
         "--max-sessions-per-principal",
         "--doctor",
         "--json",

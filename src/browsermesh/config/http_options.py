@@ -31,11 +31,14 @@ from browsermesh.config.variables import (
     V_HTTP_HOST,
     V_HTTP_PATH,
     V_TRANSPORT,
+    V_VIEW,
 )
 
-__all__ = ["read_http"]
+__all__ = ["VIEW_PATH", "read_http"]
 
 _HTTP_PATH_RE: Final = re.compile(r"^/[A-Za-z0-9/_.-]{0,127}$")
+VIEW_PATH: Final = "/view"
+"""Where the live view is served (issue 21); the MCP endpoint may not sit on it."""
 
 
 def read_http(reader: Reader) -> None:
@@ -43,6 +46,9 @@ def read_http(reader: Reader) -> None:
     transport = _read_transport(reader)
     host = _read_http_host(reader)
     _read_http_path(reader)
+    path = str(reader.values.get("http_path", ""))
+    if reader.values.get("view", True) and (path == VIEW_PATH or path.startswith(VIEW_PATH + "/")):
+        reader.problem(V_VIEW, "the live view is served at /view: choose another HTTP path")
     token_file_given = _read_token_file(reader)
     hosts_given = _read_allowlists(reader, host)
     # HTTP security rules (§18.3, §18.5) apply only when HTTP is the transport.

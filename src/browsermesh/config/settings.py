@@ -104,6 +104,8 @@ class Config:
     upload_root: Path | None = None
     max_sessions_per_principal: int | None = None
     token_file_world_readable: bool = False
+    # The live view at /view on the HTTP transport (issue 21); --no-view turns it off.
+    view: bool = True
 
     @property
     def backend(self) -> Backend:

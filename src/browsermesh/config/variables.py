@@ -43,6 +43,7 @@ V_SELENIUM_GRID: Final = "BROWSERMESH_SELENIUM_GRID"
 V_GRID_CONTEXTS_PER_BROWSER: Final = "BROWSERMESH_GRID_CONTEXTS_PER_BROWSER"
 V_GRID_CAPABILITIES: Final = "BROWSERMESH_GRID_CAPABILITIES"
 V_GRID_HEADER_FILE: Final = "BROWSERMESH_GRID_HEADER_FILE"
+V_VIEW: Final = "BROWSERMESH_VIEW"
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,4 +120,5 @@ BOOL_SPECS: Final[tuple[BoolSpec, ...]] = (
     BoolSpec(V_AUTO_INSTALL, "auto_install"),
     BoolSpec(V_AGENT_GUIDELINES, "agent_guidelines"),
     BoolSpec(V_NO_SANDBOX, "no_sandbox"),
+    BoolSpec(V_VIEW, "view"),
 )

@@ -340,23 +340,23 @@ class RuntimeCore:
             result = await await_job(ctx, rec.queue.submit(ctx, observed))
             rec.last_touch = self.clock.monotonic()
         except asyncio.CancelledError:
-            self.log.info(
-                "operation.failed",
-                code=ErrorCode.OPERATION_CANCELLED.value,
-                durationMs=ms_since(started),
-                **fields,
-            )
+            duration = ms_since(started)
+            code = ErrorCode.OPERATION_CANCELLED.value
+            rec.note_operation(tool, code, duration, self.clock.wall())
+            self.log.info("operation.failed", code=code, durationMs=duration, **fields)
             raise
         except BrowserMeshError as err:
             rec.last_touch = self.clock.monotonic()
             err.operation_id = ctx.operation_id
-            self.log.info(
-                "operation.failed", code=err.code.value, durationMs=ms_since(started), **fields
-            )
+            duration = ms_since(started)
+            rec.note_operation(tool, err.code.value, duration, self.clock.wall())
+            self.log.info("operation.failed", code=err.code.value, durationMs=duration, **fields)
             raise
         if touch:
             rec.last_activity_at = self._now()
-        self.log.info("operation.completed", durationMs=ms_since(started), **fields)
+        duration = ms_since(started)
+        rec.note_operation(tool, "OK", duration, self.clock.wall())
+        self.log.info("operation.completed", durationMs=duration, **fields)
         return ctx.operation_id, result
 
     async def run_page_op(self, call: PageCall, tool: str, job: PageJob[T]) -> tuple[str, T]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -16,8 +17,20 @@ from browsermesh.model.table_diff import TableLines
 from browsermesh.runtime.queue import SessionQueue
 
 SessionStatus = Literal["creating", "ready", "closing", "closed", "failed"]
+RECENT_OPERATIONS = 8
+"""Finished operations a session record remembers for the live view (tool, code, duration)."""
 ACTIVE_STATUSES: frozenset[str] = frozenset({"creating", "ready", "closing"})
 TERMINAL_STATUSES: frozenset[str] = frozenset({"closed", "failed"})
+
+
+@dataclass(frozen=True, slots=True)
+class OperationNote:
+    """One finished operation as the live view shows it: never an argument's value."""
+
+    tool: str
+    code: str  # "OK", or the error code it ended with
+    duration_ms: int
+    at: float  # wall-clock epoch seconds when it ended
 
 
 @dataclass(eq=False)
@@ -64,6 +77,14 @@ class SessionRecord:
     fingerprint: str | None = None
     # What the session did, for a test export (issue 20); None while no export tool is published.
     recording: Recording | None = None
+    # The last few finished operations, newest last (filled by core._run; the live view).
+    recent_ops: deque[OperationNote] = field(
+        default_factory=lambda: deque(maxlen=RECENT_OPERATIONS)
+    )
+
+    def note_operation(self, tool: str, code: str, duration_ms: int, at: float) -> None:
+        """Remember one finished operation (bounded: the oldest falls out)."""
+        self.recent_ops.append(OperationNote(tool, code, duration_ms, at))
 
     def page_view(self, page: PageRecord, url: str) -> dict[str, Any]:
         """PageView (contract §3.4)."""

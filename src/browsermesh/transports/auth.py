@@ -5,6 +5,10 @@ then, when a token file is configured, a missing or unknown bearer token → 401
 principal is published to the SDK's auth context (``scope["user"]`` and ``auth_context_var``) so
 :func:`browsermesh.mcp.server.principal_of` sees it; without a token file nothing is set and every
 caller is ``local``. The rules themselves live in :mod:`browsermesh.transports.access`.
+
+Requests under ``own_auth_prefix`` (the live view, ``/view``) pass the ``Host`` and ``Origin``
+checks here like any other but no bearer check: a browser viewing them carries a view-session
+cookie instead, which :mod:`browsermesh.transports.view` checks itself.
 """
 
 from __future__ import annotations
@@ -21,14 +25,14 @@ from browsermesh.log import EventLog
 from browsermesh.transports.access import AccessPolicy
 from browsermesh.transports.asgi import header, respond_json
 
-__all__ = ["AccessControlMiddleware"]
+__all__ = ["AccessControlMiddleware", "bearer_token"]
 
 _LOG_PATH_MAX: Final = 200
 # Stored in the AccessToken handed to the SDK instead of the secret (nothing reads it).
 _TOKEN_PLACEHOLDER: Final = "[redacted]"
 
 
-def _bearer(value: bytes | None) -> bytes | None:
+def bearer_token(value: bytes | None) -> bytes | None:
     """The token of an ``Authorization: Bearer <token>`` header value, or None."""
     if value is None:
         return None
@@ -42,10 +46,17 @@ def _bearer(value: bytes | None) -> bytes | None:
 class AccessControlMiddleware:
     """Host → 421, Origin → 403, then bearer auth → 401 (§18.3, §18.5); sets the principal."""
 
-    def __init__(self, app: ASGIApp, policy: AccessPolicy, log: EventLog) -> None:
+    def __init__(
+        self, app: ASGIApp, policy: AccessPolicy, log: EventLog, own_auth_prefix: str | None = None
+    ) -> None:
         self.app = app
         self.policy = policy
         self.log = log
+        self.own_auth_prefix = own_auth_prefix
+
+    def _own_auth(self, path: str) -> bool:
+        prefix = self.own_auth_prefix
+        return prefix is not None and (path == prefix or path.startswith(prefix + "/"))
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":
@@ -68,11 +79,11 @@ class AccessControlMiddleware:
                 send, 403, {"error": "forbidden", "message": "Invalid Origin header"}
             )
             return
-        if not self.policy.auth_required:
+        if not self.policy.auth_required or self._own_auth(str(scope.get("path", ""))):
             await self.app(scope, receive, send)
             return
         authorization = header(scope, b"authorization")
-        token = _bearer(authorization)
+        token = bearer_token(authorization)
         principal = None if token is None else self.policy.principal_for(token)
         if principal is None:
             self.log.warn(

@@ -37,6 +37,8 @@ from browsermesh.transports.access import AccessPolicy, bound_allowlists
 from browsermesh.transports.auth import AccessControlMiddleware
 from browsermesh.transports.drain import GRACEFUL_SHUTDOWN_S, RequestDrain
 from browsermesh.transports.http_app import JsonRpcGuardMiddleware, build_http_app
+from browsermesh.transports.view import announce_view
+from browsermesh.transports.view_auth import ViewAuth
 
 __all__ = [
     "GRACEFUL_SHUTDOWN_S",
@@ -119,8 +121,15 @@ class HttpService:
         self.drain = RequestDrain(GRACEFUL_SHUTDOWN_S)
         self.policy = AccessPolicy.from_config(config)
         self.reaper = IdleReaper(runtime, config.session_idle_ms, log)
+        self.view_auth = ViewAuth(self.policy)
         self.app = build_http_app(
-            server, runtime, config, log, drain=self.drain, policy=self.policy
+            server,
+            runtime,
+            config,
+            log,
+            drain=self.drain,
+            policy=self.policy,
+            view_auth=self.view_auth,
         )
         self.sockets: list[socket.socket] = []
         self._helper_failure: Exception | None = None
@@ -154,10 +163,15 @@ class HttpService:
         return int(self.sockets[0].getsockname()[1])
 
     @property
-    def url(self) -> str:
+    def base(self) -> str:
+        """``http://host:port`` of the bound listener."""
         host = self.host
         shown = f"[{host}]" if ":" in host else host
-        return f"http://{shown}:{self.port}{self.config.http_path}"
+        return f"http://{shown}:{self.port}"
+
+    @property
+    def url(self) -> str:
+        return f"{self.base}{self.config.http_path}"
 
     async def wait_ready(self) -> None:
         await self._uvicorn.ready.wait()
@@ -205,6 +219,10 @@ class HttpService:
     async def _announce(self) -> None:
         await self._uvicorn.ready.wait()
         self.log.info("http.listening", host=self.host, port=self.port, path=self.config.http_path)
+        if self.config.view:
+            principals = [name for name, _ in self.config.auth_tokens]
+            quiet = self.config.log_level == "silent"
+            announce_view(self.view_auth, self.base, principals, quiet)
 
     def stop(self) -> None:
         """Begin a graceful stop; a second call forces open connections closed."""

@@ -13,7 +13,12 @@ Layout of a request, outermost first:
    request it names; the SDK binds each MCP session to the principal that opened it) and always
    sessionless on the 2026-07-28 leg. Browser sessions never depend on MCP sessions.
 
-The app's lifespan runs the SDK session manager (a mounted app's own lifespan never runs).
+Unless ``config.view`` is off, the live view's routes (`transports.view`) come before the SDK
+app, and access control leaves their authentication to them (a view-session cookie, not a
+bearer token).
+
+The app's lifespan runs the SDK session manager (a mounted app's own lifespan never runs) and,
+on the way out, closes the live view (its watches and picture streams).
 """
 
 from __future__ import annotations
@@ -26,17 +31,20 @@ from mcp.server import Server
 from mcp.server.transport_security import TransportSecuritySettings
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
-from starlette.routing import Mount
+from starlette.routing import BaseRoute, Mount
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from browsermesh.config import Config
 from browsermesh.log import EventLog
+from browsermesh.runtime.live import LiveView
 from browsermesh.runtime.runtime import Runtime
 from browsermesh.transports.access import AccessPolicy
 from browsermesh.transports.asgi import header, respond_json
 from browsermesh.transports.auth import AccessControlMiddleware
 from browsermesh.transports.drain import GRACEFUL_SHUTDOWN_S, DrainMiddleware, RequestDrain
 from browsermesh.transports.jsonrpc import check_message
+from browsermesh.transports.view import VIEW_PATH, view_routes
+from browsermesh.transports.view_auth import ViewAuth
 
 __all__ = ["JsonRpcGuardMiddleware", "build_http_app"]
 
@@ -106,13 +114,15 @@ def build_http_app(
     *,
     drain: RequestDrain | None = None,
     policy: AccessPolicy | None = None,
+    view_auth: ViewAuth | None = None,
 ) -> Starlette:
     """The HTTP application: access control around the SDK app at ``config.http_path``.
 
     Its lifespan runs the SDK session manager; the idle reaper is run by whoever serves the app
     (:class:`browsermesh.transports.http.HttpService`), so its failure can stop the server.
     ``drain`` (optional) tracks requests so a stop can end them; ``policy`` (optional, default
-    from ``config``) is the access policy, which the caller may narrow once the port is bound.
+    from ``config``) is the access policy, which the caller may narrow once the port is bound;
+    ``view_auth`` (optional, default on that policy) the live view's codes and cookies.
     Sets ``runtime.transport`` to ``"http"``.
     """
     runtime.transport = "http"
@@ -125,17 +135,30 @@ def build_http_app(
         host=config.http_host,
     )
 
+    policy = policy or AccessPolicy.from_config(config)
+    live = LiveView(runtime) if config.view else None
+    routes: list[BaseRoute] = [Mount("/", app=mcp_app)]
+    if live is not None:
+        routes[:0] = view_routes(live, view_auth or ViewAuth(policy), log)
+
     @contextlib.asynccontextmanager
     async def lifespan(_app: Starlette) -> AsyncIterator[None]:
-        async with server.session_manager.run():
-            yield
+        try:
+            async with server.session_manager.run():
+                yield
+        finally:
+            if live is not None:
+                await live.aclose()
 
     return Starlette(
-        routes=[Mount("/", app=mcp_app)],
+        routes=routes,
         middleware=[
             Middleware(DrainMiddleware, drain=drain or RequestDrain(GRACEFUL_SHUTDOWN_S)),
             Middleware(
-                AccessControlMiddleware, policy=policy or AccessPolicy.from_config(config), log=log
+                AccessControlMiddleware,
+                policy=policy,
+                log=log,
+                own_auth_prefix=VIEW_PATH if live is not None else None,
             ),
             Middleware(JsonRpcGuardMiddleware, path=config.http_path),
         ],
