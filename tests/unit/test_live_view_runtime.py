@@ -18,6 +18,7 @@ from browsermesh.engine.screencast import PageScreencast, Screencaster
 from browsermesh.errors import BrowserMeshError
 from browsermesh.log import EventLog
 from browsermesh.model.frame_pacing import Frame, FramePacer, PictureBounds, fit_scale
+from browsermesh.runtime.calls import PageCall
 from browsermesh.runtime.live import LiveView, ViewerFeed, shown_url
 from browsermesh.runtime.runtime import Runtime
 from browsermesh.runtime.session import RECENT_OPERATIONS
@@ -250,7 +251,10 @@ async def test_pictures_run_only_while_someone_watches(tmp_path: Path) -> None:
         _, a, pa = await runtime.create_session("alice", name="one", metadata={"k": "v"})
         _, b, _ = await runtime.create_session("alice", name="two")
         _, bob, _ = await runtime.create_session("bob", name="bobs")
-        await runtime.navigate("alice", a["sessionId"], pa, "http://a.test/x?q=form-value", None)
+        await runtime.navigate(
+            PageCall(principal="alice", session_id=a["sessionId"], page_id=pa),
+            "http://a.test/x?q=form-value",
+        )
         await asyncio.sleep(0.1)
         assert streams.opened == 0 and live.watched == frozenset()  # nobody watches
         async with live.watch("alice") as feed:
@@ -272,7 +276,9 @@ async def test_pictures_run_only_while_someone_watches(tmp_path: Path) -> None:
                 await next_state(second, lambda s: True)
                 assert streams.opened == 2
             # An operation that ends hurries the session's pictures.
-            await runtime.get_title("alice", a["sessionId"], pa, None)
+            await runtime.get_title(
+                PageCall(principal="alice", session_id=a["sessionId"], page_id=pa)
+            )
             await until(lambda: streams.hurried >= 1)
             # A closed session leaves the grid and its stream closes.
             await runtime.close_session("alice", b["sessionId"])
@@ -294,9 +300,12 @@ async def test_the_operation_ring_is_bounded(tmp_path: Path) -> None:
         _, view, page = await runtime.create_session()
         sid = view["sessionId"]
         for _ in range(RECENT_OPERATIONS + 3):
-            await runtime.get_title("local", sid, page, None)
+            await runtime.get_title(PageCall(principal="local", session_id=sid, page_id=page))
         with pytest.raises(BrowserMeshError):
-            await runtime.navigate("local", sid, page, "http://a.test/", 1)  # 1 ms: times out
+            await runtime.navigate(
+                PageCall(principal="local", session_id=sid, page_id=page, timeout_ms=1),
+                "http://a.test/",
+            )  # 1 ms: times out
         rec = runtime.sessions_snapshot()[sid]
         assert len(rec.recent_ops) == RECENT_OPERATIONS
         last = rec.recent_ops[-1]
