@@ -251,6 +251,17 @@ async def open_page(c: ToolClient, url: str) -> dict[str, str]:
     return addr
 
 
+async def whoami(tc: ToolClient, site: FixtureSite, sid: str, pid: str, value: str | None) -> str:
+    """What the fixture site's `/whoami` says a session stored (its title), after storing
+    `value` first when one is given: isolation checks across sessions and backends."""
+    addr = {"sessionId": sid, "pageId": pid}
+    if value is not None:
+        await tc.ok("browser_navigate", {**addr, "url": site.url(f"/?value={value}")})
+    await tc.ok("browser_navigate", {**addr, "url": site.url("/whoami")})
+    title: str = (await tc.ok("browser_get_title", addr))["title"]
+    return title
+
+
 @pytest.fixture(params=ERAS)
 async def mcp_client(request: pytest.FixtureRequest, runtime: Runtime) -> AsyncIterator[ToolClient]:
     async with tool_client(runtime, mode=request.param) as c:

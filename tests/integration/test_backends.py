@@ -33,6 +33,7 @@ from tests.conftest import (
     closed_port,
     real_runtime,
     tool_client,
+    whoami,
 )
 from tests.fixtures.site import FixtureSite
 from tests.support.cdp import debuggable_chromium, devtools_port_of
@@ -174,15 +175,6 @@ async def runtime_for(tmp_path: Path, **overrides: Any) -> AsyncIterator[Runtime
     overrides.setdefault("timeout_ms", 15000)
     async with real_runtime(tmp_path, EventLog("silent"), **overrides) as rt:
         yield rt
-
-
-async def whoami(tc: ToolClient, site: FixtureSite, sid: str, pid: str, value: str | None) -> str:
-    addr = {"sessionId": sid, "pageId": pid}
-    if value is not None:
-        await tc.ok("browser_navigate", {**addr, "url": site.url(f"/?value={value}")})
-    await tc.ok("browser_navigate", {**addr, "url": site.url("/whoami")})
-    title: str = (await tc.ok("browser_get_title", addr))["title"]
-    return title
 
 
 async def wait_failed(tc: ToolClient, sid: str) -> dict[str, Any]:

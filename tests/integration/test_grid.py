@@ -36,6 +36,7 @@ from tests.conftest import (
     open_page,
     real_runtime,
     tool_client,
+    whoami,
 )
 from tests.fixtures.files_site import FilesSite
 from tests.fixtures.site import FixtureSite
@@ -80,15 +81,6 @@ async def grid_runtime(
     overrides.setdefault("selenium_grid", with_password(grid.url))
     async with real_runtime(tmp_path, log, **overrides) as rt:
         yield rt
-
-
-async def whoami(tc: ToolClient, site: FixtureSite, sid: str, pid: str, value: str | None) -> str:
-    addr = {"sessionId": sid, "pageId": pid}
-    if value is not None:
-        await tc.ok("browser_navigate", {**addr, "url": site.url(f"/?value={value}")})
-    await tc.ok("browser_navigate", {**addr, "url": site.url("/whoami")})
-    title: str = (await tc.ok("browser_get_title", addr))["title"]
-    return title
 
 
 def grid_entry(info: dict[str, Any]) -> dict[str, Any]:

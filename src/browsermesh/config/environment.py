@@ -15,7 +15,6 @@ import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Final
-from urllib.parse import urlsplit
 
 from browsermesh.config.constants import (
     ALL_PROFILES,
@@ -26,7 +25,7 @@ from browsermesh.config.constants import (
     Profile,
 )
 from browsermesh.config.grid import read_grid
-from browsermesh.config.hosts import normalize_host
+from browsermesh.config.hosts import is_endpoint_url
 from browsermesh.config.http_options import read_http
 from browsermesh.config.paths import is_executable_file
 from browsermesh.config.reader import ConfigError, Overrides, Reader, usable_text
@@ -164,7 +163,7 @@ def _read_backend(reader: Reader, cli_endpoints: tuple[tuple[str, ...], str] | N
     cdp_endpoint: str | None = None
     raw = reader.get(V_CDP_ENDPOINT)
     if raw is not None:
-        if _valid_url(raw, _CDP_SCHEMES):
+        if is_endpoint_url(raw, _CDP_SCHEMES):
             cdp_endpoint = raw
         else:
             reader.problem(V_CDP_ENDPOINT, "must be an absolute http, https, ws or wss URL")
@@ -196,27 +195,13 @@ def _read_backend(reader: Reader, cli_endpoints: tuple[tuple[str, ...], str] | N
     return reader.get(V_CDP_ENDPOINT) is not None or endpoints_given or grid_given
 
 
-def _valid_url(value: str, schemes: frozenset[str]) -> bool:
-    if not value or value != value.strip() or any(ch.isspace() for ch in value):
-        return False
-    try:
-        parts = urlsplit(value)
-        port = parts.port  # raises ValueError when out of range or not numeric
-    except ValueError:
-        return False
-    del port
-    if parts.scheme.lower() not in schemes or not parts.hostname:
-        return False
-    return normalize_host(parts.hostname) is not None
-
-
 def _parse_endpoint_list(reader: Reader, entries: Sequence[str], variable: str) -> tuple[str, ...]:
     if not entries:
         reader.problem(variable, "must list 1 to 16 ws:// or wss:// URLs")
         return ()
     ok = True
     for position, entry in enumerate(entries, start=1):
-        if not _valid_url(entry, _SERVER_SCHEMES):
+        if not is_endpoint_url(entry, _SERVER_SCHEMES):
             reader.problem(variable, f"entry {position} is not an absolute ws:// or wss:// URL")
             ok = False
     if len(entries) > MAX_BROWSER_ENDPOINTS:

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any, Final
 from urllib.parse import urlsplit
 
-from browsermesh.config.hosts import normalize_host
+from browsermesh.config.hosts import is_endpoint_url
 from browsermesh.config.reader import Reader, usable_text
 from browsermesh.config.variables import (
     V_GRID_CAPABILITIES,
@@ -89,19 +89,10 @@ def read_grid(reader: Reader) -> bool:
 
 
 def _valid_grid_url(value: str) -> bool:
-    if not value or value != value.strip() or any(ch.isspace() for ch in value):
+    if not is_endpoint_url(value, _GRID_SCHEMES):
         return False
-    try:
-        parts = urlsplit(value)
-        port = parts.port  # raises ValueError when out of range or not numeric
-    except ValueError:
-        return False
-    del port
-    if parts.scheme.lower() not in _GRID_SCHEMES or not parts.hostname:
-        return False
-    if parts.query or parts.fragment:
-        return False  # the Grid's base URL: paths are appended to it
-    return normalize_host(parts.hostname) is not None
+    parts = urlsplit(value)
+    return not (parts.query or parts.fragment)  # the Grid's base URL: paths are appended to it
 
 
 def _read_small_file(reader: Reader, raw: str) -> tuple[str | None, str | None]:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import ipaddress
 import re
 from typing import Final
+from urllib.parse import urlsplit
 
 __all__ = [
     "authority_host",
@@ -205,3 +206,19 @@ def derive_allowed_origins(host: str, port: int) -> tuple[str, ...]:
         return tuple(f"http://{entry}" for entry in derive_allowed_hosts(host, port))
     authority = f"{authority_host(host)}:{p}"
     return (f"http://{authority}", f"https://{authority}")
+
+
+def is_endpoint_url(value: str, schemes: frozenset[str]) -> bool:
+    """Whether `value` is an absolute URL of one of `schemes` with a valid host and port and no
+    whitespace: a backend's endpoint (CDP, browser server, Selenium Grid)."""
+    if not value or value != value.strip() or any(ch.isspace() for ch in value):
+        return False
+    try:
+        parts = urlsplit(value)
+        port = parts.port  # raises ValueError when out of range or not numeric
+    except ValueError:
+        return False
+    del port
+    if parts.scheme.lower() not in schemes or not parts.hostname:
+        return False
+    return normalize_host(parts.hostname) is not None

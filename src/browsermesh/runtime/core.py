@@ -340,24 +340,29 @@ class RuntimeCore:
             result = await await_job(ctx, rec.queue.submit(ctx, observed))
             rec.last_touch = self.clock.monotonic()
         except asyncio.CancelledError:
-            duration = ms_since(started)
-            code = ErrorCode.OPERATION_CANCELLED.value
-            rec.note_operation(tool, code, duration, self.clock.wall())
-            self.log.info("operation.failed", code=code, durationMs=duration, **fields)
+            self._ended(rec, ErrorCode.OPERATION_CANCELLED.value, started, fields)
             raise
         except BrowserMeshError as err:
             rec.last_touch = self.clock.monotonic()
             err.operation_id = ctx.operation_id
-            duration = ms_since(started)
-            rec.note_operation(tool, err.code.value, duration, self.clock.wall())
-            self.log.info("operation.failed", code=err.code.value, durationMs=duration, **fields)
+            self._ended(rec, err.code.value, started, fields)
             raise
         if touch:
             rec.last_activity_at = self._now()
-        duration = ms_since(started)
-        rec.note_operation(tool, "OK", duration, self.clock.wall())
-        self.log.info("operation.completed", durationMs=duration, **fields)
+        self._ended(rec, None, started, fields)
         return ctx.operation_id, result
+
+    def _ended(
+        self, rec: SessionRecord, code: str | None, started: float, fields: dict[str, Any]
+    ) -> None:
+        """An operation's end: in the session's recent operations (the live view) and the log;
+        `code` None for a success."""
+        duration = ms_since(started)
+        rec.note_operation(fields["tool"], code or "OK", duration, self.clock.wall())
+        if code is None:
+            self.log.info("operation.completed", durationMs=duration, **fields)
+        else:
+            self.log.info("operation.failed", code=code, durationMs=duration, **fields)
 
     async def run_page_op(self, call: PageCall, tool: str, job: PageJob[T]) -> tuple[str, T]:
         """Accept a page-addressed call and run `job(session, page, ctx)` in the queue."""
