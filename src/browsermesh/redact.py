@@ -386,6 +386,14 @@ class SecretValues:
     def __repr__(self) -> str:  # never show the values themselves
         return f"SecretValues(<{len(self._values)} values>)"
 
+    def values(self) -> tuple[str, ...]:
+        """The values themselves, for another in-process holder (never for output)."""
+        return tuple(self._values)
+
+    def appears_in(self, text: str) -> bool:
+        """Whether any secret value occurs in `text`."""
+        return any(value in text for value in self._values)
+
     def text(self, text: str) -> str:
         """`text` with every secret value replaced by ``[REDACTED]``."""
         for value in self._values:

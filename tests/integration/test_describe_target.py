@@ -103,10 +103,22 @@ async def test_locators_stay_as_given_and_stale_refs_describe_nothing(
     pw = await opened(client, runtime, export_site.url("/describe"))
     given = {"strategy": "label", "value": "Secret", "exact": True}
     out = await runtime.engine.describe_target(pw, parse_locator(given), ctx())
-    assert out == {"locator": given, "isPassword": True, "kind": "text", "resolved": True}
+    assert out == {
+        "locator": given,
+        "isPassword": True,
+        "kind": "text",
+        "resolved": True,
+        "secrets": [],
+    }
     missing = {"strategy": "label", "value": "Not here", "exact": True}
     out = await runtime.engine.describe_target(pw, parse_locator(missing), ctx())
-    assert out == {"locator": missing, "isPassword": False, "kind": None, "resolved": False}
+    assert out == {
+        "locator": missing,
+        "isPassword": False,
+        "kind": None,
+        "resolved": False,
+        "secrets": [],
+    }
     out = await runtime.engine.describe_target(pw, RefTarget("s99e1"), ctx())
     assert out["locator"] is None and out["resolved"] is False
     # No budget left: nothing is read, the action decides.

@@ -9,8 +9,11 @@ last a CSS path (`#id` when unique, else `tag:nth-of-type(n)` steps from the nea
 with a unique id). Each candidate is checked in the element's own frame with one
 `evaluate_all` (exactly one match, and it is the element); an element inside iframes keeps its
 frame chain (each `<iframe>` by its CSS path in its parent frame). A locator target is kept as
-given. Either way the element's kind (`model.forms.field_kind`) and whether it is a password
-input are read, so the recording can turn a password's value into a secret reference.
+given, unless it contains one of the page's password values: then its element is described as
+a ref's is. Either way the element's kind (`model.forms.field_kind`) and whether it is a
+password input are read, so the recording can turn a password's value into a secret reference,
+and the page's password values are returned (`secrets`) so that the recording knows them (issue
+30: a page may copy a password into a label; no candidate that contains one is recorded).
 
 Best effort within a small budget that never passes the call's deadline: describing never
 raises (a stale ref, a busy page: `locator` None or the CSS path), so the action itself decides
@@ -21,24 +24,26 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import re
 from typing import TYPE_CHECKING, Any, Final
 
 from browsermesh.engine import actionability, elements
+from browsermesh.engine.page_source import page_secrets
 from browsermesh.engine.refs import RefRegistry
 from browsermesh.errors import BrowserMeshError
-from browsermesh.model.deadline import OperationContext
+from browsermesh.model.deadline import Deadline, OperationContext
 from browsermesh.model.forms import field_kind
 from browsermesh.model.locators import (
     MAX_FRAME_DEPTH,
     ROLES,
     Locator,
-    RefTarget,
     Selector,
     Target,
     exact_name_pattern,
     normalize_name,
 )
+from browsermesh.redact import SecretValues
 
 if TYPE_CHECKING:
     from playwright.async_api import ElementHandle, Frame, Page
@@ -98,16 +103,18 @@ def _budget(ctx: OperationContext) -> float:
 async def describe_target(
     page: Page, registry: RefRegistry, target: Target, ctx: OperationContext
 ) -> dict[str, Any]:
-    """`{locator, isPassword, kind, resolved}` for `target` (see the module docstring):
-    `locator` the wire-form locator to record (None when a ref's element cannot be described
-    in time or is gone), `kind` the field kind (`text`, `select`, `checkbox`, `radio`; None
-    when unread), `resolved` whether exactly one element was found and read."""
+    """`{locator, isPassword, kind, resolved, secrets}` for `target` (see the module
+    docstring): `locator` the wire-form locator to record (None when a ref's element cannot be
+    described in time or is gone), `kind` the field kind (`text`, `select`, `checkbox`,
+    `radio`; None when unread), `resolved` whether exactly one element was found and read,
+    `secrets` the page's password values (empty when unread)."""
     budget_ms = _budget(ctx)
     out: dict[str, Any] = {
         "locator": target.wire() if isinstance(target, Locator) else None,
         "isPassword": False,
         "kind": None,
         "resolved": False,
+        "secrets": [],
     }
     if budget_ms < 20:
         return out
@@ -118,6 +125,9 @@ async def describe_target(
 
 
 async def _describe(page: Page, registry: RefRegistry, target: Target, out: dict[str, Any]) -> None:
+    secrets = await _page_secrets(page)
+    out["secrets"] = list(secrets.values())
+    role = name = None
     if isinstance(target, Locator):
         root: Any = page
         for step in target.frames:
@@ -130,6 +140,7 @@ async def _describe(page: Page, registry: RefRegistry, target: Target, out: dict
         except BrowserMeshError:
             return  # stale or expired: the action will say so
         el = handle = entry.handle
+        role, name = entry.role, entry.name
     reading = await actionability.read(el, DESCRIBE_MS)
     if reading is None or reading.count != 1 or reading.state is None:
         return
@@ -137,25 +148,52 @@ async def _describe(page: Page, registry: RefRegistry, target: Target, out: dict
     out["kind"] = field_kind(kind)
     out["isPassword"] = kind.get("tag") == "input" and kind.get("type") == "password"
     out["resolved"] = True
-    if handle is not None and isinstance(target, RefTarget):
-        out["locator"] = await _ref_locator(handle, entry.role, entry.name, out)
+    if handle is None and _mentions(secrets, out["locator"]):
+        # The client's locator names a password value (copied into a label, say): record
+        # another way to find the same element instead.
+        out["locator"] = None
+        handle = await el.element_handle(timeout=DESCRIBE_MS)
+    if handle is not None:
+        out["locator"] = await _ref_locator(handle, role, name, out, secrets)
+
+
+async def _page_secrets(page: Page) -> SecretValues:
+    """The password values of `page`'s frames (empty when the page has too many to read)."""
+    try:
+        return await page_secrets(page, Deadline(DESCRIBE_MS))
+    except BrowserMeshError:
+        return SecretValues()
+
+
+def _mentions(secrets: SecretValues, locator: dict[str, Any] | None) -> bool:
+    """Whether a wire-form locator carries one of `secrets` in any of its strings."""
+    if locator is None or not secrets:
+        return False
+    return secrets.appears_in(json.dumps(locator, ensure_ascii=False))
 
 
 async def _ref_locator(
-    handle: ElementHandle, role: str | None, name: str | None, out: dict[str, Any]
+    handle: ElementHandle,
+    role: str | None,
+    name: str | None,
+    out: dict[str, Any],
+    secrets: SecretValues,
 ) -> dict[str, Any] | None:
     frame = await handle.owner_frame()
     if frame is None:
         return None
     chain = await _frame_chain(frame)
     facts = await handle.evaluate(_FACTS)
-    css = Selector("css", str(facts["css"]))
+    css = _wire(Selector("css", str(facts["css"])), chain)
+    if _mentions(secrets, css):
+        return None  # even the element's ids carry a password: nothing safe to record
     # Recorded now, so a budget that ends during the checks still leaves a replayable locator.
-    out["locator"] = _wire(css, chain)
+    out["locator"] = css
     for selector in _candidates(role, name, facts):
-        if await _unique(frame, selector, handle):
-            return _wire(selector, chain)
-    return _wire(css, chain)
+        wire = _wire(selector, chain)
+        if not _mentions(secrets, wire) and await _unique(frame, selector, handle):
+            return wire
+    return css
 
 
 def _candidates(role: str | None, name: str | None, facts: dict[str, Any]) -> list[Selector]:

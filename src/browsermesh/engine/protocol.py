@@ -132,8 +132,9 @@ class Engine(Protocol[ContextT, PageT]):
         self, page: PageT, target: Target, ctx: OperationContext
     ) -> dict[str, Any]:
         """The replayable form of an action's target, read before the action for the session's
-        recording (issue 20, engine.describe): `{locator, isPassword, kind, resolved}`. Never
-        raises; a small part of the call's budget at most."""
+        recording (issue 20, engine.describe): `{locator, isPassword, kind, resolved,
+        secrets}` (`secrets`: the page's password values, which the recording keeps out of its
+        steps, issue 30). Never raises; a small part of the call's budget at most."""
         ...
 
     async def watch_changes(self, page: PageT, ctx: OperationContext) -> ChangeWatcher:

@@ -72,12 +72,14 @@ class TestExports(Recorded):
     def _session_export(self, rec: SessionRecord) -> SessionExport:
         log = rec.recording
         assert log is not None
+        label = session_label(rec)
         return SessionExport(
             session_id=rec.session_id,
-            label=session_label(rec),
+            label=label,
             settings=rec.context_settings,
             storage_state_path=self._state_path(rec),
-            steps=tuple(log.steps),
+            # Scrubbed again (issue 30): a secret learned after a step was kept is not in it.
+            steps=tuple(rec.step_secrets.scrub(step, label) for step in log.steps),
             truncated=log.truncated,
         )
 

@@ -39,8 +39,6 @@ from browsermesh.model.recording import (
     Step,
     UploadFile,
     Value,
-    field_label,
-    secret_name,
 )
 from browsermesh.runtime.core import RuntimeCore
 from browsermesh.runtime.session import PageRecord, SessionRecord
@@ -86,6 +84,7 @@ class Recorded(RuntimeCore):
         if self._recording(rec) is None:
             return None
         described = await self.engine.describe_target(handle, target, ctx)
+        rec.step_secrets.learn(described.get("secrets") or ())
         if described.get("locator") is None:
             return None
         return Replay(
@@ -108,15 +107,15 @@ class Recorded(RuntimeCore):
         """Keep `step` (an operation that succeeded) if `rec` is recording."""
         log = self._recording(rec)
         if log is not None:
-            log.append(step)
+            # The last guard (issue 30): no secret the recording knows is kept in a step.
+            log.append(rec.step_secrets.scrub(step, session_label(rec)))
 
     @staticmethod
     def _value(rec: SessionRecord, locator: dict[str, Any], text: str, *, secret: bool) -> Value:
         """`text` as recorded: a reference to an environment variable when it is secret (a
-        password field, or marked by the client), else the literal text."""
-        if secret:
-            return Value.secret(secret_name(session_label(rec), field_label(locator)))
-        return Value.literal(text)
+        password field, marked by the client, or a value that contains a password the page
+        held), else the literal text (model.step_secrets)."""
+        return rec.step_secrets.value(session_label(rec), locator, text, secret=secret)
 
 
 def step_at(rec: SessionRecord, page: PageRecord, ctx: OperationContext) -> dict[str, Any]:

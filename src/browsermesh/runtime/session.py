@@ -13,6 +13,7 @@ from browsermesh.model.network import public_settings
 from browsermesh.model.observe import PageObservations
 from browsermesh.model.paging import SnapshotStore
 from browsermesh.model.recording import Recording
+from browsermesh.model.step_secrets import StepSecrets
 from browsermesh.model.table_diff import TableLines
 from browsermesh.runtime.queue import SessionQueue
 
@@ -77,6 +78,8 @@ class SessionRecord:
     fingerprint: str | None = None
     # What the session did, for a test export (issue 20); None while no export tool is published.
     recording: Recording | None = None
+    # The secret values that recording knows and the variables they replay from (issue 30).
+    step_secrets: StepSecrets = field(default_factory=StepSecrets)
     # The last few finished operations, newest last (filled by core._run; the live view).
     recent_ops: deque[OperationNote] = field(
         default_factory=lambda: deque(maxlen=RECENT_OPERATIONS)
