@@ -48,7 +48,7 @@ from browsermesh.engine.observers import observe_page, report_orphan
 from browsermesh.engine.policy import RequestRouter, apply_network, network_kwargs
 from browsermesh.engine.popups import PopupGuard
 from browsermesh.engine.protocol import ContextOptions, EngineEvents, HistoryStep
-from browsermesh.engine.refs import REF_TTL_S, RefRegistry
+from browsermesh.engine.refs import REF_TTL_S, RefRegistry, release_retired
 from browsermesh.engine.snapshot import Capture
 from browsermesh.errors import BrowserMeshError, ErrorCode
 from browsermesh.model.clock import Clock
@@ -327,7 +327,7 @@ class PlaywrightEngine:
         def on_close(_p: Page) -> None:
             if handle.page is page and not handle.closed:
                 handle.closed = True
-                handle.refs.advance(self.next_generation())
+                handle.refs.forget(self.next_generation())
                 self.events.on_page_closed(handle)
 
         def on_navigated(frame: Any) -> None:
@@ -340,7 +340,7 @@ class PlaywrightEngine:
         def on_crash(_p: Page) -> None:
             if handle.page is page:
                 handle.crashed = True
-                handle.refs.advance(self.next_generation())
+                handle.refs.forget(self.next_generation())
 
         def on_download(download: Any) -> None:
             if handle.page is page:
@@ -369,7 +369,10 @@ class PlaywrightEngine:
             raise browser_error(exc, timeout_ms=deadline.timeout_ms) from None
 
     async def navigate(self, page: PwPage, url: str, timeout_ms: float) -> str:
-        return await navigation.goto(page.page, url, Deadline(max(1, int(timeout_ms))))
+        try:
+            return await navigation.goto(page.page, url, Deadline(max(1, int(timeout_ms))))
+        finally:
+            await release_retired(page.refs)  # the refs the navigation replaced
 
     async def history(self, page: PwPage, step: HistoryStep, timeout_ms: float) -> str:
         if page.crashed and step == "reload":
@@ -387,6 +390,8 @@ class PlaywrightEngine:
             raise
         except Exception as exc:
             raise navigation_error(exc, p.url, deadline.timeout_ms) from None
+        finally:
+            await release_retired(page.refs)  # the refs the navigation replaced
         return p.url
 
     def current_url(self, page: PwPage) -> str:

@@ -24,7 +24,7 @@ from browsermesh.model.ids import base36
 if TYPE_CHECKING:
     from playwright.async_api import ElementHandle
 
-__all__ = ["REF_TTL_S", "Expired", "RefEntry", "RefRegistry", "release"]
+__all__ = ["REF_TTL_S", "Expired", "RefEntry", "RefRegistry", "release_retired"]
 
 REF_TTL_S = 30.0
 
@@ -64,14 +64,23 @@ class RefRegistry:
     generation: int = 0
     entries: dict[str, RefEntry] = field(default_factory=dict)
     added: int = 0
+    # Entries of replaced generations whose handles are not released yet (`release`). A
+    # navigation keeps the frame, and Playwright scopes a handle to its frame, not to the
+    # document: an unreleased handle of a page navigated away from lives (in the driver and in
+    # this process) until the page closes (issue 30: about 1.8 MB per 200-ref snapshot).
+    retired: list[RefEntry] = field(default_factory=list)
 
-    def advance(self, generation: int) -> list[RefEntry]:
-        """Start a new generation; returns the old entries so their handles can be released."""
-        old = list(self.entries.values())
+    def advance(self, generation: int) -> None:
+        """Start a new generation; the old entries wait in `retired` for `release`."""
+        self.retired.extend(self.entries.values())
         self.generation = generation
         self.entries = {}
         self.added = 0
-        return old
+
+    def forget(self, generation: int) -> None:
+        """Start a new generation of a page that is gone: its handles went with it."""
+        self.advance(generation)
+        self.retired.clear()
 
     def lookup(self, token: str, *, region: bool = False) -> RefEntry:
         """The live entry of `token`; STALE_ELEMENT_REFERENCE otherwise (an expired one carries
@@ -101,7 +110,9 @@ class RefRegistry:
         return token
 
 
-async def release(entries: list[RefEntry]) -> None:
-    """Dispose handles of replaced refs. Best effort and bounded: a handle that cannot be
-    released (its page is busy or gone) is freed with its document or context anyway."""
-    await asyncio.gather(*(quietly(e.handle.dispose()) for e in entries))
+async def release_retired(registry: RefRegistry) -> None:
+    """Dispose the handles of `registry`'s replaced refs (called after a capture and after a
+    navigation). Best effort and bounded: a handle that cannot be released (its page is busy or
+    gone) is freed with its page or context anyway."""
+    retired, registry.retired = registry.retired, []
+    await asyncio.gather(*(quietly(e.handle.dispose()) for e in retired))

@@ -17,7 +17,7 @@ from browsermesh.engine.bounded import quietly
 from browsermesh.engine.failures import timed
 from browsermesh.engine.page_source import page_secrets as page_secrets
 from browsermesh.engine.page_source import source_budget
-from browsermesh.engine.refs import RefEntry, release
+from browsermesh.engine.refs import RefEntry, release_retired
 from browsermesh.errors import BrowserMeshError, ErrorCode
 from browsermesh.model.action_table import ElementInfo, build_action_table, table_candidates
 from browsermesh.model.aria import (
@@ -287,12 +287,12 @@ async def capture(
     refs = redacted.refs
     omissions["sourceLimitReached"] = clipped
     if with_refs:
-        old = page.refs.advance(generation)
+        page.refs.advance(generation)
         for token, entry in entries.items():
             entry.expires_at = now + page.refs.ttl_s
             page.refs.entries[token] = entry
         kept = {id(e.handle) for e in entries.values()}
-        await release(old)
+        await release_retired(page.refs)
         await _dispose_unused(fetched, kept)
     lines = [secrets.text(line) for line in table.lines]
     keys = [secrets.text(line) for line in table.keys]
