@@ -12,7 +12,6 @@ import asyncio
 import base64
 import binascii
 import mimetypes
-import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -22,6 +21,7 @@ from browsermesh.errors import Bound, BrowserMeshError, ErrorCode, invalid_argum
 from browsermesh.model import progress
 from browsermesh.model.tasks import TaskOwner, cancel_and_await
 from browsermesh.persistence.artifacts import Artifact, ArtifactStore, sanitize_name
+from browsermesh.persistence.confined import read_in_root
 
 if TYPE_CHECKING:
     from browsermesh.log import EventLog
@@ -41,19 +41,6 @@ def _mime(name: str, given: object, field: str) -> str:
     if not isinstance(given, str) or not 1 <= len(given) <= 128 or "/" not in given:
         raise invalid_argument(field, "a MIME type such as text/csv")
     return given
-
-
-def _inside_root(root: Path, raw: object, field: str) -> Path:
-    """`raw` (relative to the upload root) resolved with realpath; refused unless the result is
-    a regular file inside the root (no `..`, no symlink out, no absolute path elsewhere)."""
-    rule = "a path of a file inside the server's --upload-root"
-    if not isinstance(raw, str) or not 1 <= len(raw) <= 4096 or "\x00" in raw:
-        raise invalid_argument(field, rule)
-    real_root = Path(os.path.realpath(root))
-    candidate = Path(os.path.realpath(real_root / raw))
-    if os.path.commonpath([real_root, candidate]) != str(real_root) or not candidate.is_file():
-        raise invalid_argument(field, rule)
-    return candidate
 
 
 class SessionFiles:
@@ -197,11 +184,11 @@ class SessionFiles:
                 raise invalid_argument(
                     f"{field}.path", "only when the server runs with --upload-root DIR"
                 )
-            path = _inside_root(self.upload_root, item["path"], f"{field}.path")
-            if path.stat().st_size > MAX_UPLOAD_FILE_BYTES:
-                raise self._too_big(field)
-            data = path.read_bytes()
-            name = sanitize_name(item.get("name", path.name))
+            # Read once through one descriptor (persistence.confined): no second lookup by name.
+            base, data = read_in_root(
+                self.upload_root, item["path"], f"{field}.path", MAX_UPLOAD_FILE_BYTES
+            )
+            name = sanitize_name(item.get("name", base))
         if len(data) > MAX_UPLOAD_FILE_BYTES:
             raise self._too_big(field)
         return FilePayload(name, _mime(name, item.get("mimeType"), f"{field}.mimeType"), data)
