@@ -341,18 +341,31 @@ async def test_upload_root_serves_files_inside_it_only(
     (root / "sub" / "inside.txt").write_bytes(b"inside")
     (tmp_path / "outside.txt").write_bytes(b"outside")
     (root / "link.txt").symlink_to(tmp_path / "outside.txt")
+    os.link(tmp_path / "outside.txt", root / "hard.txt")  # issue 30: the same inode as outside
     async with (
         real_runtime(tmp_path, EventLog("silent"), upload_root=root) as runtime,
         tool_client(runtime) as c,
     ):
         files_site.clear()
         addr = await open_page(c, files_site.url("/upload"))
-        for bad in ("../outside.txt", "link.txt", str(tmp_path / "outside.txt"), "sub"):
+        bad_paths = (
+            "../outside.txt",
+            "link.txt",
+            str(tmp_path / "outside.txt"),
+            "sub",
+            "hard.txt",
+            "sub/../../outside.txt",
+            "n" * 300,  # a component the OS refuses (ENAMETOOLONG), not an internal error
+            "sub/" + "n" * 4000,
+        )
+        for bad in bad_paths:
             err = await c.err(
                 "browser_file_upload",
                 {**addr, "locator": css("#single"), "files": [{"path": bad}]},
             )
-            assert err["details"]["field"] == "files[0].path", bad
+            assert err["code"] == "INVALID_ARGUMENT", (bad[:20], err)
+            assert err["details"]["field"] == "files[0].path", bad[:20]
+            assert str(tmp_path) not in str(err)
         await c.ok(
             "browser_file_upload",
             {**addr, "locator": css("#single"), "files": [{"path": "sub/inside.txt"}]},

@@ -7,6 +7,9 @@ it saves into the session's artifact store.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -95,10 +98,26 @@ async def set_files(
     return result
 
 
+DOWNLOAD_CHUNK_BYTES = 1_048_576
+"""What one read of Playwright's artifact stream returns at most: a download saved by copy
+writes at most this much past the bytes it was allowed."""
+_IN_PROGRESS_SUFFIX = ".crdownload"  # Chromium's name for a download it is still writing
+
+
+@dataclass(frozen=True, slots=True)
+class SaveOutcome:
+    """How a finished download was saved: its `size`; or `over` (larger than allowed, nothing
+    kept); or the `failure` text (nothing kept)."""
+
+    size: int = 0
+    over: bool = False
+    failure: str | None = None
+
+
 @dataclass(eq=False)
 class EngineDownload:
-    """A download a page started; the runtime saves it (the browser deletes its own copy when
-    the context closes)."""
+    """A download a page started; the runtime watches it while it streams, then saves it and
+    deletes the browser's own copy (`discard`)."""
 
     download: Download
 
@@ -110,22 +129,107 @@ class EngineDownload:
     def url(self) -> str:
         return str(self.download.url)
 
-    async def save(self, path: Path) -> str | None:
-        """Copy the finished download to `path`; the failure text when it failed or was
-        canceled (then nothing is written)."""
-        failure = await self.download.failure()
-        if failure is not None:
-            return str(failure)
+    def _local_path(self) -> str | None:
+        """Where the browser writes this download, when that is on this machine.
+
+        Playwright 1.65 reports no progress before a download ends, and Chromium's CDP progress
+        events come about every 500 ms (some 250 MB apart on loopback), too late for a quota. The
+        artifact's `absolutePath` (Playwright's own initializer field, set when the download
+        begins) names the file Chromium writes, first as ``<path>.crdownload`` and, once done,
+        ``<path>``; its size is the bytes on disk right now. Over a remote connection the path
+        is on the other machine: None."""
+        impl: Any = getattr(self.download, "_impl_obj", self.download)
         try:
-            await self.download.save_as(path)
-        except Exception as exc:
+            artifact = impl._artifact
+            if artifact._connection.is_remote():
+                return None
+            path = artifact._initializer["absolutePath"]
+        except (AttributeError, KeyError, TypeError):
+            return None
+        return path if isinstance(path, str) and os.path.isabs(path) else None
+
+    def written(self) -> int:
+        """The bytes of the browser's copy on this machine so far (0 when none is seen: not
+        begun yet, or a browser on another machine, whose disk is not ours)."""
+        path = self._local_path()
+        if path is None:
+            return 0
+        for candidate in (path + _IN_PROGRESS_SUFFIX, path):
+            try:
+                return os.stat(candidate).st_size
+            except OSError:
+                continue
+        return 0
+
+    async def finished(self) -> str | None:
+        """Wait until the download ends: None when it completed, else the failure text."""
+        try:
+            failure = await self.download.failure()
+        except Exception as exc:  # its page or context went away first
             return raw_cause(exc)
-        return None
+        return None if failure is None else str(failure)
+
+    async def save(self, path: Path, max_bytes: int) -> SaveOutcome:
+        """Put the finished download at `path` (created, mode 0600), at most `max_bytes`.
+
+        The browser's copy on this file system is hard-linked (no second copy on disk; `discard`
+        then removes the browser's name); otherwise it is streamed from Playwright in chunks, so
+        at most `max_bytes` plus one chunk is ever written before an oversized one is dropped."""
+        local = self._local_path()
+        if local is not None:
+            try:
+                size = os.stat(local).st_size
+            except OSError:
+                size = -1
+            if size > max_bytes:
+                return SaveOutcome(over=True)
+            if size >= 0:
+                try:
+                    os.link(local, path, follow_symlinks=False)
+                    return SaveOutcome(size=size)
+                except OSError:
+                    pass  # another file system (EXDEV) or no hard links: copy it
+        try:
+            return await self._copy(path, max_bytes)
+        except Exception as exc:
+            with contextlib.suppress(OSError):
+                os.unlink(path)
+            return SaveOutcome(failure=raw_cause(exc))
+
+    async def _copy(self, path: Path, max_bytes: int) -> SaveOutcome:
+        impl: Any = getattr(self.download, "_impl_obj", self.download)
+        # Download has no public stream in Python; its artifact's is the one save_as uses.
+        stream = await impl._artifact.create_read_stream()
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+        fd = os.open(path, flags | getattr(os, "O_CLOEXEC", 0), 0o600)
+        size = 0
+        try:
+            async for chunk in stream:
+                size += len(chunk)
+                if size > max_bytes:
+                    break
+                await asyncio.to_thread(_write_all, fd, chunk)
+        finally:
+            os.close(fd)
+        if size > max_bytes:
+            os.unlink(path)
+            return SaveOutcome(over=True)
+        return SaveOutcome(size=size)
 
     async def cancel(self) -> None:
         """Best effort: a download already finished, or whose context is gone, has nothing
         left to cancel."""
         await quietly(self.download.cancel())
+
+    async def discard(self) -> None:
+        """Delete the browser's copy now rather than when the context closes (best effort)."""
+        await quietly(self.download.delete())
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
 
 
 MAX_PDF_PAGES = 200

@@ -18,9 +18,10 @@ Quotas (`ArtifactLimits`, all `LIMIT_EXCEEDED`):
   session, checked when an artifact begins. Failed and canceled records do not count; they are
   kept for the listing, but only the newest `max_count` of them per session (older ones are
   forgotten, so a page that keeps failing downloads cannot grow the memory without bound).
-- ``artifactSessionBytes`` / ``artifactPrincipalBytes`` / ``artifactTotalBytes``: the bytes of
-  completed artifacts of the session / of the principal's sessions / of every session, plus the
-  one completing, checked at completion. A refused artifact is deleted and kept as ``failed``.
+- ``artifactSessionBytes`` / ``artifactPrincipalBytes`` / ``artifactTotalBytes``: the bytes on
+  disk of the session's / the principal's / every session's artifacts, completed ones and those
+  in progress (their bytes so far, reported with `progress` while a download streams), checked
+  at each `progress` and at completion. A refused artifact is deleted and kept as ``failed``.
 
 Calls come from one asyncio loop, but file writes may run in worker threads
 (`asyncio.to_thread`); the record bookkeeping is guarded by a lock and every method is short and
@@ -65,8 +66,8 @@ from browsermesh.persistence.artifact_record import (
 from browsermesh.persistence.fileio import (
     DIR_MODE,
     FILE_MODE,
-    SAFE_OPEN,
     os_failure,
+    read_range,
     write_exclusive,
 )
 from browsermesh.persistence.trust import distrust
@@ -272,6 +273,29 @@ class ArtifactStore:
             artifact.state = "completed"
             return artifact
 
+    def progress(self, artifact: Artifact, written: int) -> BrowserMeshError | None:
+        """Record the bytes an in-progress artifact has on disk so far (they count against the
+        byte quotas of every other artifact too); the quota they breach, if any."""
+        with self._lock:
+            if artifact.state != "in_progress" or not self._is_live(artifact):
+                return None
+            artifact.size = written
+            return self._quota_breach(artifact, written)
+
+    def room(self, artifact: Artifact) -> int:
+        """How many bytes `artifact` may have under every byte quota (0 when none are left)."""
+        with self._lock:
+            session, principal, total = self._used(artifact)
+            limits = self.limits
+            return max(
+                0,
+                min(
+                    limits.max_session_bytes - session,
+                    limits.max_principal_bytes - principal,
+                    limits.max_total_bytes - total,
+                ),
+            )
+
     def fail(self, artifact: Artifact, state: Literal["failed", "canceled"] = "failed") -> None:
         """Delete the artifact's content (``.part`` and final file) and keep the record with
         `state` and size 0."""
@@ -349,7 +373,7 @@ class ArtifactStore:
         size = artifact.size
         bounded_int(offset, "offset", 0, size)
         bounded_int(max_bytes, "maxBytes", 1, READ_MAX_BYTES)
-        chunk = _read_range(artifact.path, offset, max_bytes)
+        chunk = read_range(artifact.path, offset, max_bytes, "artifact")
         if mode == "text":
             if offset + len(chunk) < size:
                 cut = _utf8_cut(chunk)
@@ -380,17 +404,23 @@ class ArtifactStore:
     def _is_live(self, artifact: Artifact) -> bool:
         return self._sessions.get(artifact.session_id, {}).get(artifact.artifact_id) is artifact
 
-    def _quota_breach(self, artifact: Artifact, size: int) -> BrowserMeshError | None:
-        session = principal = total = size
+    def _used(self, artifact: Artifact) -> tuple[int, int, int]:
+        """Bytes of every other artifact on disk (completed, or in progress so far) of the
+        artifact's session, of its principal, of every session."""
+        session = principal = total = 0
         for session_id, records in self._sessions.items():
             for other in records.values():
-                if other.state != "completed" or other is artifact:
+                if other.state not in ("completed", "in_progress") or other is artifact:
                     continue
                 total += other.size
                 if other.principal == artifact.principal:
                     principal += other.size
                 if session_id == artifact.session_id:
                     session += other.size
+        return session, principal, total
+
+    def _quota_breach(self, artifact: Artifact, size: int) -> BrowserMeshError | None:
+        session, principal, total = (used + size for used in self._used(artifact))
         limits = self.limits
         if session > limits.max_session_bytes:
             return _limit("artifactSessionBytes", limits.max_session_bytes, VAR_MAX_SESSION_BYTES)
@@ -454,27 +484,3 @@ class ArtifactStore:
             return
         with contextlib.suppress(OSError):
             os.rmdir(artifact.path.parent)
-
-
-def _read_range(path: Path, offset: int, max_bytes: int) -> bytes:
-    try:
-        fd = os.open(path, os.O_RDONLY | SAFE_OPEN)
-    except OSError as exc:
-        raise os_failure(exc, "artifact open failed") from None
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise BrowserMeshError(ErrorCode.INTERNAL_ERROR, cause="artifact is not a file")
-        os.lseek(fd, offset, os.SEEK_SET)
-        chunks: builtins.list[bytes] = []
-        remaining = max_bytes
-        while remaining > 0:
-            chunk = os.read(fd, remaining)
-            if not chunk:
-                break
-            chunks.append(chunk)
-            remaining -= len(chunk)
-        return b"".join(chunks)
-    except OSError as exc:
-        raise os_failure(exc, "artifact read failed") from None
-    finally:
-        os.close(fd)

@@ -2,8 +2,9 @@
 
 The modes (directories 0700, files 0600, set explicitly so the umask does not matter), the flags
 every open of a persistence file adds, the exclusive write both stores create files with, the
-best-effort directory fsync after a rename or unlink, and the path-free error an unexpected OS
-error becomes. Used on every write and read of `persistence.states` and `persistence.artifacts`.
+best-effort directory fsync after a rename or unlink, the bounded read of a range, and the
+path-free error an unexpected OS error becomes. Used on every write and read of
+`persistence.states` and `persistence.artifacts`.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import stat
 from pathlib import Path
 from typing import Final
 
@@ -23,6 +25,7 @@ __all__ = [
     "SAFE_OPEN",
     "fsync_dir",
     "os_failure",
+    "read_range",
     "write_exclusive",
 ]
 
@@ -71,3 +74,29 @@ def os_failure(exc: OSError, what: str) -> BrowserMeshError:
     """An unexpected OS error, without the path (never logged: the data dir holds credentials)."""
     name = errno.errorcode.get(exc.errno, str(exc.errno)) if exc.errno is not None else "-"
     return BrowserMeshError(ErrorCode.INTERNAL_ERROR, cause=f"{what}: {type(exc).__name__} {name}")
+
+
+def read_range(path: Path, offset: int, max_bytes: int, what: str) -> bytes:
+    """At most `max_bytes` of the regular file `path` from `offset` (never through a symlink);
+    an OS error or another kind of file is `INTERNAL_ERROR` naming `what`, never the path."""
+    try:
+        fd = os.open(path, os.O_RDONLY | SAFE_OPEN)
+    except OSError as exc:
+        raise os_failure(exc, f"{what} open failed") from None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise BrowserMeshError(ErrorCode.INTERNAL_ERROR, cause=f"{what} is not a file")
+        os.lseek(fd, offset, os.SEEK_SET)
+        chunks: list[bytes] = []
+        remaining = max_bytes
+        while remaining > 0:
+            chunk = os.read(fd, remaining)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            remaining -= len(chunk)
+        return b"".join(chunks)
+    except OSError as exc:
+        raise os_failure(exc, f"{what} read failed") from None
+    finally:
+        os.close(fd)

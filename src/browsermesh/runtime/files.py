@@ -11,8 +11,8 @@ from __future__ import annotations
 import asyncio
 import base64
 import binascii
+import dataclasses
 import mimetypes
-import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -22,6 +22,7 @@ from browsermesh.errors import Bound, BrowserMeshError, ErrorCode, invalid_argum
 from browsermesh.model import progress
 from browsermesh.model.tasks import TaskOwner, cancel_and_await
 from browsermesh.persistence.artifacts import Artifact, ArtifactStore, sanitize_name
+from browsermesh.persistence.confined import read_in_root
 
 if TYPE_CHECKING:
     from browsermesh.log import EventLog
@@ -33,6 +34,18 @@ MAX_UPLOAD_CALL_BYTES = 26_214_400
 """All files of one call together."""
 _B64_CHARS = (MAX_UPLOAD_FILE_BYTES + 2) // 3 * 4
 _SOURCE_KEYS = ("contentBase64", "artifactId", "path")
+WATCH_MIN_S = 0.002
+WATCH_MAX_S = 0.05
+"""How often a streaming download's bytes are looked at: every 50 ms when far from its quota,
+down to every 2 ms as it nears it (at 250 MB/s, 2 ms is 0.5 MB)."""
+
+
+def next_look(room: int, rate: float) -> float:
+    """Seconds until the next look at a download with `room` bytes left under its quota that
+    grows at `rate` bytes/s: half the time it needs to fill that room, within the bounds."""
+    if rate <= 0:
+        return WATCH_MAX_S
+    return min(WATCH_MAX_S, max(WATCH_MIN_S, room / rate / 2))
 
 
 def _mime(name: str, given: object, field: str) -> str:
@@ -43,19 +56,6 @@ def _mime(name: str, given: object, field: str) -> str:
     return given
 
 
-def _inside_root(root: Path, raw: object, field: str) -> Path:
-    """`raw` (relative to the upload root) resolved with realpath; refused unless the result is
-    a regular file inside the root (no `..`, no symlink out, no absolute path elsewhere)."""
-    rule = "a path of a file inside the server's --upload-root"
-    if not isinstance(raw, str) or not 1 <= len(raw) <= 4096 or "\x00" in raw:
-        raise invalid_argument(field, rule)
-    real_root = Path(os.path.realpath(root))
-    candidate = Path(os.path.realpath(real_root / raw))
-    if os.path.commonpath([real_root, candidate]) != str(real_root) or not candidate.is_file():
-        raise invalid_argument(field, rule)
-    return candidate
-
-
 class SessionFiles:
     """Artifacts and download saving for every session of one runtime."""
 
@@ -63,13 +63,13 @@ class SessionFiles:
         self.store = store
         self.log = log
         self.upload_root = upload_root
-        self._tasks: dict[str, set[asyncio.Task[None]]] = {}
+        self._tasks: dict[str, set[asyncio.Task[Any]]] = {}
         # Owns every download's save (or cancel); per session above, so one session's close
         # stops its own; `stop` awaits them all.
         self._owner = TaskOwner()
         # Playwright download object (by id) -> its artifact and saving task, for the
         # `download` wait kind; entries leave with their session (at most the count quota).
-        self._saving: dict[int, tuple[Artifact, asyncio.Task[None]]] = {}
+        self._saving: dict[int, tuple[Artifact, asyncio.Task[BrowserMeshError | None]]] = {}
         # Called with a session id when one of its downloads began or settled (the runtime
         # tells its watchers); on the event loop, never from a worker thread.
         self.on_change: Callable[[str], None] = lambda _session_id: None
@@ -88,40 +88,87 @@ class SessionFiles:
             self.log.warn("download.refused", sessionId=session_id, code=err.code.value)
             task = self._owner.spawn(download.cancel())
         else:
-            task = self._owner.spawn(self._save(artifact, download))
-            self._saving[id(download.download)] = (artifact, task)
+            saving = self._owner.spawn(self._save(artifact, download))
+            self._saving[id(download.download)] = (artifact, saving)
             self.on_change(session_id)
+            task = saving
         tasks = self._tasks.setdefault(session_id, set())
         tasks.add(task)
         task.add_done_callback(tasks.discard)
 
-    async def _save(self, artifact: Artifact, download: Any) -> None:
+    async def _save(self, artifact: Artifact, download: Any) -> BrowserMeshError | None:
+        """Watch the download against the byte quotas while it streams, then save it; the
+        quota it broke (it was canceled, or not kept), or None."""
         try:
-            failure = await download.save(artifact.part_path)
-        except asyncio.CancelledError:
+            refusal, failure = await self._watch(artifact, download)
+            if refusal is None and failure is None:
+                room = self.store.room(artifact)
+                saved = await download.save(artifact.part_path, room)
+                if saved.over:
+                    refusal = self.store.progress(artifact, room + 1)
+                failure = saved.failure
+                if refusal is None and failure is None:
+                    try:
+                        await asyncio.to_thread(self.store.complete, artifact)
+                    except BrowserMeshError as err:
+                        refusal = err
+        except asyncio.CancelledError:  # the session ends: its context deletes the browser's copy
             self.store.fail(artifact, "canceled")
             raise
-        if failure is not None:
+        # Saved or not, the browser's copy goes now, not when the session closes.
+        await download.discard()
+        if refusal is not None:
+            self.store.fail(artifact)
+            self.log.warn(
+                "download.refused", sessionId=artifact.session_id, code=refusal.code.value
+            )
+        elif failure is not None:
             self.store.fail(artifact, "canceled" if "cancel" in failure.lower() else "failed")
-            self.on_change(artifact.session_id)
-            return
-        try:
-            await asyncio.to_thread(self.store.complete, artifact)
-        except BrowserMeshError as err:  # over a byte quota: refused, nothing listed complete
-            self.log.warn("download.refused", sessionId=artifact.session_id, code=err.code.value)
         self.on_change(artifact.session_id)
+        return refusal
+
+    async def _watch(
+        self, artifact: Artifact, download: Any
+    ) -> tuple[BrowserMeshError | None, str | None]:
+        """Until the download ends, compare its bytes on disk with the quotas, looking more
+        often as they near the bound; a breach cancels it at once. (the breach, the failure)."""
+        waits = TaskOwner()  # this download's end, awaited or cancelled before returning
+        done = waits.spawn(download.finished())
+        loop = asyncio.get_running_loop()
+        try:
+            last, last_at, pause = 0, loop.time(), 0.0  # the first look at once
+            while True:
+                if pause:
+                    await asyncio.wait({done}, timeout=pause)
+                written = download.written()
+                breach = self.store.progress(artifact, written)
+                if breach is not None:
+                    await download.cancel()
+                    return breach, None
+                if done.done():
+                    failure: str | None = done.result()
+                    return None, failure
+                now = loop.time()
+                rate = (written - last) / max(now - last_at, 1e-6)
+                last, last_at = written, now
+                pause = next_look(self.store.room(artifact) - written, rate)
+        finally:
+            await waits.aclose()
 
     async def finished(self, raw_download: Any, timeout_s: float) -> Artifact:
-        """The artifact a download became, once it is saved (or refused) within `timeout_s`."""
+        """The artifact a download became, once it is saved within `timeout_s`; one refused by
+        a quota is `LIMIT_EXCEEDED` with the bound it broke."""
         entry = self._saving.get(id(raw_download))
         if entry is None:  # refused before it began (over the count quota)
             raise BrowserMeshError(
                 ErrorCode.LIMIT_EXCEEDED, cause="download refused by the artifact count quota"
             )
         artifact, task = entry
-        # Playwright exposes no byte count before a download completes: the phase is the wait.
+        # Playwright exposes no byte count to report: the phase is the wait.
         progress.report("waiting for the download to finish", total_ms=timeout_s * 1000)
-        await asyncio.wait_for(asyncio.shield(task), timeout=max(timeout_s, 0.001))
+        refusal = await asyncio.wait_for(asyncio.shield(task), timeout=max(timeout_s, 0.001))
+        if refusal is not None:  # a fresh error per wait: the task's own stays as it is
+            raise dataclasses.replace(refusal, cause="download refused by an artifact quota")
         return artifact
 
     async def close(self, session_id: str) -> None:
@@ -197,11 +244,11 @@ class SessionFiles:
                 raise invalid_argument(
                     f"{field}.path", "only when the server runs with --upload-root DIR"
                 )
-            path = _inside_root(self.upload_root, item["path"], f"{field}.path")
-            if path.stat().st_size > MAX_UPLOAD_FILE_BYTES:
-                raise self._too_big(field)
-            data = path.read_bytes()
-            name = sanitize_name(item.get("name", path.name))
+            # Read once through one descriptor (persistence.confined): no second lookup by name.
+            base, data = read_in_root(
+                self.upload_root, item["path"], f"{field}.path", MAX_UPLOAD_FILE_BYTES
+            )
+            name = sanitize_name(item.get("name", base))
         if len(data) > MAX_UPLOAD_FILE_BYTES:
             raise self._too_big(field)
         return FilePayload(name, _mime(name, item.get("mimeType"), f"{field}.mimeType"), data)
