@@ -473,3 +473,39 @@ async def test_a_dedicated_workers_requests_and_redirects_are_stopped(
     assert {(tail(e), e["failure"]) for e in failed} == {(t, "blocked_by_policy") for t in stopped}
     assert origin_b.requests()[b_before:] == []
     assert "/api?worker-ok" in origin_a.paths()
+
+
+async def test_other_spellings_of_a_blocked_address_are_blocked(
+    client: ToolClient, origin_a: NetworkSite, origin_b: NetworkSite
+) -> None:
+    """`[::ffff:127.0.0.1]` and `0.0.0.0` reach the server on 127.0.0.1; a redirect may spell
+    the address as a number (`Location` is judged as written): all are the blocked origin."""
+    port = origin_b.port
+    mapped, unspecified = f"http://[::ffff:127.0.0.1]:{port}", f"http://0.0.0.0:{port}"
+    decimal = origin_a.url(f"/redirect?to=http://2130706433:{port}/asset.png?decimal")
+    page = origin_a.page(
+        "/spellings",
+        f"""<!doctype html><title>Spellings</title>
+<img src="{mapped}/asset.png?mapped"><img src="{unspecified}/asset.png?unspecified">
+<img src="{decimal}"><img src="/asset.png?after">""",
+    )
+    b_before = len(origin_b.requests())
+    addr = await session(client, network={"blockOrigins": [origin_b.base_url]})
+    await client.ok("browser_navigate", {**addr, "url": page})
+    stopped = {
+        "/asset.png?mapped",
+        "/asset.png?unspecified",
+        f"/redirect?to=http://2130706433:{port}/asset.png?decimal",
+    }
+    failed = await events_until(
+        client, addr, "requestFailed", lambda evs: stopped <= {tail(e) for e in evs}
+    )
+    assert {(tail(e), e["failure"]) for e in failed} == {(t, "blocked_by_policy") for t in stopped}
+    for url in (mapped + "/frame", unspecified + "/frame"):
+        error = await client.err("browser_navigate", {**addr, "url": url})
+        assert (error["code"], error["details"]["reason"]) == (
+            "NAVIGATION_FAILED",
+            "blocked_by_policy",
+        ), (url, error)
+    assert "/asset.png?after" in origin_a.paths()  # the page went on past the stopped ones
+    assert origin_b.requests()[b_before:] == []
