@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 
 from browsermesh.errors import BrowserMeshError, ErrorCode, error_payload
+from browsermesh.model.addresses import address_host
 from browsermesh.model.network import (
     REDACTED,
-    address_host,
     merge_network,
     normalize_network,
     normalize_proxy,

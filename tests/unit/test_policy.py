@@ -60,9 +60,40 @@ class FakeRoute:
             raise self._fail
 
 
+class FakeBrowserSession:
+    def __init__(self) -> None:
+        self.sent: list[str] = []
+        self.detached = False
+
+    def on(self, event: str, handler: Any) -> None:
+        pass
+
+    async def send(self, method: str, params: Any = None) -> dict[str, Any]:
+        self.sent.append(method)
+        return {}
+
+    async def detach(self) -> None:
+        self.detached = True
+
+
+class FakeBrowser:
+    def __init__(self) -> None:
+        self.sessions: list[FakeBrowserSession] = []
+
+    async def new_browser_cdp_session(self) -> FakeBrowserSession:
+        self.sessions.append(FakeBrowserSession())
+        return self.sessions[-1]
+
+
 class FakeContext:
     def __init__(self) -> None:
         self.calls: list[tuple[str, Any]] = []
+        self.pages: list[Any] = []
+        self.browser = FakeBrowser()
+        self.listeners: list[str] = []
+
+    def on(self, event: str, handler: Any) -> None:
+        self.listeners.append(event)
 
     async def route(self, pattern: str, handler: Any) -> None:
         self.calls.append(("route", pattern))
