@@ -627,11 +627,11 @@ addEventListener("pagehide", () => {{ const URL = "{target}"; {send}; }});
     assert origin_b.requests()[b_before:] == []
 
 
-async def test_a_shared_worker_is_held_before_it_runs(
+async def test_a_shared_worker_is_closed_before_it_runs(
     client: ToolClient, origin_a: NetworkSite, origin_b: NetworkSite
 ) -> None:
-    """A shared worker is a target outside every page: it cannot be guarded, so it never runs
-    (fail closed) and is reported as stopped; an ordinary page request after it still goes."""
+    """A shared worker is a target outside every page: it cannot be guarded, so it is closed
+    before it runs (fail closed) and reported as stopped."""
     origin_a._pages["/shared-worker.js"] = (
         f'fetch("{origin_b.url("/api?shared")}").catch(() => 0);'
         f'onconnect = () => fetch("{origin_b.url("/api?shared-connect")}").catch(() => 0);'

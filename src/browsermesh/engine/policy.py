@@ -12,15 +12,18 @@
 - **A WebSocket route** (`context.route_web_socket`), installed with the first origin list and
   kept (Playwright has no way to remove it): a WebSocket to a blocked origin is closed with
   code 1008 before it connects; any other connects as usual.
-- **The redirect guard**: Playwright continues redirect hops itself, so a context route never
-  sees them (a 302 from an allowed origin to a blocked one would go through). The guard opens
-  a CDP session on each page (and on each out-of-process frame it can reach) and pauses
-  responses there (`Fetch.enable`, response stage): a redirect whose `Location` the policy
-  blocks is failed before Chromium follows it. The route arms a page before letting its
-  request go on, so no response of an armed page can arrive before its guard. Gaps (see
-  docs/decisions-19-network.md): a popup's first navigation (its page does not exist yet when
-  the request is routed, so only its first hop is checked) and requests of dedicated or shared
-  workers (no page or frame to open a session on).
+- **The redirect guard** (engine/guard.py): a CDP session per page (and per out-of-process
+  frame) pausing responses, so that a redirect out of the policy is failed before Chromium
+  follows it, and requests sent as a document goes away (keepalive fetch, beacon), which the
+  route never sees. Pages are armed as soon as they exist (`prepare` for the engine's pages,
+  the context's `page` listener for popups); a navigation whose page was not armed when it
+  started is refused (`blocked_by_policy`), since its redirects would go unchecked.
+- **The shared-worker gate** (engine/shared_workers.py): shared workers are targets outside
+  every page; those of a policy session are closed before they run (fail closed).
+
+Gaps (docs/decisions.md, "What the policy does not guarantee"): the redirects of a popup's
+very first navigation (its page does not exist yet when it is routed) and WebSockets of
+workers.
 
 Requests the router aborted, and URLs whose redirect the guard failed, are remembered so that
 the observers report their failure as `blocked` / `blocked_by_policy` instead of Chromium's
@@ -142,7 +145,7 @@ class RequestRouter:
             return None
 
     def _report_worker(self, url: str) -> None:
-        """A shared worker the gate held: reported on each observed page of its origin."""
+        """A shared worker the gate closed: reported on each observed page of its origin."""
         origin = origin_of(url)
         for page, sink in list(self._sinks.items()):
             with contextlib.suppress(Exception):

@@ -1,18 +1,20 @@
-"""Shared workers in a policy session: held before they run (issue 30 item 4, fail closed).
+"""Shared workers in a policy session: closed before they run (issue 30 item 4, fail closed).
 
 A shared worker is a target of its own, outside every page: Playwright's route never sees its
 requests (Playwright detaches from shared workers), and neither does the redirect guard, which
-arms pages and frames. Guarding one would mean driving its target: Chromium only auto-attaches
-to shared workers from a browser-level session, and only in flat mode, whose child sessions a
-Playwright `CDPSession` cannot talk to (their messages are dropped by the driver). So the gate
-does the one thing a flat auto-attach allows without talking to the child: it attaches with
-`waitForDebuggerOnStart` and, for a worker of its own context, never resumes it. The worker's
-script never runs, so none of its requests leave; the worker's script URL is reported as a
-`requestFailed` with `blocked_by_policy` on the session's observed pages of that origin. A
-worker of another context is released at once (detaching ends this client's hold).
+arms pages and frames. Guarding one would mean driving its target: Chromium auto-attaches to
+shared workers only from a browser-level session and only in flat mode, whose child sessions a
+Playwright `CDPSession` cannot talk to (the driver drops their messages). Holding it paused does
+not work either: Playwright resumes it (checked with Chromium 156: a worker this gate never
+resumed still ran). So the gate attaches with `waitForDebuggerOnStart` and closes each worker
+of its own context at once (`Target.closeTarget` on the browser session, decided without a
+round trip: the context's CDP id is learnt when the guard arms the first page). Its script is
+paused at start, so it is closed before it can request anything; the worker's script URL is
+reported as a `requestFailed` with `blocked_by_policy` on the session's observed pages of its
+origin. A worker of another context is released at once (this client detaches).
 
 One browser-level session per policy session, open while the session has origin lists; each
-shared worker the browser starts then waits for one more round trip.
+shared worker the browser starts costs one more message to this process.
 """
 
 from __future__ import annotations
@@ -32,10 +34,10 @@ _FILTER = [{"type": "shared_worker"}]
 
 
 class SharedWorkerGate:
-    """Holds the shared workers of one context before they run (see the module doc)."""
+    """Closes the shared workers of one context before they run (see the module doc)."""
 
     def __init__(self, report: Callable[[str], None]) -> None:
-        """`report(url)` records a held worker (its script URL) on the session's pages."""
+        """`report(url)` records a closed worker (its script URL) on the session's pages."""
         self._report = report
         self._context: BrowserContext | None = None
         self._session: CDPSession | None = None
@@ -100,7 +102,7 @@ class SharedWorkerGate:
         )
 
     async def stop(self) -> None:
-        """No origin list any more: release the held workers (detach) and stop attaching."""
+        """No origin list any more: stop attaching to shared workers."""
         session, self._session = self._session, None
         if session is not None:
             with contextlib.suppress(Exception):
