@@ -473,3 +473,179 @@ async def test_a_dedicated_workers_requests_and_redirects_are_stopped(
     assert {(tail(e), e["failure"]) for e in failed} == {(t, "blocked_by_policy") for t in stopped}
     assert origin_b.requests()[b_before:] == []
     assert "/api?worker-ok" in origin_a.paths()
+
+
+async def test_other_spellings_of_a_blocked_address_are_blocked(
+    client: ToolClient, origin_a: NetworkSite, origin_b: NetworkSite
+) -> None:
+    """`[::ffff:127.0.0.1]` and `0.0.0.0` reach the server on 127.0.0.1; a redirect may spell
+    the address as a number (`Location` is judged as written): all are the blocked origin."""
+    port = origin_b.port
+    mapped, unspecified = f"http://[::ffff:127.0.0.1]:{port}", f"http://0.0.0.0:{port}"
+    decimal = origin_a.url(f"/redirect?to=http://2130706433:{port}/asset.png?decimal")
+    page = origin_a.page(
+        "/spellings",
+        f"""<!doctype html><title>Spellings</title>
+<img src="{mapped}/asset.png?mapped"><img src="{unspecified}/asset.png?unspecified">
+<img src="{decimal}"><img src="/asset.png?after">""",
+    )
+    b_before = len(origin_b.requests())
+    addr = await session(client, network={"blockOrigins": [origin_b.base_url]})
+    await client.ok("browser_navigate", {**addr, "url": page})
+    stopped = {
+        "/asset.png?mapped",
+        "/asset.png?unspecified",
+        f"/redirect?to=http://2130706433:{port}/asset.png?decimal",
+    }
+    failed = await events_until(
+        client, addr, "requestFailed", lambda evs: stopped <= {tail(e) for e in evs}
+    )
+    assert {(tail(e), e["failure"]) for e in failed} == {(t, "blocked_by_policy") for t in stopped}
+    for url in (mapped + "/frame", unspecified + "/frame"):
+        error = await client.err("browser_navigate", {**addr, "url": url})
+        assert (error["code"], error["details"]["reason"]) == (
+            "NAVIGATION_FAILED",
+            "blocked_by_policy",
+        ), (url, error)
+    assert "/asset.png?after" in origin_a.paths()  # the page went on past the stopped ones
+    assert origin_b.requests()[b_before:] == []
+
+
+def opener_page(a: NetworkSite, b: NetworkSite) -> str:
+    hop = a.url("/redirect?to=" + b.url("/frame?by-page"))
+    return a.page(
+        "/opener",
+        f"""<!doctype html><title>Opener</title>
+<button onclick="window.pop = window.open('{a.url("/frame?popup")}')">Open popup</button>
+<button onclick="window.pop.location = '{hop}'">Send popup</button>""",
+    )
+
+
+async def open_popup(client: ToolClient, addr: dict[str, str]) -> dict[str, str]:
+    """Click "Open popup" and wait for the popup to have loaded its allowed first page."""
+    opened = await client.ok(
+        "browser_action_and_wait",
+        {
+            **addr,
+            "action": {
+                "kind": "click",
+                "target": {"strategy": "role", "value": "button", "name": "Open popup"},
+            },
+            "wait": {"kind": "popup"},
+        },
+    )
+    popup = {"sessionId": addr["sessionId"], "pageId": opened["event"]["page"]["pageId"]}
+    frame = {"kind": "text", "text": "framed", "state": "present"}  # /frame's own text
+    await client.ok("browser_wait", {**popup, "timeoutMs": 10_000, "condition": frame})
+    return popup
+
+
+@pytest.mark.parametrize("network", ["allow", "block"])
+async def test_a_popup_navigated_by_its_opener_through_a_redirect_is_stopped(
+    client: ToolClient, origin_a: NetworkSite, origin_b: NetworkSite, network: str
+) -> None:
+    page = opener_page(origin_a, origin_b)
+    lists = {
+        "allowOrigins" if network == "allow" else "blockOrigins": [
+            origin_a.base_url if network == "allow" else origin_b.base_url
+        ]
+    }
+    b_before = len(origin_b.requests())
+    addr = await session(client, network=lists)
+    await client.ok("browser_navigate", {**addr, "url": page})
+    popup = await open_popup(client, addr)
+    send = {"strategy": "role", "value": "button", "name": "Send popup"}
+    await client.ok("browser_click", {**addr, "locator": send})
+    hop = "/redirect?to=" + origin_b.url("/frame?by-page")
+    failed = await events_until(
+        client, popup, "requestFailed", lambda evs: hop in {tail(e) for e in evs}
+    )
+    assert [(tail(e), e["failure"]) for e in failed] == [(hop, "blocked_by_policy")], failed
+    assert origin_b.requests()[b_before:] == []
+
+
+async def test_a_popup_navigated_by_the_agent_through_a_redirect_is_stopped(
+    client: ToolClient, origin_a: NetworkSite, origin_b: NetworkSite
+) -> None:
+    page = opener_page(origin_a, origin_b)
+    b_before = len(origin_b.requests())
+    addr = await session(client, network={"blockOrigins": [origin_b.base_url]})
+    await client.ok("browser_navigate", {**addr, "url": page})
+    popup = await open_popup(client, addr)
+    url = origin_a.url("/redirect?to=" + origin_b.url("/frame?by-agent"))
+    error = await client.err("browser_navigate", {**popup, "url": url})
+    assert (error["code"], error["details"]["reason"]) == ("NAVIGATION_FAILED", "blocked_by_policy")
+    failed = await events_until(client, popup, "requestFailed", bool)
+    assert [(tail(e), e["failure"]) for e in failed] == [
+        ("/redirect?to=" + origin_b.url("/frame?by-agent"), "blocked_by_policy")
+    ], failed
+    assert origin_b.requests()[b_before:] == []
+
+
+async def test_a_new_sessions_first_navigation_through_a_redirect_is_stopped(
+    client: ToolClient, origin_a: NetworkSite, origin_b: NetworkSite
+) -> None:
+    """The page is armed before its first request (it used to be armed by it, too late)."""
+    b_before = len(origin_b.requests())
+    addr = await session(client, network={"allowOrigins": [origin_a.base_url]})
+    url = origin_a.url("/redirect?to=" + origin_b.url("/frame?first"))
+    error = await client.err("browser_navigate", {**addr, "url": url})
+    assert (error["code"], error["details"]["reason"]) == ("NAVIGATION_FAILED", "blocked_by_policy")
+    failed = await events_until(client, addr, "requestFailed", bool)
+    assert [(tail(e), e["failure"]) for e in failed] == [
+        ("/redirect?to=" + origin_b.url("/frame?first"), "blocked_by_policy")
+    ]
+    assert origin_b.requests()[b_before:] == []
+
+
+@pytest.mark.parametrize(
+    ("kind", "send"),
+    [
+        ("keepalive", 'fetch(URL, {keepalive: true, method: "POST", body: "x"})'),
+        ("beacon", 'navigator.sendBeacon(URL, "x")'),
+    ],
+)
+async def test_a_request_sent_from_pagehide_is_stopped(
+    client: ToolClient, origin_a: NetworkSite, origin_b: NetworkSite, kind: str, send: str
+) -> None:
+    """Sent as the document goes away: Playwright's route never sees it (no network id)."""
+    target = origin_b.url(f"/api?{kind}")
+    page = origin_a.page(
+        f"/pagehide-{kind}",
+        f"""<!doctype html><title>Leaving</title><script>
+addEventListener("pagehide", () => {{ const URL = "{target}"; {send}; }});
+</script>""",
+    )
+    b_before = len(origin_b.requests())
+    addr = await session(client, network={"allowOrigins": [origin_a.base_url]})
+    await client.ok("browser_navigate", {**addr, "url": page})
+    await client.ok("browser_navigate", {**addr, "url": origin_a.url("/frame")})
+    failed = await events_until(
+        client, addr, "requestFailed", lambda evs: f"/api?{kind}" in {tail(e) for e in evs}
+    )
+    assert [(tail(e), e["failure"]) for e in failed] == [(f"/api?{kind}", "blocked_by_policy")]
+    assert origin_b.requests()[b_before:] == []
+
+
+async def test_a_shared_worker_is_closed_before_it_runs(
+    client: ToolClient, origin_a: NetworkSite, origin_b: NetworkSite
+) -> None:
+    """A shared worker is a target outside every page: it cannot be guarded, so it is closed
+    before it runs (fail closed) and reported as stopped."""
+    origin_a._pages["/shared-worker.js"] = (
+        f'fetch("{origin_b.url("/api?shared")}").catch(() => 0);'
+        f'onconnect = () => fetch("{origin_b.url("/api?shared-connect")}").catch(() => 0);'
+    ).encode()
+    page = origin_a.page(
+        "/shared",
+        "<!doctype html><title>Shared</title><script>"
+        'new SharedWorker("/shared-worker.js").port.start();</script>',
+    )
+    b_before = len(origin_b.requests())
+    addr = await session(client, network={"blockOrigins": [origin_b.base_url]})
+    await client.ok("browser_navigate", {**addr, "url": page})
+    failed = await events_until(
+        client, addr, "requestFailed", lambda evs: "/shared-worker.js" in {tail(e) for e in evs}
+    )
+    assert [(tail(e), e["failure"]) for e in failed] == [("/shared-worker.js", "blocked_by_policy")]
+    assert origin_b.requests()[b_before:] == []

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from browsermesh.errors import BrowserMeshError, ErrorCode, error_payload
+from browsermesh.model.addresses import address_host
 from browsermesh.model.network import (
     REDACTED,
     merge_network,
@@ -161,10 +162,59 @@ def test_block_wins_over_allow() -> None:
 def test_url_origin() -> None:
     assert url_origin("HTTPS://Example.com/x") == ("https", "example.com", 443)
     assert url_origin("ws://h:81/") == ("http", "h", 81)
-    assert url_origin("http://[::FFFF:1.2.3.4]/") == ("http", "::ffff:102:304", 80)
+    assert url_origin("http://[::FFFF:1.2.3.4]/") == ("http", "1.2.3.4", 80)  # mapped: IPv4
     assert url_origin("http://bücher.example/") == ("http", "xn--bcher-kva.example", 80)
     assert url_origin("mailto:a@b") is None
     assert url_origin("http://[zz]/") is None  # unparsable: not a URL at all
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "http://127.0.0.1:4000/",
+        "http://[::ffff:127.0.0.1]:4000/",  # IPv4-mapped IPv6: the same IPv4 address
+        "http://[::ffff:7f00:1]:4000/",  # the same, as Chromium spells it
+        "http://0.0.0.0:4000/",  # the unspecified address: a connection reaches 127.0.0.1
+        "http://[::ffff:0.0.0.0]:4000/",
+        "http://0:4000/",
+        "http://2130706433:4000/",  # IPv4 forms a redirect's Location may spell
+        "http://0x7f.1:4000/",
+        "http://0177.0.0.1:4000/",
+        "http://127.1:4000/",
+        "http://127.0.0.%31:4000/",  # a percent-escape in the host
+    ],
+)
+def test_an_address_is_judged_in_one_spelling(url: str) -> None:
+    assert blocks(url, blockOrigins=["http://127.0.0.1:4000"])
+    assert not blocks(url, allowOrigins=["http://127.0.0.1:4000"])
+    assert blocks(url, allowOrigins=["http://127.0.0.2:4000"])
+
+
+def test_unspecified_ipv6_is_judged_as_its_loopback() -> None:
+    assert blocks("http://[::]:4000/", blockOrigins=["http://[::1]:4000"])
+    assert blocks("http://[0::0]:4000/", blockOrigins=["http://[::1]:4000"])
+    assert not blocks("http://[::]:4000/", blockOrigins=["http://127.0.0.1:4000"])
+    # A pattern spelled as a mapped address is its IPv4 address too.
+    assert blocks("http://127.0.0.1:4000/", blockOrigins=["http://[::ffff:127.0.0.1]:4000"])
+
+
+@pytest.mark.parametrize(
+    ("host", "spelled"),
+    [
+        ("10.0.0.1", "10.0.0.1"),
+        ("4294967295", "255.255.255.255"),
+        ("4294967296", "4294967296"),  # too large: not an address (Chromium refuses the URL)
+        ("1.2.3.4.5", "1.2.3.4.5"),
+        ("08", "08"),  # not octal: no address
+        ("example.com", "example.com"),
+        ("1.256", "1.0.1.0"),
+        ("256.1", "256.1"),
+        ("::ffff:10.1.2.3", "10.1.2.3"),
+        ("2001:db8::1", "2001:db8::1"),
+    ],
+)
+def test_address_host(host: str, spelled: str) -> None:
+    assert address_host(host) == spelled
 
 
 def test_no_policy_without_origin_lists() -> None:

@@ -60,9 +60,40 @@ class FakeRoute:
             raise self._fail
 
 
+class FakeBrowserSession:
+    def __init__(self) -> None:
+        self.sent: list[str] = []
+        self.detached = False
+
+    def on(self, event: str, handler: Any) -> None:
+        pass
+
+    async def send(self, method: str, params: Any = None) -> dict[str, Any]:
+        self.sent.append(method)
+        return {}
+
+    async def detach(self) -> None:
+        self.detached = True
+
+
+class FakeBrowser:
+    def __init__(self) -> None:
+        self.sessions: list[FakeBrowserSession] = []
+
+    async def new_browser_cdp_session(self) -> FakeBrowserSession:
+        self.sessions.append(FakeBrowserSession())
+        return self.sessions[-1]
+
+
 class FakeContext:
     def __init__(self) -> None:
         self.calls: list[tuple[str, Any]] = []
+        self.pages: list[Any] = []
+        self.browser = FakeBrowser()
+        self.listeners: list[str] = []
+
+    def on(self, event: str, handler: Any) -> None:
+        self.listeners.append(event)
 
     async def route(self, pattern: str, handler: Any) -> None:
         self.calls.append(("route", pattern))
@@ -376,3 +407,36 @@ async def test_apply_network_sets_policy_then_headers_then_offline() -> None:
     ]
     await apply_network(context, router, {})  # type: ignore[arg-type]
     assert context.calls[-3:] == [("unroute", "**/*"), ("headers", {}), ("offline", False)]
+
+
+async def test_the_worker_gate_closes_its_own_contexts_workers_and_releases_others() -> None:
+    from browsermesh.engine.shared_workers import SharedWorkerGate
+
+    reported: list[str] = []
+    gate = SharedWorkerGate(reported.append)
+    context = FakeContext()
+    await gate.start(context)  # type: ignore[arg-type]
+    session = context.browser.sessions[0]
+    assert session.sent == ["Target.setAutoAttach"]
+    gate.learn("ours")
+
+    def attached(context_id: str, url: str) -> dict[str, Any]:
+        info = {"targetId": "t", "browserContextId": context_id, "url": url}
+        return {"sessionId": "s", "targetInfo": info, "waitingForDebugger": True}
+
+    gate._attached(attached("ours", f"{A}/w.js"))
+    gate._attached(attached("theirs", f"{A}/x.js"))
+    await gate._tasks.drain()
+    assert session.sent[1:] == ["Target.closeTarget", "Target.detachFromTarget"]
+    assert reported == [f"{A}/w.js"]
+    await gate.close()
+    assert session.detached
+
+
+async def test_a_policy_opens_the_worker_gate_and_its_removal_closes_it() -> None:
+    router = RequestRouter()
+    context = FakeContext()
+    await router.set_policy(context, policy(blockOrigins=[B]))  # type: ignore[arg-type]
+    assert router.workers.open and context.listeners == ["page"]
+    await router.set_policy(context, None)  # type: ignore[arg-type]
+    assert not router.workers.open and context.browser.sessions[0].detached

@@ -25,6 +25,7 @@ async def reopen(engine: PlaywrightEngine, handle: PwPage, timeout_ms: float) ->
     crashed = handle.page
     url = handle.last_url or crashed.url
     fresh = await timed(handle.context.context.new_page(), deadline)
+    await timed(handle.context.router.prepare(fresh), deadline)
     handle.page = fresh
     handle.crashed = False
     engine.watch(handle, fresh)

@@ -307,6 +307,7 @@ class PlaywrightEngine:
     async def new_page(self, context: PwContext, timeout_ms: float) -> PwPage:
         deadline = Deadline(max(1, int(timeout_ms)))
         page = await timed(context.context.new_page(), deadline)
+        await timed(context.router.prepare(page), deadline)  # armed before its first request
         seed, context.session_seed = context.session_seed, None
         if seed:  # a fork's first page: its sessionStorage goes in before any navigation
             await timed(SessionStorageSeed(self._cleanups).install(page, seed), deadline)
@@ -525,6 +526,7 @@ class PlaywrightEngine:
         p = page.page
         router = page.context.router
         observe_page(p, sink, backs_handle=lambda: page.page is p, router=router)
+        router.watch(p, sink)
         for request in router.orphans_of(p):  # a popup's first navigation, policy-blocked
             if not sink.tracks(request):  # else its listener saw it start: its failure follows
                 report_orphan(sink, router, request)

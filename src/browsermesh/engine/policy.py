@@ -12,15 +12,18 @@
 - **A WebSocket route** (`context.route_web_socket`), installed with the first origin list and
   kept (Playwright has no way to remove it): a WebSocket to a blocked origin is closed with
   code 1008 before it connects; any other connects as usual.
-- **The redirect guard**: Playwright continues redirect hops itself, so a context route never
-  sees them (a 302 from an allowed origin to a blocked one would go through). The guard opens
-  a CDP session on each page (and on each out-of-process frame it can reach) and pauses
-  responses there (`Fetch.enable`, response stage): a redirect whose `Location` the policy
-  blocks is failed before Chromium follows it. The route arms a page before letting its
-  request go on, so no response of an armed page can arrive before its guard. Gaps (see
-  docs/decisions-19-network.md): a popup's first navigation (its page does not exist yet when
-  the request is routed, so only its first hop is checked) and requests of dedicated or shared
-  workers (no page or frame to open a session on).
+- **The redirect guard** (engine/guard.py): a CDP session per page (and per out-of-process
+  frame) pausing responses, so that a redirect out of the policy is failed before Chromium
+  follows it, and requests sent as a document goes away (keepalive fetch, beacon), which the
+  route never sees. Pages are armed as soon as they exist (`prepare` for the engine's pages,
+  the context's `page` listener for popups); a navigation whose page was not armed when it
+  started is refused (`blocked_by_policy`), since its redirects would go unchecked.
+- **The shared-worker gate** (engine/shared_workers.py): shared workers are targets outside
+  every page; those of a policy session are closed before they run (fail closed).
+
+Gaps (docs/decisions.md, "What the policy does not guarantee"): the redirects of a popup's
+very first navigation (its page does not exist yet when it is routed) and WebSockets of
+workers.
 
 Requests the router aborted, and URLs whose redirect the guard failed, are remembered so that
 the observers report their failure as `blocked` / `blocked_by_policy` instead of Chromium's
@@ -33,19 +36,19 @@ listeners see its failure or the engine finds it when it starts observing the pa
 
 from __future__ import annotations
 
-import asyncio
-import collections
 import contextlib
 import weakref
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urljoin
 
-from browsermesh.model.network import OriginPolicy, origin_policy
-from browsermesh.model.tasks import TaskOwner
+from browsermesh.engine.guard import POLICY_FAILURE, RedirectGuard, Unguarded, report_blocked
+from browsermesh.engine.shared_workers import SharedWorkerGate
+from browsermesh.model.network import OriginPolicy, origin_of, origin_policy
 
 if TYPE_CHECKING:
-    from playwright.async_api import BrowserContext, Request, Route, WebSocketRoute
+    from playwright.async_api import BrowserContext, Page, Request, Route, WebSocketRoute
+
+    from browsermesh.model.observe import PageObservations
 
 __all__ = [
     "BLOCKED_FAILURE",
@@ -59,158 +62,10 @@ __all__ = [
 
 BLOCKED_FAILURE = "blocked"
 """The `failure` of a request `blockResources` aborted."""
-POLICY_FAILURE = "blocked_by_policy"
-"""The `failure` of a request the network policy stopped (route or redirect guard)."""
 POLICY_CLOSE_CODE = 1008
 """WebSocket close code of a connection the policy refused (RFC 6455: policy violation)."""
 _ABORT_CODE = "blockedbyclient"
-_REDIRECTS = frozenset({301, 302, 303, 307, 308})
-_ARM_BUDGET_S = 10.0
-"""Arming a page's guard takes two CDP round trips; past this the request is aborted."""
-_REMEMBERED_REDIRECTS = 256
 _MAX_ORPHANS = 16
-_NO_SEPARATE_SESSION = "does not have a separate CDP session"
-
-
-def _without_fragment(url: str) -> str:
-    return url.split("#", 1)[0]
-
-
-def _header(headers: Iterable[Mapping[str, str]] | None, name: str) -> str | None:
-    for header in headers or ():
-        if str(header.get("name", "")).lower() == name:
-            return str(header.get("value", ""))
-    return None
-
-
-class RedirectGuard:
-    """Fails, at the response stage, each redirect of an armed page that leaves the policy."""
-
-    def __init__(self, router: RequestRouter) -> None:
-        self._router = router
-        # target (a Page, or a Frame with a CDP session of its own) -> its arming
-        self._armed: weakref.WeakKeyDictionary[Any, asyncio.Future[Any]] = (
-            weakref.WeakKeyDictionary()
-        )
-        # frames known to share their page's session (until they navigate again)
-        self._in_page: weakref.WeakSet[Any] = weakref.WeakSet()
-        # The armings and the answers to paused responses; `close` cancels and awaits them.
-        self._tasks = TaskOwner()
-        self._failed: collections.OrderedDict[str, int] = collections.OrderedDict()
-
-    async def cover(self, context: BrowserContext, request: Request) -> None:
-        """Arm the page (or out-of-process frame) `request` belongs to before it goes on.
-        A request without a page yet (a popup's first navigation) is left as it is."""
-        try:
-            frame = request.frame
-            page = frame.page
-        except Exception:  # a popup's first navigation, a service worker: no target yet
-            return
-        if frame.parent_frame is None:
-            await self._arm(context, page)
-            return
-        if request.is_navigation_request():
-            # Navigations are the page's (the browser handles them); the document may land
-            # in another process, so what the frame loads next asks again.
-            self._in_page.discard(frame)
-            await self._forget(frame)
-            await self._arm(context, page)
-            return
-        if frame not in self._in_page:
-            try:
-                await self._arm(context, frame)
-                return
-            except Exception as exc:
-                if _NO_SEPARATE_SESSION not in str(exc):
-                    raise
-                self._in_page.add(frame)  # an in-process frame: its page's session sees it
-        await self._arm(context, page)
-
-    async def _arm(self, context: BrowserContext, target: Any) -> None:
-        arming = self._armed.get(target)
-        if arming is None:
-            arming = self._tasks.spawn(self._open(context, target))
-            self._armed[target] = arming
-        try:
-            await asyncio.wait_for(asyncio.shield(arming), _ARM_BUDGET_S)
-        except BaseException:
-            if arming.done() and (arming.cancelled() or arming.exception() is not None):
-                self._armed.pop(target, None)  # the next request tries again
-            raise
-
-    async def _forget(self, target: Any) -> None:
-        """Detach `target`'s session, if it has one (its process may be gone or replaced)."""
-        arming = self._armed.pop(target, None)
-        usable = arming is not None and arming.done() and not arming.cancelled()
-        if usable and arming is not None and arming.exception() is None:
-            with contextlib.suppress(Exception):
-                await arming.result().detach()
-
-    async def _open(self, context: BrowserContext, target: Any) -> Any:
-        session = await context.new_cdp_session(target)
-        session.on("Fetch.requestPaused", lambda event: self._paused(session, event))
-        await session.send(
-            "Fetch.enable", {"patterns": [{"urlPattern": "*", "requestStage": "Response"}]}
-        )
-        return session
-
-    def _paused(self, session: Any, event: Mapping[str, Any]) -> None:
-        """A response of an armed target: fail a redirect the policy blocks, let the rest go."""
-        request_id = event.get("requestId")
-        method, params = "Fetch.continueRequest", {"requestId": request_id}
-        policy = self._router.policy
-        status = event.get("responseStatusCode")
-        request = event.get("request") or {}
-        url = str(request.get("url", ""))
-        location = _header(event.get("responseHeaders"), "location")
-        if (
-            policy is not None
-            and status in _REDIRECTS
-            and location
-            and policy.blocks(urljoin(url, location))
-        ):
-            method = "Fetch.failRequest"
-            params = {"requestId": request_id, "errorReason": "BlockedByClient"}
-            self._remember(url)
-        self._tasks.spawn(self._send(session, method, params))
-
-    @staticmethod
-    async def _send(session: Any, method: str, params: dict[str, Any]) -> None:
-        with contextlib.suppress(Exception):  # the page or its target went away meanwhile
-            await session.send(method, params)
-
-    def _remember(self, url: str) -> None:
-        key = _without_fragment(url)
-        self._failed[key] = self._failed.get(key, 0) + 1
-        self._failed.move_to_end(key)
-        while len(self._failed) > _REMEMBERED_REDIRECTS:
-            self._failed.popitem(last=False)
-
-    def took(self, url: str) -> bool:
-        """Whether the guard failed a redirect of `url` not reported yet (and forget one)."""
-        key = _without_fragment(url)
-        count = self._failed.get(key, 0)
-        if not count:
-            return False
-        if count == 1:
-            del self._failed[key]
-        else:
-            self._failed[key] = count - 1
-        return True
-
-    async def disarm(self) -> None:
-        """Stop pausing responses (the policy has no origin list any more)."""
-        armed, self._armed = self._armed, weakref.WeakKeyDictionary()
-        self._in_page = weakref.WeakSet()
-        for arming in list(armed.values()):
-            if arming.done() and not arming.cancelled() and arming.exception() is None:
-                with contextlib.suppress(Exception):
-                    await arming.result().detach()
-
-    async def close(self) -> None:
-        """The context closed: nothing left to arm or answer (cancelled and awaited)."""
-        self._armed = weakref.WeakKeyDictionary()
-        await self._tasks.aclose()
 
 
 class RequestRouter:
@@ -221,7 +76,12 @@ class RequestRouter:
     ) -> None:
         self.resource_types = frozenset(resource_types)
         self.policy = policy
-        self.guard = RedirectGuard(self)
+        self.workers = SharedWorkerGate(self._report_worker)
+        self.guard = RedirectGuard(lambda: self.policy, self.sink_of, self.workers.learn)
+        # Observed pages of the context -> their sink: where the guard and the worker gate
+        # report requests no page listener sees (engine/guard.py). Weak: pages come and go.
+        self._sinks: weakref.WeakKeyDictionary[Any, PageObservations] = weakref.WeakKeyDictionary()
+        self._pages_watched = False
         self._aborted: weakref.WeakKeyDictionary[Any, str] = weakref.WeakKeyDictionary()
         # Policy-blocked first navigations of popups (no page existed to observe them yet):
         # request -> reported yet. Weak, and at most _MAX_ORPHANS.
@@ -256,6 +116,41 @@ class RequestRouter:
             self._web_sockets_routed = True
         if self.policy is None:
             await self.guard.disarm()
+            await self.workers.stop()
+            return
+        if not self._pages_watched:
+            # Every page is armed as soon as it exists (a popup's later navigations too).
+            context.on("page", lambda page: self.guard.arm_soon(context, page))
+            self._pages_watched = True
+        await self.workers.start(context)  # fails closed: no policy without the gate
+        for page in list(context.pages):  # a policy set while pages are open
+            await self.guard.arm_page(context, page)
+
+    async def prepare(self, page: Page) -> None:
+        """Arm a page the engine opened before it requests anything (no-op without a policy):
+        a navigation whose page was not armed when it started is refused."""
+        if self.policy is not None and self._context is not None:
+            await self.guard.arm_page(self._context, page)
+
+    def watch(self, page: Page, sink: PageObservations) -> None:
+        """`page` is observed on `sink` (engine.observe): its stopped requests go there."""
+        with contextlib.suppress(TypeError):
+            self._sinks[page] = sink
+
+    def sink_of(self, page: Any) -> PageObservations | None:
+        """The sink `page` is observed on, if any."""
+        try:
+            return self._sinks.get(page)
+        except TypeError:
+            return None
+
+    def _report_worker(self, url: str) -> None:
+        """A shared worker the gate closed: reported on each observed page of its origin."""
+        origin = origin_of(url)
+        for page, sink in list(self._sinks.items()):
+            with contextlib.suppress(Exception):
+                if origin is not None and origin_of(page.url) == origin:
+                    report_blocked(sink, "GET", url, "sharedworker")
 
     async def set_policy(self, context: BrowserContext, policy: OriginPolicy | None) -> None:
         """New origin lists for the session (browser_session_update)."""
@@ -280,6 +175,11 @@ class RequestRouter:
             if self.policy is not None and self._context is not None:
                 try:
                     await self.guard.cover(self._context, request)
+                except Unguarded:
+                    # Its page's guard came too late for it: refused, as the policy's stop.
+                    self._aborted[request] = POLICY_FAILURE
+                    await route.abort(_ABORT_CODE)
+                    return
                 except Exception:
                     await route.abort("failed")  # fail closed: unguarded redirects could leak
                     return
@@ -345,6 +245,7 @@ class RequestRouter:
                 self._aborted.pop(request, None)
 
     async def close(self) -> None:
+        await self.workers.close()
         await self.guard.close()
 
     def __len__(self) -> int:

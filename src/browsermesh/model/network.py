@@ -22,7 +22,10 @@ Rules where the issue leaves room (documented decisions, docs/decisions-19-netwo
   `allowOrigins` is set and it matches none of them (block wins over allow). `ws:` is matched
   as `http:` and `wss:` as `https:` (a WebSocket belongs to the origin it would be fetched
   from). URLs of other schemes (`data:`, `blob:`, `about:`) never leave the browser and are
-  not governed.
+  not governed. An IP address is judged in one spelling (`address_host`, issue 30): IPv4 in
+  any form the URL standard reads is dotted-quad, an IPv4-mapped IPv6 address is its IPv4
+  address, and the unspecified addresses `0.0.0.0` / `[::]` are `127.0.0.1` / `[::1]` (where a
+  connection to them goes); names stay names.
 - **lists**: 1..100 patterns each at creation (`[]` is refused there: omit the field for no
   list, so an empty computed allow list can never silently mean "everything"); in
   `browser_session_update`, `[]` removes the list.
@@ -51,9 +54,10 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final, NoReturn
-from urllib.parse import urlsplit
+from urllib.parse import unquote, urlsplit
 
 from browsermesh.errors import Bound, BrowserMeshError, invalid_argument
+from browsermesh.model.addresses import address_host
 from browsermesh.model.text import CONTROL_RE, SURROGATE_RE
 
 NETWORK_FIELDS: Final = ("allowOrigins", "blockOrigins", "offline", "extraHeaders")
@@ -151,7 +155,7 @@ class OriginPattern:
 
     text: str
     scheme: str
-    host: str  # lowercase, no trailing dot, IPv6 without brackets; the suffix for a wildcard
+    host: str  # as `address_host` spells it (IPv6 without brackets); the suffix for a wildcard
     port: int
     wildcard: bool
 
@@ -187,7 +191,7 @@ def parse_origin_pattern(value: object, field: str) -> OriginPattern:
         _fail(field, "a host name after *. (not an IP address)")
     shown_port = "" if port == _DEFAULT_PORTS[scheme] else f":{port}"
     text = f"{scheme}://{'*.' if wildcard else ''}{host}{shown_port}"
-    return OriginPattern(text, scheme, bare, port, wildcard)
+    return OriginPattern(text, scheme, address_host(bare), port, wildcard)
 
 
 def _split_netloc(netloc: str, scheme: str) -> tuple[str, int]:
@@ -212,10 +216,10 @@ def _is_ip(host: str) -> bool:
 
 def url_origin(url: str) -> tuple[str, str, int] | None:
     """`(scheme, host, port)` of an `http(s)`/`ws(s)` URL as the policy compares it (`ws` as
-    `http`, `wss` as `https`; host lowercase without a trailing dot, IPv6 compressed without
-    brackets; the effective port). None for a URL the policy does not govern (`data:`,
-    `blob:`, `about:`, …). A governed URL whose host or port cannot be read yields an empty
-    host, which no pattern matches."""
+    `http`, `wss` as `https`; host lowercase without a trailing dot, an IP address in the one
+    spelling `address_host` gives it; the effective port). None for a URL the policy does not
+    govern (`data:`, `blob:`, `about:`, …). A governed URL whose host or port cannot be read
+    yields an empty host, which no pattern matches."""
     try:
         parts = urlsplit(url)
     except ValueError:
@@ -228,7 +232,8 @@ def url_origin(url: str) -> tuple[str, str, int] | None:
         port = parts.port
     except ValueError:
         return (scheme, "", 0)
-    host = (parts.hostname or "").rstrip(".")
+    # Chromium decodes percent-escapes in a host before it reads it (`127.0.0.%31`).
+    host = unquote(parts.hostname or "").rstrip(".")
     if ":" in host:
         try:
             host = ipaddress.IPv6Address(host.split("%", 1)[0]).compressed
@@ -239,7 +244,7 @@ def url_origin(url: str) -> tuple[str, str, int] | None:
             host = host.encode("idna").decode("ascii").lower()
         except UnicodeError:
             return (scheme, "", 0)
-    return (scheme, host, port if port is not None else _DEFAULT_PORTS[scheme])
+    return (scheme, address_host(host), port if port is not None else _DEFAULT_PORTS[scheme])
 
 
 @dataclass(frozen=True, slots=True)
