@@ -3,16 +3,21 @@ uvicorn listener on loopback and the real MCP SDK client.
 
 MCP sessions per principal: a principal at its limit gets HTTP 429 with a JSON-RPC error the
 SDK client raises as `MCPError` (`data.code` LIMIT_EXCEEDED, a `nextStep`); other principals
-are unaffected, and a closed session frees its place. No browser is started.
+are unaffected, and a closed session frees its place. Slow clients: a request head or body
+sent too slowly is disconnected after its deadline, however it is spread. No browser is
+started.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
+import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
+import anyio
 import httpx2
 import pytest
 from mcp import Client, MCPError
@@ -120,3 +125,69 @@ def _initialize() -> dict[str, Any]:
             "clientInfo": {"name": "raw", "version": "0"},
         },
     }
+
+
+# ------------------------------------------------------------------------------------------
+# Slow clients (slowloris): a request head or body sent too slowly is cut off
+# ------------------------------------------------------------------------------------------
+
+HEAD_S = 0.6
+BODY_S = 0.8
+DEADLINES = {"head_timeout_s": HEAD_S, "body_timeout_s": BODY_S}
+
+
+async def _closed_by_server(
+    reader: asyncio.StreamReader, writer: asyncio.StreamWriter, trickle: bytes = b""
+) -> float:
+    """Seconds until the server closes the connection, sending one byte of `trickle` every
+    0.1 s meanwhile (the pace of a slow client, not a wait for an event); fails after 10 s."""
+    started = time.monotonic()
+    with anyio.fail_after(10):
+        for byte in trickle:
+            try:
+                writer.write(bytes([byte]))
+                await writer.drain()
+            except ConnectionError:
+                break
+            with anyio.move_on_after(0.1):
+                if await reader.read(1) == b"":
+                    break
+        else:
+            assert await reader.read() == b""
+    writer.close()
+    return time.monotonic() - started
+
+
+async def test_a_trickled_request_head_is_cut_off(tmp_path: Path) -> None:
+    async with http_server(tmp_path, service_options=DEADLINES) as srv:
+        host = f"127.0.0.1:{srv.service.port}"
+        # Nothing at all after connecting.
+        reader, writer = await asyncio.open_connection("127.0.0.1", srv.service.port)
+        assert await _closed_by_server(reader, writer) >= HEAD_S * 0.9
+        # A head sent a byte at a time: each byte does not restart the deadline.
+        reader, writer = await asyncio.open_connection("127.0.0.1", srv.service.port)
+        head = f"POST /mcp HTTP/1.1\r\nHost: {host}\r\n".encode() + b"X-Slow: " + b"a" * 200
+        elapsed = await _closed_by_server(reader, writer, head)
+        assert HEAD_S * 0.9 <= elapsed < HEAD_S + 5
+        cuts = [r["reason"] for r in srv.records if r.get("type") == "http.slow_client"]
+        assert cuts == ["request head not received within 0.6 s"] * 2
+        async with mcp_client(srv.url, "legacy") as client:  # the server serves on
+            await client.list_tools()
+
+
+async def test_a_trickled_request_body_is_cut_off(tmp_path: Path) -> None:
+    async with http_server(tmp_path, service_options=DEADLINES) as srv:
+        reader, writer = await asyncio.open_connection("127.0.0.1", srv.service.port)
+        head = (
+            f"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{srv.service.port}\r\n"
+            "Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\n"
+            "Content-Length: 4000\r\n\r\n"
+        )
+        writer.write(head.encode())
+        elapsed = await _closed_by_server(reader, writer, b"{" + b" " * 3000)
+        assert BODY_S * 0.9 <= elapsed < BODY_S + 5
+        cuts = [r["reason"] for r in srv.records if r.get("type") == "http.slow_client"]
+        assert cuts == ["request body not received within 0.8 s"]
+        # A request sent at once is not affected by the deadlines, nor is a slow answer.
+        async with mcp_client(srv.url, "legacy") as client:
+            await client.list_tools()

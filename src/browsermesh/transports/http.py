@@ -37,6 +37,7 @@ from browsermesh.transports.access import AccessPolicy, bound_allowlists
 from browsermesh.transports.auth import AccessControlMiddleware
 from browsermesh.transports.drain import GRACEFUL_SHUTDOWN_S, RequestDrain
 from browsermesh.transports.http_app import JsonRpcGuardMiddleware, build_http_app
+from browsermesh.transports.slow_clients import BODY_TIMEOUT_S, HEAD_TIMEOUT_S, cutoff_protocol
 from browsermesh.transports.view import announce_view
 from browsermesh.transports.view_auth import ViewAuth
 
@@ -109,10 +110,20 @@ class _UvicornServer(uvicorn.Server):
 
 
 class HttpService:
-    """The bound HTTP transport of one runtime: ``bind()``, then ``serve()`` until ``stop()``."""
+    """The bound HTTP transport of one runtime: ``bind()``, then ``serve()`` until ``stop()``.
+
+    ``head_timeout_s`` and ``body_timeout_s`` bound how slowly a client may send a request
+    (`transports.slow_clients`); tests shorten them."""
 
     def __init__(
-        self, config: Config, runtime: Runtime, server: Server[Any], log: EventLog
+        self,
+        config: Config,
+        runtime: Runtime,
+        server: Server[Any],
+        log: EventLog,
+        *,
+        head_timeout_s: float = HEAD_TIMEOUT_S,
+        body_timeout_s: float = BODY_TIMEOUT_S,
     ) -> None:
         self.config = config
         self.runtime = runtime
@@ -138,7 +149,8 @@ class HttpService:
                 self.app,
                 host=config.http_host,
                 port=config.http_port,
-                http="h11",
+                # h11 plus deadlines for a slowly sent request (slowloris, issue 30 #10).
+                http=cutoff_protocol(log, head_s=head_timeout_s, body_s=body_timeout_s),
                 ws="none",
                 lifespan="on",
                 log_config=None,
