@@ -43,7 +43,7 @@ from browsermesh.runtime.runtime import Runtime
 from browsermesh.transports.access import AccessPolicy
 from browsermesh.transports.asgi import header, respond_json
 from browsermesh.transports.auth import AccessControlMiddleware
-from browsermesh.transports.drain import GRACEFUL_SHUTDOWN_S, DrainMiddleware, RequestDrain
+from browsermesh.transports.drain import DrainMiddleware, RequestDrain, drain_grace_s
 from browsermesh.transports.jsonrpc import check_message
 from browsermesh.transports.mcp_limits import McpSessionLimit
 from browsermesh.transports.view import VIEW_PATH, view_routes
@@ -163,7 +163,10 @@ def build_http_app(
     return Starlette(
         routes=routes,
         middleware=[
-            Middleware(DrainMiddleware, drain=drain or RequestDrain(GRACEFUL_SHUTDOWN_S)),
+            Middleware(
+                DrainMiddleware,
+                drain=drain or RequestDrain(drain_grace_s(config.shutdown_grace_ms)),
+            ),
             Middleware(
                 AccessControlMiddleware,
                 policy=policy,
