@@ -35,6 +35,7 @@ from browsermesh.config.variables import (
     V_HTTP_PATH,
     V_HTTP_PORT,
     V_LOG_LEVEL,
+    V_MAX_MCP_SESSIONS_PER_PRINCIPAL,
     V_MAX_PAGES,
     V_MAX_SESSIONS,
     V_MAX_SESSIONS_PER_PRINCIPAL,
@@ -177,6 +178,13 @@ _OPTIONS: Final[tuple[_Option, ...]] = (
         "<ms>",
         "Close HTTP sessions idle this long, 0 = never (default 1800000)",
         V_SESSION_IDLE_MS,
+        http_only=True,
+    ),
+    _Option(
+        "--max-mcp-sessions-per-principal",
+        "<count>",
+        "Open MCP sessions per principal over HTTP, 1..10000 (default 32)",
+        V_MAX_MCP_SESSIONS_PER_PRINCIPAL,
         http_only=True,
     ),
     _Option(
@@ -337,10 +345,11 @@ def help_text() -> str:
         "--timeout -> BROWSERMESH_TIMEOUT_MS, --no-persistence -> BROWSERMESH_PERSISTENCE=false,",
         "--headless/--headed -> BROWSERMESH_HEADLESS); the command line takes precedence over",
         "the environment. --host, --port, --path, --auth-token-file, --allowed-hosts,",
-        "--allowed-origins, --session-idle-ms and --no-view need --transport http. Output budgets",
-        "(observability, screenshots, visible text, saved states, artifacts) and the element-ref",
-        "lifetime (BROWSERMESH_REF_TTL_MS) and the actionability settle time",
-        "(BROWSERMESH_ACTIONABILITY_SETTLE_MS) are set through BROWSERMESH_* variables only.",
+        "--allowed-origins, --session-idle-ms, --max-mcp-sessions-per-principal and --no-view",
+        "need --transport http. Output budgets (observability, screenshots, visible text, saved",
+        "states, artifacts), the element-ref lifetime (BROWSERMESH_REF_TTL_MS) and the",
+        "actionability settle time (BROWSERMESH_ACTIONABILITY_SETTLE_MS) are set through",
+        "BROWSERMESH_* variables only.",
     ]
     return "\n".join(lines) + "\n"
 

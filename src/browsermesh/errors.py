@@ -172,6 +172,18 @@ _NEXT_STEPS: dict[ErrorCode, str] = {
 # Next steps that fit an actionability reason (never "retry with a larger timeoutMs" for an element
 # that cannot act); keyed by details.reason.
 _REASON_NEXT_STEPS: dict[str, str] = {
+    # PERSISTENCE_DISABLED because the server does not trust its storage (issue 12 #8, 30 #11):
+    # never "restart with BROWSERMESH_PERSISTENCE=true", which would not help.
+    "data_directory_writable": (
+        "Saved states are refused while the data directory is writable by group or others. "
+        "Run: chmod 700 on the data directory (the BROWSERMESH_DATA_DIR or --data-dir value, "
+        "default ~/.browsermesh), then retry; or continue without saved state."
+    ),
+    "untrusted_storage": (
+        "Saved states are refused: a saved-state directory is not a private directory of this "
+        "user. Run browsermesh --doctor (data-directory-access says how to fix it), then retry; "
+        "or continue without saved state."
+    ),
     "disabled": (
         "The element is disabled: do what enables it first (fill the required fields, pick an "
         "option), or use browser_wait with a locator condition state enabled."
@@ -259,6 +271,8 @@ REASONS: frozenset[str] = frozenset(
         "installing",
         "blocked_by_policy",
         "proxy",
+        "untrusted_storage",
+        "data_directory_writable",
         "other",
         *ACTIONABILITY_REASONS,
     }

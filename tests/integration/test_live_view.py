@@ -125,6 +125,19 @@ async def new_link(server: Server, principal: str) -> str:
     return url
 
 
+async def sign_in(http: httpx2.AsyncClient, server: Server, link: str) -> httpx2.Response:
+    """What a browser does with a link: open its page (which names the principal and sets no
+    cookie), then press Continue (a same-origin form POST); the answer to the POST."""
+    page = await http.get(link)
+    assert page.status_code == 200 and "set-cookie" not in page.headers, page.text
+    code = link.split("code=", 1)[1]
+    return await http.post(
+        server.base + "/view/login",
+        data={"code": code},
+        headers={"Origin": server.base, "Sec-Fetch-Site": "same-origin"},
+    )
+
+
 @asynccontextmanager
 async def sessions(
     server: Server, principal: str, *named: tuple[str, str]
@@ -147,6 +160,7 @@ async def open_view(browser: Any, server: Server, principal: str) -> tuple[Any, 
     context = await browser.new_context(viewport={"width": 1280, "height": 900})
     page = await context.new_page()
     await page.goto(await new_link(server, principal))
+    await page.get_by_role("button", name="Continue").click()
     await page.wait_for_url(server.base + "/view/")
     await page.locator("#link", has_text="live").wait_for(timeout=WAIT_MS)
     return context, page
@@ -236,7 +250,7 @@ async def read_events(
     """Everything the event stream sent until a frame of each of `want_frames` and a state
     with `want_title` arrived (the view's cookie obtained through a one-time link)."""
     async with httpx2.AsyncClient(trust_env=False, timeout=30) as http:
-        login = await http.get(await new_link(server, principal))
+        login = await sign_in(http, server, await new_link(server, principal))
         assert login.status_code == 200
         cookie = login.headers["set-cookie"]
         assert re.fullmatch(
@@ -273,7 +287,7 @@ async def test_access_rules(server: Server) -> None:
         assert (await http.post(server.base + "/view/link", headers=wrong)).status_code == 401
         # A one-time link works once.
         link = await new_link(server, "alice")
-        first = await http.get(link)
+        first = await sign_in(http, server, link)
         assert first.status_code == 200 and "set-cookie" in first.headers
         assert first.headers["referrer-policy"] == "no-referrer"
         http.cookies.clear()
@@ -325,7 +339,12 @@ def test_start_up_links_and_view_link_command(server: Server) -> None:
     assert done.returncode == 0, done.stderr
     url = done.stdout.strip()
     assert url.startswith(server.base + "/view/login?code=") and TOKENS["bob"] not in url
-    answer = httpx2.get(url, trust_env=False)
+
+    async def redeem() -> httpx2.Response:
+        async with httpx2.AsyncClient(trust_env=False) as http:
+            return await sign_in(http, server, url)
+
+    answer = asyncio.run(redeem())
     assert answer.status_code == 200 and "bm_view=" in answer.headers["set-cookie"]
     unknown = view_link("carol")
     assert unknown.returncode == 1 and "no such principal" in unknown.stderr
@@ -340,3 +359,58 @@ def test_no_view_serves_no_view(tmp_path: Path) -> None:
         assert not any("view.ready" in line for line in proc.lines)
     finally:
         assert proc.stop() == 0
+
+
+async def test_a_link_says_whose_view_it_opens_before_it_signs_in(
+    server: Server, site: FixtureSite, chromium: Any
+) -> None:
+    """Issue 30 #6, login CSRF: bob sends alice his link, or a page of another site submits it.
+    Opening it only shows whose view it is; a cross-site POST does not sign in; Continue does."""
+    context = await chromium.new_context()
+    try:
+        page = await context.new_page()
+        await page.goto(await new_link(server, "alice"))  # alice signed in to her own view
+        await page.get_by_role("button", name="Continue").click()
+        await page.wait_for_url(server.base + "/view/")
+        bobs = await new_link(server, "bob")
+        await page.goto(bobs)
+        heading = page.get_by_role("heading")
+        assert "principal bob" in (await heading.inner_text())
+        assert "signed in to the live view as alice" in (await page.inner_text("body"))
+        cookies = {c["name"]: c["value"] for c in await context.cookies()}
+        # A foreign page that posts the code at once (the attack) is refused, the code kept.
+        code = bobs.split("code=", 1)[1]
+        site.pages["/lv/csrf"] = (
+            f'<!doctype html><form id=f method=post action="{server.base}/view/login">'
+            f'<input name=code value="{code}"></form><script>f.submit()</script>'
+        )
+        async with page.expect_response(server.base + "/view/login") as refused:
+            await page.goto(site.url("/lv/csrf"))
+        assert (await refused.value).status == 403
+        assert {c["name"]: c["value"] for c in await context.cookies()} == cookies
+        async with httpx2.AsyncClient(trust_env=False, timeout=30) as http:
+            no_origin = await http.post(server.base + "/view/login", data={"code": code})
+            assert no_origin.status_code == 403 and "set-cookie" not in no_origin.headers
+            # Only Continue on the link's own page signs in (here: as bob, as asked).
+            assert (await sign_in(http, server, bobs)).status_code == 200
+    finally:
+        await context.close()
+
+
+async def test_one_principal_flooding_view_sessions_signs_out_only_itself(server: Server) -> None:
+    """Issue 30 #6: the view-session table was shared (256 entries): 260 sign-ins of alice
+    signed bob out. Now each principal has its own bound; alice loses only her oldest."""
+    async with httpx2.AsyncClient(trust_env=False, timeout=30) as http:
+
+        async def cookie_of(principal: str) -> str:
+            answer = await sign_in(http, server, await new_link(server, principal))
+            http.cookies.clear()
+            return answer.headers["set-cookie"].split(";")[0]
+
+        async def status(cookie: str) -> int:
+            return (await http.get(server.base + "/view/", headers={"Cookie": cookie})).status_code
+
+        bob = await cookie_of("bob")
+        alice = [await cookie_of("alice") for _ in range(260)]
+        assert await status(bob) == 200
+        assert await status(alice[-1]) == 200 and await status(alice[0]) == 401

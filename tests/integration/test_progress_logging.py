@@ -23,6 +23,7 @@ import pytest
 
 from browsermesh import factory, install_browser
 from browsermesh.config import locate_chromium, process_environ
+from browsermesh.mcp.feed import MAX_PROGRESS_TOKEN_CHARS
 from tests.conftest import ERAS, ToolClient, assert_clean, real_config
 from tests.fixtures.site import FixtureSite
 from tests.support.http_transport import TOKENS, Running, connect, http_server
@@ -100,6 +101,29 @@ async def test_no_progress_without_a_token(served: Running, mode: str) -> None:
         args = _wait_args({"sessionId": sid, "pageId": pid}, "Saved", 800)
         await c.raw("browser_wait", args)
         assert seen.progress() == []
+
+
+@pytest.mark.parametrize("mode", ERAS)
+async def test_an_oversized_progress_token_is_never_echoed(served: Running, mode: str) -> None:
+    """Issue 30 #10: a 1 MB progress token used to come back in every notification of the call.
+    Now it gets none (the call runs); a token of the largest echoed size still gets progress."""
+    seen = Seen()
+    huge = "T" * 1_000_000
+    longest = "t" * MAX_PROGRESS_TOKEN_CHARS
+    async with connect(served.url, mode, message_handler=seen.handler) as c:
+        sid, pid = await c.session()
+        args = _wait_args({"sessionId": sid, "pageId": pid}, "Saved", 800)
+        error = await c.err("browser_wait", args, meta={"progressToken": huge})
+        assert error["code"] == "OPERATION_TIMEOUT"  # the call itself ran
+        assert seen.progress() == []
+        await c.err("browser_wait", args, meta={"progressToken": huge[: len(longest) + 1]})
+        assert seen.progress() == []
+        await c.err("browser_wait", args, meta={"progressToken": longest})
+        tokens = {p.progress_token for p in seen.progress()}
+    assert tokens == {longest}
+    ignored = [r for r in served.records if r.get("type") == "progress.token_ignored"]
+    assert len(ignored) == 2 and all(r["level"] == "warn" for r in ignored)
+    assert "TTTT" not in json.dumps(served.records)
 
 
 async def test_queue_wait_is_a_phase(served: Running) -> None:

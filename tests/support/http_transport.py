@@ -50,9 +50,14 @@ class Running:
 
 @asynccontextmanager
 async def http_server(
-    tmp_path: Path, *, tokens: bool = False, **overrides: Any
+    tmp_path: Path,
+    *,
+    tokens: bool = False,
+    service_options: dict[str, Any] | None = None,
+    **overrides: Any,
 ) -> AsyncIterator[Running]:
-    """The HTTP transport on a real runtime, served by uvicorn in this process."""
+    """The HTTP transport on a real runtime, served by uvicorn in this process (`overrides`:
+    configuration fields; `service_options`: `HttpService` keywords, e.g. its deadlines)."""
     if tokens:
         path = write_token_file(tmp_path)
         pairs, problems = parse_auth_token_file(path)
@@ -63,9 +68,8 @@ async def http_server(
     log = EventLog("silent")
     log.sinks.append(records.append)
     runtime = create_runtime(config, log)
-    service = HttpService(
-        config, runtime, create_server(runtime, instructions=instructions_for(config)), log
-    )
+    server = create_server(runtime, instructions=instructions_for(config))
+    service = HttpService(config, runtime, server, log, **(service_options or {}))
     service.bind()
     task = asyncio.get_running_loop().create_task(service.serve())
     try:

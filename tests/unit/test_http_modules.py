@@ -191,3 +191,33 @@ async def test_idle_sweep_closes_through_the_normal_path(tmp_path: Path) -> None
     assert await IdleReaper(runtime, 0, log).sweep() == 0
     await runtime.shutdown()
     assert await reaper.sweep() == 0  # nothing is reaped once shutting down
+
+
+async def test_the_mcp_session_limit_sees_the_sdks_sessions(tmp_path: Path) -> None:
+    """`live_mcp_sessions` reads the SDK session manager's private table (issue 30 #10): an
+    opened session is in it, a deleted one is not. Fails if the SDK renames it."""
+    from browsermesh.transports.http_app import live_mcp_sessions
+
+    service, runtime, _ = _service(tmp_path)
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(service.serve)
+        with anyio.fail_after(10):
+            await service.wait_ready()
+        assert list(live_mcp_sessions(service.server)) == []
+        async with httpx2.AsyncClient() as client:
+            headers = {"Accept": "application/json, text/event-stream"}
+            opened = await client.post(service.url, json=INITIALIZE, headers=headers)
+            session_id = opened.headers["mcp-session-id"]
+            assert list(live_mcp_sessions(service.server)) == [session_id]
+            closed = await client.delete(
+                service.url,
+                headers={
+                    **headers,
+                    "mcp-session-id": session_id,
+                    "mcp-protocol-version": "2025-11-25",
+                },
+            )
+            assert closed.status_code < 400
+        assert list(live_mcp_sessions(service.server)) == []
+        service.stop()
+    await runtime.shutdown()

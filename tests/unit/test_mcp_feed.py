@@ -125,3 +125,22 @@ def test_the_sdk_still_keeps_the_connection_on_the_request_session() -> None:
     from mcp.server.session import ServerSession
 
     assert "_connection" in ServerSession.__init__.__code__.co_names
+
+
+@pytest.mark.parametrize(
+    ("token", "echoed"),
+    [
+        ("t" * feed.MAX_PROGRESS_TOKEN_CHARS, True),
+        ("t" * (feed.MAX_PROGRESS_TOKEN_CHARS + 1), False),
+        (0, True),
+        (2**63 - 1, True),
+        (-(2**63), True),
+        (2**63, False),
+        (10**4000, False),
+        (True, False),
+        (1.5, False),
+    ],
+)
+def test_only_small_progress_tokens_are_echoed(token: object, echoed: bool) -> None:
+    """Issue 30 #10: every notification repeats the token, so long ones are not used."""
+    assert feed.echoable_progress_token(token) is echoed

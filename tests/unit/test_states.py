@@ -905,16 +905,29 @@ async def test_a_state_file_of_another_user_is_never_trusted(
 
 
 @pytest.mark.skipif(not POSIX, reason="POSIX permission bits")
-async def test_a_writable_data_directory_is_only_a_warning(
-    repo: StateRepository, data_dir: Path
+@pytest.mark.parametrize("mode", [0o777, 0o770, 0o707, 0o1777])
+async def test_a_writable_data_directory_is_refused_with_the_chmod_fix(
+    repo: StateRepository, data_dir: Path, tmp_path: Path, mode: int
 ) -> None:
-    data_dir.mkdir()
-    os.chmod(data_dir, 0o777)
-    await repo.save("local", "s", sample_state())
-    assert (await repo.load("local", "s"))["cookies"][0]["value"] == SECRET
+    """Issue 30 #11: a pre-existing data directory others can write keeps no saved states (they
+    could swap what is below it between the check and the use), for every principal."""
+    plant(states_dir(data_dir))
+    os.chmod(data_dir, mode)
+    for principal in ("local", "alice"):
+        for operation in ALL_OPERATIONS:
+            error = await expect(
+                ErrorCode.PERSISTENCE_DISABLED, attempt(repo, operation, principal)
+            )
+            assert error.cause == "data directory is writable by group or others"
+            payload = json.dumps(error_payload(error))
+            assert "chmod 700" in error.next_step and "BROWSERMESH_DATA_DIR" in error.next_step
+            assert str(tmp_path) not in payload and "planted" not in payload
+    assert sorted(p.name for p in states_dir(data_dir).iterdir()) == ["s.json"]  # untouched
     audit = audit_data_dir(data_dir)
-    assert audit.refused == ()
-    assert audit.warnings == ("The data directory is writable by group or others.",)
+    assert audit.refused == ("The data directory is writable by group or others.",)
+    assert audit.warnings == ()
+    os.chmod(data_dir, 0o700)  # the fix the error names
+    assert (await repo.load("local", "s"))["cookies"][0]["value"] == "planted"
 
 
 @pytest.mark.skipif(not POSIX, reason="symlinks")

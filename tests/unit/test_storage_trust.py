@@ -65,22 +65,31 @@ def test_doctor_checks_the_token_file_principals(tmp_path: Path) -> None:
     )
 
 
-def test_doctor_warns_about_a_writable_data_directory(tmp_path: Path) -> None:
+@pytest.mark.parametrize("mode", [0o777, 0o775])
+def test_doctor_fails_a_writable_data_directory_with_the_chmod_fix(
+    tmp_path: Path, mode: int
+) -> None:
+    """Issue 30 #11: both checks fail (the server refuses saved states there), both say chmod."""
     data_dir = tmp_path / "data"
     data_dir.mkdir()
-    os.chmod(data_dir, 0o777)
+    os.chmod(data_dir, mode)
     config = default_config(data_dir=data_dir)
     access = doctor.check_data_directory(config)
-    assert (access.status, access.code) == ("passed", "DATA_DIRECTORY_ACCESSIBLE")
-    assert "Warning" not in access.message  # who else may write is the privacy check's (issue 23)
-    result = doctor.check_data_directory_privacy(config)
-    assert result.status == "passed"
-    assert result.code == "DATA_DIRECTORY_PRIVATE"
-    assert "Warning (mode 0777): the data directory is writable by group or others." in (
-        result.message
+    assert (access.status, access.code) == ("failed", "DATA_DIRECTORY_UNAVAILABLE")
+    assert access.message == (
+        "The data directory is writable by group or others; saved states are refused until it "
+        "is fixed."
     )
-    assert result.message.endswith(doctor.chmod_remediation(config))
-    assert len(result.message) <= 256
+    assert access.remediation == doctor.chmod_remediation(config)
+    result = doctor.check_data_directory_privacy(config)
+    assert (result.status, result.code) == ("failed", "DATA_DIRECTORY_NOT_PRIVATE")
+    assert result.message == (
+        f"Other users can write to the data directory (mode {mode:04o}), so the server refuses "
+        "to keep saved states in it."
+    )
+    assert result.remediation == doctor.chmod_remediation(config)
+    for check in (access, result):
+        assert len(check.message) <= 256 and str(tmp_path) not in str(check.to_json())
 
 
 def test_doctor_passes_a_clean_data_directory(tmp_path: Path) -> None:
@@ -94,8 +103,8 @@ def test_startup_warns_once_per_problem_without_paths(tmp_path: Path) -> None:
     records = startup_warnings(default_config(data_dir=data_dir))
     assert [(r["level"], r["type"]) for r in records] == [("warn", "persistence.untrusted")] * 2
     assert [r["reason"] for r in records] == [
-        "The saved-states directory is a symbolic link.",
         "The data directory is writable by group or others.",
+        "The saved-states directory is a symbolic link.",
     ]
     assert str(tmp_path) not in str(records)
 

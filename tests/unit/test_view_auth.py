@@ -18,6 +18,9 @@ from browsermesh.config import ConfigError, default_config
 from browsermesh.transports.access import AccessPolicy
 from browsermesh.transports.view_auth import (
     CODE_TTL_S,
+    MAX_CODES_PER_PRINCIPAL,
+    MAX_VIEW_SESSIONS,
+    MAX_VIEW_SESSIONS_PER_PRINCIPAL,
     SESSION_TTL_S,
     ViewAuth,
     cookie_value,
@@ -65,8 +68,53 @@ def test_sessions_expire_and_the_tables_are_bounded() -> None:
     now.t += SESSION_TTL_S
     assert view.principal_of(header) is None
     codes = [view.issue_code("alice") for _ in range(300)]
-    assert len(view._codes) == 256  # the oldest went
+    assert len(view._codes) == MAX_CODES_PER_PRINCIPAL  # the oldest went
     assert view.redeem(codes[0]) is None and view.redeem(codes[-1]) == "alice"
+
+
+def test_the_bounds_are_per_principal() -> None:
+    """Issue 30 #6: one principal's flood evicts only its own entries, oldest first."""
+    now = Now()
+    view = auth(now)
+    bob = view.open_session("bob")
+    bobs_code = view.issue_code("bob")
+    alice = []
+    for _ in range(MAX_VIEW_SESSIONS_PER_PRINCIPAL + 200):
+        now.t += 0.1  # oldest first, all within a code's lifetime
+        alice.append(view.open_session("alice"))
+        view.issue_code("alice")
+    assert view.principal_of(f"bm_view={bob}".encode()) == "bob"
+    assert view.peek(bobs_code) == "bob"
+    kept = MAX_VIEW_SESSIONS_PER_PRINCIPAL
+    assert [view.principal_of(f"bm_view={c}".encode()) for c in alice[-kept:]] == ["alice"] * kept
+    assert view.principal_of(f"bm_view={alice[-kept - 1]}".encode()) is None
+    assert view._sessions.count("alice") == kept and view._sessions.count("bob") == 1
+
+
+def test_the_global_bound_takes_from_the_largest_principal() -> None:
+    now = Now()
+    view = auth(now)
+    names = [f"p{n}" for n in range(MAX_VIEW_SESSIONS // MAX_VIEW_SESSIONS_PER_PRINCIPAL)]
+    for name in names:
+        for _ in range(MAX_VIEW_SESSIONS_PER_PRINCIPAL):
+            view.open_session(name)
+    assert len(view._sessions) == MAX_VIEW_SESSIONS
+    newcomer = view.open_session("late")
+    assert len(view._sessions) == MAX_VIEW_SESSIONS
+    assert view.principal_of(f"bm_view={newcomer}".encode()) == "late"
+    assert sorted(view._sessions.count(n) for n in names)[0] == MAX_VIEW_SESSIONS_PER_PRINCIPAL - 1
+
+
+def test_peeking_at_a_code_does_not_use_it_up() -> None:
+    now = Now()
+    view = auth(now)
+    code = view.issue_code("bob")
+    assert view.peek(code) == "bob" and view.peek(code) == "bob"
+    assert view.redeem(code) == "bob" and view.peek(code) is None
+    assert view.peek("") is None and view.peek("guess") is None
+    late = view.issue_code("bob")
+    now.t += CODE_TTL_S
+    assert view.peek(late) is None
 
 
 def test_without_tokens_every_viewer_is_local() -> None:

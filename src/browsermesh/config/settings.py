@@ -69,6 +69,9 @@ class Config:
     allowed_hosts: tuple[str, ...] = derive_allowed_hosts(DEFAULT_HTTP_HOST, DEFAULT_HTTP_PORT)
     allowed_origins: tuple[str, ...] = derive_allowed_origins(DEFAULT_HTTP_HOST, DEFAULT_HTTP_PORT)
     session_idle_ms: int = 1_800_000
+    # MCP sessions (2025-11-25) plus open subscriptions/listen streams (2026-07-28) one principal
+    # may hold open on the HTTP transport (issue 30 #10).
+    max_mcp_sessions_per_principal: int = 32
     observability_events: int = 200
     observability_string_chars: int = 2048
     observability_page_size: int = 100

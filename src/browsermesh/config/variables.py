@@ -37,6 +37,7 @@ V_ALLOWED_HOSTS: Final = "BROWSERMESH_ALLOWED_HOSTS"
 V_ALLOWED_ORIGINS: Final = "BROWSERMESH_ALLOWED_ORIGINS"
 V_SESSION_IDLE_MS: Final = "BROWSERMESH_SESSION_IDLE_MS"
 V_MAX_SESSIONS_PER_PRINCIPAL: Final = "BROWSERMESH_MAX_SESSIONS_PER_PRINCIPAL"
+V_MAX_MCP_SESSIONS_PER_PRINCIPAL: Final = "BROWSERMESH_MAX_MCP_SESSIONS_PER_PRINCIPAL"
 V_UPLOAD_ROOT: Final = "BROWSERMESH_UPLOAD_ROOT"
 # The Selenium Grid backend (issue 22), read by config.grid.
 V_SELENIUM_GRID: Final = "BROWSERMESH_SELENIUM_GRID"
@@ -72,6 +73,7 @@ INT_SPECS: Final[tuple[IntSpec, ...]] = (
     IntSpec(V_MAX_PAGES, "max_pages", 1, 100),
     IntSpec(V_HTTP_PORT, "http_port", 0, 65_535),
     IntSpec(V_SESSION_IDLE_MS, "session_idle_ms", 1_000, 604_800_000, True),
+    IntSpec(V_MAX_MCP_SESSIONS_PER_PRINCIPAL, "max_mcp_sessions_per_principal", 1, 10_000),
     IntSpec("BROWSERMESH_OBSERVABILITY_EVENTS", "observability_events", 1, 1_000),
     IntSpec("BROWSERMESH_OBSERVABILITY_STRING_CHARS", "observability_string_chars", 128, 8192),
     IntSpec("BROWSERMESH_OBSERVABILITY_PAGE_SIZE", "observability_page_size", 1, 200),

@@ -17,6 +17,7 @@ from typing import Final
 
 from browsermesh._version import __version__
 from browsermesh.config import ChromiumLocation, Config, binary_kind, locate_chromium
+from browsermesh.doctor.privacy import chmod_remediation
 from browsermesh.doctor.report import (
     DATA_DIR_REMEDIATION,
     HEADED_SHELL_REMEDIATION,
@@ -29,6 +30,7 @@ from browsermesh.doctor.report import (
 )
 from browsermesh.install_browser import INSTALL_REMEDIATION, SHELL_REMEDIATION
 from browsermesh.persistence.states import audit_data_dir
+from browsermesh.persistence.trust import DATA_DIR_WRITABLE
 
 __all__ = [
     "check_chromium_executable",
@@ -136,8 +138,9 @@ def probe_data_directory(directory: Path, what: str = "data directory") -> str |
 
 def check_data_directory(config: Config) -> CheckResult:
     """``data-directory-access``: the §20.2 probe, then whether saved states would be trusted
-    (issue 12 #8): a symlinked or foreign states directory fails the check (the server refuses
-    those states). Who else may read or write the data directory is the next check's
+    (issue 12 #8): a symlinked or foreign states directory, or a data directory writable by
+    group or others (issue 30 #11; its fix is the ``chmod 700``), fails the check (the server
+    refuses those states). Who else may read the data directory is the next check's
     (:mod:`~browsermesh.doctor.privacy`)."""
     problem = probe_data_directory(Path(config.data_dir))
     if problem is not None:
@@ -146,12 +149,13 @@ def check_data_directory(config: Config) -> CheckResult:
         )
     audit = audit_data_dir(config.data_dir, (name for name, _ in config.auth_tokens))
     if audit.refused:
-        refused = audit.refused[0].rstrip(".")
+        first = audit.refused[0]
+        fix = chmod_remediation(config) if first == DATA_DIR_WRITABLE else None
         return failed(
             "data-directory-access",
             "DATA_DIRECTORY_UNAVAILABLE",
-            f"{refused}; saved states are refused until it is fixed.",
-            UNTRUSTED_STATES_REMEDIATION,
+            f"{first.rstrip('.')}; saved states are refused until it is fixed.",
+            fix or UNTRUSTED_STATES_REMEDIATION,
         )
     return passed(
         "data-directory-access",

@@ -5,8 +5,9 @@ Saved states are signed-in sessions (cookies, storage), so another user who can 
 the login. They are private when some directory on the way to them, the data directory
 included, is owner-only (no group or other bits): the server makes every directory it creates
 0700, so a failure means someone widened the modes by hand or restored a backup. A data
-directory that is itself open while everything below it is private passes with a warning; both
-say ``chmod 700``. The data directory is named by its setting (or as ``~/.browsermesh``, the
+directory others can write fails too (the server refuses to keep saved states in it, issue 30
+#11); one others can only read, while everything below it is private, passes with a warning;
+all say ``chmod 700``. The data directory is named by its setting (or as ``~/.browsermesh``, the
 default), never by its path (§20.2: no paths in the report). POSIX only.
 """
 
@@ -25,6 +26,7 @@ __all__ = ["check_data_directory_privacy", "chmod_remediation", "exposed_states"
 
 CHECK_ID: Final = "data-directory-privacy"
 _GROUP_OR_OTHER: Final = 0o077
+_GROUP_OR_OTHER_WRITE: Final = stat.S_IWGRP | stat.S_IWOTH
 
 
 def chmod_remediation(config: Config) -> str:
@@ -61,8 +63,9 @@ def exposed_states(data_dir: Path, principals: tuple[str, ...] = ()) -> int:
 
 
 def check_data_directory_privacy(config: Config) -> CheckResult:
-    """``data-directory-privacy``: fails when other users can open saved states; passes
-    with a warning when only the data directory itself is open or is not this user's."""
+    """``data-directory-privacy``: fails when other users can open saved states or write the
+    data directory; passes with a warning when the data directory itself is only readable by
+    others or is not this user's."""
     if os.name != "posix":
         return passed(
             CHECK_ID, "PERMISSIONS_NOT_CHECKED", "File permissions are not checked on this system."
@@ -96,8 +99,17 @@ def check_data_directory_privacy(config: Config) -> CheckResult:
             "DATA_DIRECTORY_PRIVATE",
             f"The data directory is private to this user (mode {mode:04o}).",
         )
-    warnings = list(audit_data_dir(data_dir).warnings)  # another owner; group or other write
-    if mode & _GROUP_OR_OTHER and not any("writable" in w for w in warnings):
+    if mode & _GROUP_OR_OTHER_WRITE:
+        # The server refuses saved states here (issue 30 #11; data-directory-access fails too).
+        return failed(
+            CHECK_ID,
+            "DATA_DIRECTORY_NOT_PRIVATE",
+            f"Other users can write to the data directory (mode {mode:04o}), so the server "
+            "refuses to keep saved states in it.",
+            chmod_remediation(config),
+        )
+    warnings = list(audit_data_dir(data_dir).warnings)  # another owner
+    if mode & _GROUP_OR_OTHER:
         warnings.append("The data directory is readable by group or others.")
     message = f"Saved states are private to this user. Warning (mode {mode:04o}):"
     for warning in warnings:

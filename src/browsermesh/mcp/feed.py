@@ -8,6 +8,10 @@ synchronously and sent by the feed's own pump task, which the call's task group 
 when the call returns (pending log lines are flushed first, a pending progress line is dropped,
 so nothing follows the result) or is cancelled with it.
 
+A progress token longer than `MAX_PROGRESS_TOKEN_CHARS` is not echoed: that call gets no
+progress (its log lines still come) and the server logs `progress.token_ignored` once, never
+the token.
+
 Progress is rate-limited: nothing for a call shorter than `GRACE_S`; then at most one
 notification per `INTERVAL_S`, a new phase as soon as the interval allows and the running
 phase again every `HEARTBEAT_S` with its elapsed time ("waiting for text 'Saved' (4.1 s of
@@ -34,6 +38,11 @@ INTERVAL_S = 0.25
 HEARTBEAT_S = 1.0
 MAX_CALL_LOGS = 200
 """Log lines one call sends at most (a call that logs more is cut; stderr keeps them all)."""
+MAX_PROGRESS_TOKEN_CHARS = 128
+"""The longest string `progressToken` that is echoed (issue 30 #10): every notification
+repeats the token, so a 1 MB token made every progress line of the call 1 MB. A longer token,
+or an integer beyond 64 bits, gets no progress notifications; the call itself runs."""
+_INT64 = 2**63
 
 ProgressSender = Callable[[float, str], Awaitable[None]]
 LogSender = Callable[[str, dict[str, Any]], Awaitable[None]]
@@ -44,6 +53,17 @@ _CURRENT: ContextVar[CallFeed | None] = ContextVar("browsermesh_call_feed", defa
 def current() -> CallFeed | None:
     """The feed of the call this code runs for, if that call has one."""
     return _CURRENT.get()
+
+
+def echoable_progress_token(token: object) -> bool:
+    """Whether a request's `progressToken` is small enough to repeat in its notifications."""
+    if isinstance(token, bool):
+        return False
+    if isinstance(token, str):
+        return len(token) <= MAX_PROGRESS_TOKEN_CHARS
+    if isinstance(token, int):
+        return -_INT64 <= token < _INT64
+    return False
 
 
 def _seconds(value: float) -> str:

@@ -23,6 +23,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS as MODERN_ERA
 
 from browsermesh._version import __version__
 from browsermesh.config import Config
+from browsermesh.log import EventLog
 from browsermesh.mcp import feed, prompts
 from browsermesh.mcp.clients import LOGGER, MCP_LEVELS, Clients, connection_of
 from browsermesh.mcp.completions import Completions
@@ -147,6 +148,7 @@ class Handlers:
 
     def __init__(self, runtime: Runtime, specs: list[ToolSpec]) -> None:
         self.dispatcher = ToolDispatcher(specs, runtime)
+        self.log = runtime.log
         self.published = publish(specs, runtime.config.schema_refs)
         self.clients = Clients(runtime.owner_of)
         runtime.log.sinks.append(self.clients.on_record)
@@ -163,7 +165,7 @@ class Handlers:
         self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
     ) -> types.CallToolResult:
         principal = principal_of(ctx)
-        async with feed.running(call_feed(ctx, self.clients)):
+        async with feed.running(call_feed(ctx, self.clients, self.log)):
             return await self.dispatcher.call(params.name, params.arguments, principal)
 
     async def set_logging_level(
@@ -237,10 +239,21 @@ class Handlers:
         return self.completions.complete(principal_of(ctx), params)
 
 
-def call_feed(ctx: ServerRequestContext[Any], clients: Clients) -> feed.CallFeed | None:
-    """The feed of a call that asked for progress or log lines; None when it asked for none."""
+def call_feed(
+    ctx: ServerRequestContext[Any], clients: Clients, log: EventLog
+) -> feed.CallFeed | None:
+    """The feed of a call that asked for progress or log lines; None when it asked for none.
+    A progress token too long to echo (`feed.echoable_progress_token`) asks for nothing."""
     meta: dict[str, Any] = dict(ctx.meta or {})
-    wants_progress = meta.get("progressToken", meta.get("progress_token")) is not None
+    token = meta.get("progressToken", meta.get("progress_token"))
+    wants_progress = token is not None and feed.echoable_progress_token(token)
+    if token is not None and not wants_progress:
+        log.warn(
+            "progress.token_ignored",
+            principal=principal_of(ctx),
+            reason=f"progressToken is not a string of at most {feed.MAX_PROGRESS_TOKEN_CHARS} "
+            "characters or a 64-bit integer",
+        )
     if ctx.protocol_version in MODERN_ERA:
         threshold = meta.get(types.LOG_LEVEL_META_KEY)
     else:

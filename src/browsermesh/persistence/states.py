@@ -29,8 +29,10 @@ Decisions where the contract is silent:
   different origins made a state that took 16 s to restore.
 - Only what the server wrote is trusted (issue 12 #8; POSIX only): the rule and the audit the
   doctor and start-up report live in `persistence.trust`; a states directory it does not trust
-  fails every operation of that principal with `PERSISTENCE_DISABLED`, and a state file it does
-  not trust is treated as absent.
+  fails every operation of that principal with `PERSISTENCE_DISABLED` (details reason
+  `untrusted_storage`), a data directory writable by group or others fails every operation of
+  every principal the same way (reason `data_directory_writable`, whose next step is the
+  `chmod`; issue 30 #11), and a state file it does not trust is treated as absent.
 
 What a state is (its id, shape, origins and bytes) lives in `persistence.state_format`, the file
 modes and the exclusive write shared with the artifact store in `persistence.fileio`; their
@@ -78,6 +80,7 @@ from browsermesh.persistence.trust import (
     LOCAL_PRINCIPAL,
     StorageAudit,
     audit_data_dir,
+    data_dir_distrust,
     distrust,
     first_distrust,
 )
@@ -128,7 +131,18 @@ def _untrusted_file(reason: str) -> BrowserMeshError:
 
 def _untrusted_dir(reason: str) -> BrowserMeshError:
     return BrowserMeshError(
-        ErrorCode.PERSISTENCE_DISABLED, cause=f"saved-state directory is {reason}"
+        ErrorCode.PERSISTENCE_DISABLED,
+        details={"reason": "untrusted_storage"},
+        cause=f"saved-state directory is {reason}",
+    )
+
+
+def _open_data_dir(reason: str) -> BrowserMeshError:
+    # Its own reason: the next step is the chmod that fixes it (issue 30 #11).
+    return BrowserMeshError(
+        ErrorCode.PERSISTENCE_DISABLED,
+        details={"reason": "data_directory_writable"},
+        cause=f"data directory is {reason}",
     )
 
 
@@ -235,7 +249,11 @@ class StateRepository:
             )
 
     def _check_dirs(self, directory: Path) -> None:
-        """Refuse a states directory the server cannot trust (`PERSISTENCE_DISABLED`)."""
+        """Refuse a states directory the server cannot trust, or one in a data directory others
+        can write (`PERSISTENCE_DISABLED`)."""
+        reason = data_dir_distrust(self._data_dir)
+        if reason is not None:
+            raise _open_data_dir(reason)
         reason = first_distrust(self._data_dir, directory)
         if reason is not None:
             raise _untrusted_dir(reason)

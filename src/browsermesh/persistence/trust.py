@@ -8,8 +8,10 @@ principal fails `PERSISTENCE_DISABLED` (the store cannot be used until the opera
 doctor and a start-up warning say why). A regular state file owned by another user or writable by
 group or others is treated as absent: never listed, counted, loaded (`SAVED_STATE_NOT_FOUND`) or
 removed, and a save of its id replaces it with a file of ours. The data directory itself may be a
-symlink (the operator's choice); if it is writable by group or others, or owned by another user,
-that is only a warning.
+symlink (the operator's choice). If it is writable by group or others (a 0777 directory, issue 30
+#11), anyone could swap what is below it between the check and the use, so saved states are
+refused as for an untrusted states directory (`data_dir_distrust`); owned by another user is
+only a warning (that user could as well have made the directory below it).
 
 `distrust` is the rule for one entry (the artifact store applies it to its directories too);
 `first_distrust` walks the directories on the way to a states directory (the repository asks
@@ -29,9 +31,11 @@ from typing import Final
 from browsermesh.persistence.fileio import os_failure
 
 __all__ = [
+    "DATA_DIR_WRITABLE",
     "LOCAL_PRINCIPAL",
     "StorageAudit",
     "audit_data_dir",
+    "data_dir_distrust",
     "directories_below",
     "distrust",
     "first_distrust",
@@ -43,6 +47,9 @@ LOCAL_PRINCIPAL: Final = "local"
 ``<data_dir>/principals/<p>/states/`` (the layout the repository writes and the audit checks)."""
 
 _GROUP_OR_OTHER_WRITE: Final = stat.S_IWGRP | stat.S_IWOTH
+DATA_DIR_WRITABLE: Final = "The data directory is writable by group or others."
+"""The audit's refusal for a data directory others can write (the doctor keys its chmod fix on
+it)."""
 
 
 def distrust(info: os.stat_result, *, directory: bool) -> str | None:
@@ -58,6 +65,23 @@ def distrust(info: os.stat_result, *, directory: bool) -> str | None:
     if info.st_uid != os.geteuid():
         return "owned by another user"
     if info.st_mode & _GROUP_OR_OTHER_WRITE:
+        return "writable by group or others"
+    return None
+
+
+def data_dir_distrust(data_dir: Path) -> str | None:
+    """Why saved states must not be kept in `data_dir` itself (fixed words), or None. The data
+    directory may be a symlink, so its target is what counts; a missing one is fine (it is
+    created 0700). POSIX only, like `distrust`."""
+    if os.name != "posix":
+        return None
+    try:
+        info = os.stat(data_dir)
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    except OSError as exc:
+        raise os_failure(exc, "data directory check failed") from None
+    if stat.S_ISDIR(info.st_mode) and info.st_mode & _GROUP_OR_OTHER_WRITE:
         return "writable by group or others"
     return None
 
@@ -124,12 +148,12 @@ def audit_data_dir(data_dir: Path, principals: Iterable[str] = ()) -> StorageAud
         info = os.stat(data_dir)  # the data directory itself may be a symlink
     except OSError:
         return StorageAudit((), ())
+    refused: list[str] = []
     if os.name == "posix" and stat.S_ISDIR(info.st_mode):
         if info.st_uid != os.geteuid():
             warnings.append("The data directory is owned by another user.")
         if info.st_mode & _GROUP_OR_OTHER_WRITE:
-            warnings.append("The data directory is writable by group or others.")
-    refused: list[str] = []
+            refused.append(DATA_DIR_WRITABLE)
     local, *others = states_directories(data_dir, principals)
     reason = first_distrust(data_dir, local)
     if reason is not None:

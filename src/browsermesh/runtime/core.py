@@ -11,6 +11,8 @@ import time
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, TypeVar
 
+import anyio
+
 from browsermesh.config import Config
 from browsermesh.engine.protocol import Engine, EnginePage
 from browsermesh.engine.snapshot import Capture
@@ -85,6 +87,10 @@ class RuntimeCore:
         self._page_owner: dict[int, tuple[str, str]] = {}
         self._shutting_down = False
         self._shutdown_task: asyncio.Task[None] | None = None
+        # A second stop signal cuts the shutdown's grace short (issue 30 #10): the scope of the
+        # grace while it runs, and whether the hurry came before it started.
+        self._grace_scope: anyio.CancelScope | None = None
+        self._hurried = False
         self._close_tasks: dict[str, asyncio.Task[None]] = {}
         self._accepted = itertools.count(1)  # OperationContext.accepted
         # Every task the runtime starts (bounded closes, the shutdown); `async with` awaits them.

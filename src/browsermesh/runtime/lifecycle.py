@@ -10,6 +10,8 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import replace
 from typing import Any, Self
 
+import anyio
+
 from browsermesh.engine.protocol import ContextOptions
 from browsermesh.errors import Bound, BrowserMeshError, ErrorCode
 from browsermesh.model.deadline import Deadline, OperationCancelled, OperationContext
@@ -381,17 +383,26 @@ class SessionLifecycle(Recorded):
             self._shutdown_task = self.tasks.spawn(self._shutdown())
         await asyncio.shield(self._shutdown_task)
 
+    def hurry_shutdown(self) -> None:
+        """End the shutdown's grace now (or before it starts): work still running is cancelled
+        and its callers answered RUNTIME_SHUTTING_DOWN at once instead of after the grace."""
+        self._hurried = True
+        if self._grace_scope is not None:
+            self._grace_scope.cancel()
+
     async def _shutdown(self) -> None:
         live = [r for r in self._sessions.values() if r.status not in TERMINAL_STATUSES]
         for rec in live:
             rec.accepting = False
         # In-flight work gets a short grace to finish; what is still running is then cancelled
         # (its callers get RUNTIME_SHUTTING_DOWN), so exit never waits for a call's whole budget.
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(
-                asyncio.gather(*(r.queue.drain() for r in live)),
-                timeout=self.config.shutdown_grace_ms / 1000,
-            )
+        # `hurry_shutdown` (a second stop signal) ends the grace at once.
+        with anyio.move_on_after(self.config.shutdown_grace_ms / 1000) as grace:
+            self._grace_scope = grace
+            if self._hurried:
+                grace.cancel()
+            await asyncio.gather(*(r.queue.drain() for r in live))
+        self._grace_scope = None
         aborted = sum(rec.queue.abort() for rec in live)
         if aborted:
             self.log.info("runtime.shutdown_aborted", operations=aborted)

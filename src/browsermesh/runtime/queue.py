@@ -43,11 +43,13 @@ class SessionQueue:
                 ctx.deadline.budget_ms()  # expired while queued: never touch the browser
                 ctx.started = True
                 return await job()
-            except asyncio.CancelledError:
+            except (asyncio.CancelledError, OperationCancelled):
                 code = self._aborted.get(task)
                 if code is not None:
                     # Aborted by the runtime (shutdown past its grace, or a close whose drain
-                    # overran): the caller gets a classified answer, not a cancellation.
+                    # overran): the caller gets a classified answer, not a cancellation. A job
+                    # may notice `ctx.cancelled` (set by `abort`) before the task cancel lands,
+                    # and end with OperationCancelled: the same answer (issue 30 #10).
                     raise BrowserMeshError(code) from None
                 raise
             finally:

@@ -1,13 +1,14 @@
 """Two ASGI helpers shared by the HTTP middlewares: read a request header, answer with JSON.
 
 Used whenever a middleware answers a request itself (421/403/401 from access control, 400 from the
-JSON-RPC guard, 503 from the request drain) instead of passing it to the SDK.
+JSON-RPC guard, 429 from the MCP session limit, 503 from the request drain) instead of passing it
+to the SDK.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from starlette.types import Scope, Send
 
@@ -23,7 +24,10 @@ def header(scope: Scope, name: bytes) -> bytes | None:
 
 
 async def respond_json(
-    send: Send, status: int, body: dict[str, str], headers: Sequence[tuple[bytes, bytes]] = ()
+    send: Send,
+    status: int,
+    body: Mapping[str, object],
+    headers: Sequence[tuple[bytes, bytes]] = (),
 ) -> None:
     """A complete response: `status` with `body` as compact JSON and any extra `headers`."""
     payload = json.dumps(body, separators=(",", ":")).encode()

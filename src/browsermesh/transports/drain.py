@@ -2,7 +2,12 @@
 
 :class:`RequestDrain` tracks every request in its own cancel scope; :class:`DrainMiddleware` puts
 each request under it. On a stop signal the HTTP service calls :meth:`RequestDrain.stop`:
-standalone ``GET`` streams end at once and everything else gets :data:`GRACEFUL_SHUTDOWN_S`.
+standalone ``GET`` streams end at once and everything else gets the runtime's shutdown grace
+plus :data:`GRACEFUL_SHUTDOWN_S` (:func:`drain_grace_s`), so a call the runtime cuts short at
+the end of its grace is still answered (``RUNTIME_SHUTTING_DOWN``) before its request is ended
+(issue 30 #10: with 2 s here and 5 s there, a call running at the signal got no answer). A
+second signal calls :meth:`RequestDrain.hurry` while the runtime cuts its grace short: requests
+then get :data:`HURRY_S` to write those answers.
 """
 
 from __future__ import annotations
@@ -17,11 +22,20 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from browsermesh.transports.asgi import respond_json
 
-__all__ = ["GRACEFUL_SHUTDOWN_S", "DrainMiddleware", "RequestDrain"]
+__all__ = ["GRACEFUL_SHUTDOWN_S", "HURRY_S", "DrainMiddleware", "RequestDrain", "drain_grace_s"]
 
-# How long in-flight requests may run after a stop signal before they are ended; uvicorn's own
-# (task-cancelling) timeout is a backstop one second later.
+# How long in-flight requests may run after the runtime's shutdown grace before they are ended
+# (time for the answers of the work it cancelled); uvicorn's own (task-cancelling) timeout is a
+# backstop one second later.
 GRACEFUL_SHUTDOWN_S: Final = 2
+HURRY_S: Final = 1.0
+"""After a second stop signal: how long requests may still run (the runtime has cancelled their
+work, so they only have their answers to write)."""
+
+
+def drain_grace_s(shutdown_grace_ms: int) -> float:
+    """How long in-flight requests may run after a stop signal."""
+    return shutdown_grace_ms / 1000 + GRACEFUL_SHUTDOWN_S
 
 
 class RequestDrain:
@@ -38,6 +52,7 @@ class RequestDrain:
         self.stopping = False
         self.expired = False
         self._active: dict[int, tuple[anyio.CancelScope, str]] = {}
+        self._expiry: asyncio.TimerHandle | None = None
 
     @property
     def active(self) -> int:
@@ -48,9 +63,20 @@ class RequestDrain:
             return
         self.stopping = True
         self._cancel(only_streams=True)
-        asyncio.get_running_loop().call_later(self.grace_s, self._expire)
+        self._expiry = asyncio.get_running_loop().call_later(self.grace_s, self._expire)
+
+    def hurry(self) -> None:
+        """A second stop: end what is still in flight within `HURRY_S` instead of the grace."""
+        self.stop()
+        if self.expired or self._expiry is None:
+            return
+        loop = asyncio.get_running_loop()
+        if self._expiry.when() - loop.time() > HURRY_S:
+            self._expiry.cancel()
+            self._expiry = loop.call_later(HURRY_S, self._expire)
 
     def _expire(self) -> None:
+        self._expiry = None
         self.expired = True
         self._cancel()
 

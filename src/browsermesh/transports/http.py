@@ -35,8 +35,9 @@ from browsermesh.runtime.reaper import REAPER_MAX_INTERVAL_MS, IdleReaper, reape
 from browsermesh.runtime.runtime import Runtime
 from browsermesh.transports.access import AccessPolicy, bound_allowlists
 from browsermesh.transports.auth import AccessControlMiddleware
-from browsermesh.transports.drain import GRACEFUL_SHUTDOWN_S, RequestDrain
+from browsermesh.transports.drain import GRACEFUL_SHUTDOWN_S, RequestDrain, drain_grace_s
 from browsermesh.transports.http_app import JsonRpcGuardMiddleware, build_http_app
+from browsermesh.transports.slow_clients import BODY_TIMEOUT_S, HEAD_TIMEOUT_S, cutoff_protocol
 from browsermesh.transports.view import announce_view
 from browsermesh.transports.view_auth import ViewAuth
 
@@ -109,16 +110,26 @@ class _UvicornServer(uvicorn.Server):
 
 
 class HttpService:
-    """The bound HTTP transport of one runtime: ``bind()``, then ``serve()`` until ``stop()``."""
+    """The bound HTTP transport of one runtime: ``bind()``, then ``serve()`` until ``stop()``.
+
+    ``head_timeout_s`` and ``body_timeout_s`` bound how slowly a client may send a request
+    (`transports.slow_clients`); tests shorten them."""
 
     def __init__(
-        self, config: Config, runtime: Runtime, server: Server[Any], log: EventLog
+        self,
+        config: Config,
+        runtime: Runtime,
+        server: Server[Any],
+        log: EventLog,
+        *,
+        head_timeout_s: float = HEAD_TIMEOUT_S,
+        body_timeout_s: float = BODY_TIMEOUT_S,
     ) -> None:
         self.config = config
         self.runtime = runtime
         self.server = server
         self.log = log
-        self.drain = RequestDrain(GRACEFUL_SHUTDOWN_S)
+        self.drain = RequestDrain(drain_grace_s(config.shutdown_grace_ms))
         self.policy = AccessPolicy.from_config(config)
         self.reaper = IdleReaper(runtime, config.session_idle_ms, log)
         self.view_auth = ViewAuth(self.policy)
@@ -133,18 +144,20 @@ class HttpService:
         )
         self.sockets: list[socket.socket] = []
         self._helper_failure: Exception | None = None
+        self._stops = 0  # calls of stop(): graceful, hurried, forced
         self._uvicorn = _UvicornServer(
             uvicorn.Config(
                 self.app,
                 host=config.http_host,
                 port=config.http_port,
-                http="h11",
+                # h11 plus deadlines for a slowly sent request (slowloris, issue 30 #10).
+                http=cutoff_protocol(log, head_s=head_timeout_s, body_s=body_timeout_s),
                 ws="none",
                 lifespan="on",
                 log_config=None,
                 access_log=False,
                 server_header=False,
-                timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_S + 1,
+                timeout_graceful_shutdown=int(self.drain.grace_s) + 1,
             )
         )
 
@@ -225,8 +238,15 @@ class HttpService:
             announce_view(self.view_auth, self.base, principals, quiet)
 
     def stop(self) -> None:
-        """Begin a graceful stop; a second call forces open connections closed."""
-        if self._uvicorn.should_exit:
+        """Begin a graceful stop. A second call hurries it: the runtime cancels its work now
+        and every request still in flight is answered (``RUNTIME_SHUTTING_DOWN``) within
+        ``HURRY_S`` (issue 30 #10: it used to force the connections closed, unanswered). Only
+        a third call forces open connections closed."""
+        self._stops += 1
+        if self._stops == 2:
+            self.runtime.hurry_shutdown()
+            self.drain.hurry()
+        elif self._stops > 2:
             self._uvicorn.force_exit = True
         self._uvicorn.should_exit = True
         self.drain.stop()

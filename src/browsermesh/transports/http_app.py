@@ -6,8 +6,10 @@ Layout of a request, outermost first:
    :class:`~browsermesh.transports.drain.RequestDrain`, so a stop can end it cleanly.
 2. :class:`~browsermesh.transports.auth.AccessControlMiddleware`: ``Host`` → 421, ``Origin`` →
    403, bearer token → 401, and the caller's principal.
-3. :class:`JsonRpcGuardMiddleware`: a POSTed body that is not one valid JSON-RPC message → 400.
-4. The SDK's Streamable HTTP app (``Server.streamable_http_app``), mounted at ``config.http_path``,
+3. :class:`~browsermesh.transports.mcp_limits.McpSessionLimit`: a principal's MCP session (or
+   ``subscriptions/listen`` stream) beyond ``max_mcp_sessions_per_principal`` → 429.
+4. :class:`JsonRpcGuardMiddleware`: a POSTed body that is not one valid JSON-RPC message → 400.
+5. The SDK's Streamable HTTP app (``Server.streamable_http_app``), mounted at ``config.http_path``,
    with the SDK's own DNS-rebinding check switched off (it cannot express port-less entries or
    ``*``). It is stateful on the 2025-11-25 leg (so ``notifications/cancelled`` reaches the
    request it names; the SDK binds each MCP session to the principal that opened it) and always
@@ -24,7 +26,7 @@ on the way out, closes the live view (its watches and picture streams).
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Collection
 from typing import Any
 
 from mcp.server import Server
@@ -41,8 +43,9 @@ from browsermesh.runtime.runtime import Runtime
 from browsermesh.transports.access import AccessPolicy
 from browsermesh.transports.asgi import header, respond_json
 from browsermesh.transports.auth import AccessControlMiddleware
-from browsermesh.transports.drain import GRACEFUL_SHUTDOWN_S, DrainMiddleware, RequestDrain
+from browsermesh.transports.drain import DrainMiddleware, RequestDrain, drain_grace_s
 from browsermesh.transports.jsonrpc import check_message
+from browsermesh.transports.mcp_limits import McpSessionLimit
 from browsermesh.transports.view import VIEW_PATH, view_routes
 from browsermesh.transports.view_auth import ViewAuth
 
@@ -106,6 +109,13 @@ class JsonRpcGuardMiddleware:
         await self.app(scope, replay, send)
 
 
+def live_mcp_sessions(server: Server[Any]) -> Collection[str]:
+    """The ids of the MCP sessions the SDK's session manager serves now. The SDK 2.3 has no
+    public accessor for them; `tests/unit/test_http_modules.py` fails if that changes."""
+    sessions: dict[str, Any] = server.session_manager._server_instances
+    return sessions.keys()
+
+
 def build_http_app(
     server: Server[Any],
     runtime: Runtime,
@@ -153,12 +163,22 @@ def build_http_app(
     return Starlette(
         routes=routes,
         middleware=[
-            Middleware(DrainMiddleware, drain=drain or RequestDrain(GRACEFUL_SHUTDOWN_S)),
+            Middleware(
+                DrainMiddleware,
+                drain=drain or RequestDrain(drain_grace_s(config.shutdown_grace_ms)),
+            ),
             Middleware(
                 AccessControlMiddleware,
                 policy=policy,
                 log=log,
                 own_auth_prefix=VIEW_PATH if live is not None else None,
+            ),
+            Middleware(
+                McpSessionLimit,
+                path=config.http_path,
+                limit=config.max_mcp_sessions_per_principal,
+                live=lambda: live_mcp_sessions(server),
+                log=log,
             ),
             Middleware(JsonRpcGuardMiddleware, path=config.http_path),
         ],

@@ -9,9 +9,13 @@ Served by the HTTP transport under ``/view`` (``--no-view`` turns it off), behin
 - ``GET /view/static/{name}``: its stylesheet and script;
 - ``GET /view/events``: Server-Sent Events, ``state`` (the viewer's grid, when it changes) and
   ``frame`` (a page's newest picture), from `runtime.live.LiveView`;
-- ``GET /view/login?code=``: redeems a one-time code, sets the view-session cookie and moves
-  on to ``/view/`` (a same-site step, so the ``SameSite=Strict`` cookie goes along even when the
-  link was opened from another site);
+- ``GET /view/login?code=``: for a valid one-time code, a page that says whose live view the
+  link opens (and as whom this browser is signed in now) with a Continue button; the code is
+  not used up (issue 30 #6: a link someone else sent must not sign this browser into their
+  view unannounced, login CSRF);
+- ``POST /view/login`` (that button; a same-origin form, so ``Origin`` must be this server's):
+  redeems the code, sets the view-session cookie and moves on to ``/view/`` (a same-site step,
+  so the ``SameSite=Strict`` cookie goes along);
 - ``POST /view/link``: a new one-time link for the bearer token's principal (``browsermesh
   view-link``); without a token file, the plain ``/view/`` address.
 
@@ -22,14 +26,15 @@ framing and referrers; the page's script may talk only to this server.
 from __future__ import annotations
 
 import asyncio
+import html
 import json
 import sys
 from collections.abc import AsyncIterator, Sequence
 from importlib import resources
 from typing import Final
-from urllib.parse import quote
+from urllib.parse import parse_qs, quote
 
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import BaseRoute, Mount, Route
 
@@ -65,10 +70,70 @@ _UNAUTHORIZED: Final = (
     "<p>401: this view needs a link. Run <code>browsermesh view-link</code> and open the link "
     "it prints (it works once, within a minute).</p>"
 )
+_LOGIN_CSP: Final = (
+    "default-src 'none'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
+)
+# The Continue form's POST must carry this server's Origin: with "no-referrer" a browser sends
+# `Origin: null` for a form POST, so the login page uses "same-origin" (never cross-origin).
+_LOGIN_HEADERS: Final = {"content-security-policy": _LOGIN_CSP, "referrer-policy": "same-origin"}
+_LOGIN_BODY_MAX: Final = 4096
+_FORBIDDEN: Final = (
+    "<!doctype html><meta charset=utf-8><title>BrowserMesh live view</title>"
+    "<p>403: sign in with the Continue button of the link's own page.</p>"
+)
 _LOGIN_DONE: Final = (
     '<!doctype html><meta charset=utf-8><meta http-equiv="refresh" content="0;url=/view/">'
     '<title>BrowserMesh live view</title><p><a href="/view/">Open the live view</a></p>'
 )
+
+
+def _confirm_page(principal: str, current: str | None, code: str) -> str:
+    """The login page: whose view the link opens, and the Continue form that redeems it."""
+    who = html.escape(principal)
+    now = ""
+    if current is not None and current != principal:
+        now = (
+            f"<p>This browser is signed in to the live view as <strong>{html.escape(current)}"
+            "</strong>; continuing replaces that.</p>"
+        )
+    return (
+        "<!doctype html><meta charset=utf-8><title>BrowserMesh live view</title>"
+        f"<h1>Open the live view of principal <strong>{who}</strong>?</h1>"
+        f"<p>This link shows the browser sessions of the principal <strong>{who}</strong>. "
+        "Continue only if you asked for this link yourself.</p>"
+        f"{now}"
+        f'<form method=post action="{VIEW_PATH}/login">'
+        f'<input type=hidden name=code value="{html.escape(code, quote=True)}">'
+        "<button type=submit>Continue</button></form>"
+    )
+
+
+def _same_origin(request: Request) -> bool:
+    """Whether a POST comes from a page of this server: its ``Origin`` is this request's own
+    scheme and ``Host`` (a browser always sends it with a form POST; a foreign site cannot
+    forge it), and ``Sec-Fetch-Site``, when sent, agrees."""
+    origin = request.headers.get("origin")
+    host = request.headers.get("host")
+    if origin is None or host is None:
+        return False
+    if origin.lower() != f"{request.url.scheme}://{host}".lower():
+        return False
+    return request.headers.get("sec-fetch-site", "same-origin") == "same-origin"
+
+
+async def _form_code(request: Request) -> str:
+    """The ``code`` field of a small form body (anything larger or malformed: no code)."""
+    if request.headers.get("content-type", "").split(";")[0].strip() != (
+        "application/x-www-form-urlencoded"
+    ):
+        return ""
+    body = b""
+    async for chunk in request.stream():
+        body += chunk
+        if len(body) > _LOGIN_BODY_MAX:
+            return ""
+    values = parse_qs(body.decode("latin-1"), max_num_fields=4).get("code", [])
+    return values[0] if len(values) == 1 else ""
 
 
 def _asset(name: str) -> bytes:
@@ -118,8 +183,24 @@ def view_routes(live: LiveView, auth: ViewAuth, log: EventLog) -> list[BaseRoute
             media_type="text/event-stream",
         )
 
+    async def confirm(request: Request) -> Response:
+        code = request.query_params.get("code", "")
+        principal = auth.peek(code)
+        if principal is None:
+            log.warn("view.login_refused", reason="unknown_expired_or_used_code")
+            return _html(_UNAUTHORIZED, 401)
+        body = _confirm_page(principal, viewer(request), code)
+        return _html(body, 200, _LOGIN_HEADERS)
+
     async def login(request: Request) -> Response:
-        principal = auth.redeem(request.query_params.get("code", ""))
+        if not _same_origin(request):
+            log.warn("view.login_refused", reason="not_a_same_origin_form")
+            return _html(_FORBIDDEN, 403)
+        try:
+            code = await _form_code(request)
+        except (ValueError, ClientDisconnect):
+            code = ""
+        principal = auth.redeem(code)
         if principal is None:
             log.warn("view.login_refused", reason="unknown_expired_or_used_code")
             return _html(_UNAUTHORIZED, 401)
@@ -160,7 +241,8 @@ def view_routes(live: LiveView, auth: ViewAuth, log: EventLog) -> list[BaseRoute
                 Route("/", page, methods=["GET"]),
                 Route("/static/{name}", asset, methods=["GET"]),
                 Route("/events", events, methods=["GET"]),
-                Route("/login", login, methods=["GET"]),
+                Route("/login", confirm, methods=["GET"]),
+                Route("/login", login, methods=["POST"]),
                 Route("/link", link, methods=["POST"]),
             ],
         ),

@@ -7,12 +7,19 @@ the MCP endpoint, and no cookie is needed. With tokens:
    `CODE_TTL_S` and works once. Codes are issued at start-up (one per principal, printed on
    stderr) and by ``POST /view/link`` with the principal's bearer token (``browsermesh
    view-link``). The bearer token itself never appears in a URL.
-2. Redeeming a code opens a view session: a random cookie value, ``HttpOnly``,
-   ``SameSite=Strict``, ``Path=/view``, valid `SESSION_TTL_S`, kept in memory only (a restart
-   ends every view session).
+2. Opening the link shows a page naming the principal whose view it opens (and the one this
+   browser is signed in as, if any); only its Continue button, a same-origin ``POST``, redeems
+   the code (issue 30 #6: a link sent by someone else could otherwise sign a victim's browser
+   into the sender's view, login CSRF). Redeeming a code opens a view session: a random cookie
+   value, ``HttpOnly``, ``SameSite=Strict``, ``Path=/view``, valid `SESSION_TTL_S`, kept in
+   memory only (a restart ends every view session).
 
-Only SHA-256 digests of codes and cookie values are kept. Both tables are bounded: past the
-bound the entry closest to expiry goes. Pure bookkeeping: no ASGI, no I/O.
+Only SHA-256 digests of codes and cookie values are kept. Both tables are bounded per principal
+(`MAX_CODES_PER_PRINCIPAL`, `MAX_VIEW_SESSIONS_PER_PRINCIPAL`): past its bound a principal's
+own entry closest to expiry goes, so one principal opening many view sessions signs out only
+its own oldest browsers (issue 30 #6). Global bounds (`MAX_CODES`, `MAX_VIEW_SESSIONS`) cap the
+memory; past one, the principal with the most entries loses its entry closest to expiry. Pure
+bookkeeping: no ASGI, no I/O.
 """
 
 from __future__ import annotations
@@ -20,6 +27,7 @@ from __future__ import annotations
 import hashlib
 import secrets
 import time
+from collections import Counter
 from collections.abc import Callable
 from typing import Final
 
@@ -29,6 +37,10 @@ from browsermesh.transports.access import AccessPolicy
 __all__ = [
     "CODE_TTL_S",
     "COOKIE_NAME",
+    "MAX_CODES",
+    "MAX_CODES_PER_PRINCIPAL",
+    "MAX_VIEW_SESSIONS",
+    "MAX_VIEW_SESSIONS_PER_PRINCIPAL",
     "SESSION_TTL_S",
     "ViewAuth",
     "cookie_value",
@@ -37,8 +49,15 @@ __all__ = [
 CODE_TTL_S: Final = 60.0
 SESSION_TTL_S: Final = 12 * 3600.0
 COOKIE_NAME: Final = "bm_view"
-MAX_CODES: Final = 256
-MAX_VIEW_SESSIONS: Final = 256
+MAX_CODES_PER_PRINCIPAL: Final = 16
+"""Unused codes one principal may have at once (a link is redeemed within a minute)."""
+MAX_VIEW_SESSIONS_PER_PRINCIPAL: Final = 64
+"""View sessions (signed-in browsers) one principal may have at once."""
+MAX_CODES: Final = 1024
+MAX_VIEW_SESSIONS: Final = 4096
+"""Global bounds of the two tables (memory), far above what the per-principal bounds allow for
+a token file of a few dozen principals; past one, the largest principal's entry closest to
+expiry goes, so a principal that floods the table evicts only its own entries (issue 30 #6)."""
 
 
 def _digest(secret: str) -> bytes:
@@ -57,41 +76,62 @@ def cookie_value(header: bytes | None, name: str = COOKIE_NAME) -> str | None:
 
 
 class _Expiring:
-    """digest -> (principal, expiry): a bounded table of secrets that expire."""
+    """digest -> (principal, expiry): a table of secrets that expire, bounded per principal
+    (`per_principal`) and in all (`limit`)."""
 
-    def __init__(self, limit: int, now: Callable[[], float]) -> None:
+    def __init__(self, per_principal: int, limit: int, now: Callable[[], float]) -> None:
+        self._per_principal = per_principal
         self._limit = limit
         self._now = now
         self._items: dict[bytes, tuple[str, float]] = {}
+        self._counts: Counter[str] = Counter()
 
     def __len__(self) -> int:
         self._prune()
         return len(self._items)
 
+    def count(self, principal: str) -> int:
+        """How many live entries `principal` has."""
+        self._prune()
+        return self._counts[principal]
+
     def add(self, principal: str, ttl_s: float) -> str:
         self._prune()
+        while self._counts[principal] >= self._per_principal:
+            self._evict(principal)
         while len(self._items) >= self._limit:
-            oldest = min(self._items, key=lambda k: self._items[k][1])
-            del self._items[oldest]
+            self._evict(self._counts.most_common(1)[0][0])
         secret = secrets.token_urlsafe(24)
         self._items[_digest(secret)] = (principal, self._now() + ttl_s)
+        self._counts[principal] += 1
         return secret
 
     def get(self, secret: str, *, remove: bool) -> str | None:
         key = _digest(secret)
-        entry = self._items.pop(key, None) if remove else self._items.get(key)
+        entry = self._items.get(key)
         if entry is None:
             return None
         principal, expiry = entry
-        if self._now() >= expiry:
-            self._items.pop(key, None)
-            return None
-        return principal
+        expired = self._now() >= expiry
+        if remove or expired:
+            self._delete(key)
+        return None if expired else principal
+
+    def _evict(self, principal: str) -> None:
+        """Drop `principal`'s entry closest to expiry."""
+        mine = [k for k, (owner, _) in self._items.items() if owner == principal]
+        self._delete(min(mine, key=lambda k: self._items[k][1]))
+
+    def _delete(self, key: bytes) -> None:
+        principal, _ = self._items.pop(key)
+        self._counts[principal] -= 1
+        if not self._counts[principal]:
+            del self._counts[principal]
 
     def _prune(self) -> None:
         now = self._now()
         for key in [k for k, (_, expiry) in self._items.items() if now >= expiry]:
-            del self._items[key]
+            self._delete(key)
 
 
 class ViewAuth:
@@ -108,8 +148,8 @@ class ViewAuth:
         self.policy = policy
         self.code_ttl_s = code_ttl_s
         self.session_ttl_s = session_ttl_s
-        self._codes = _Expiring(MAX_CODES, now)
-        self._sessions = _Expiring(MAX_VIEW_SESSIONS, now)
+        self._codes = _Expiring(MAX_CODES_PER_PRINCIPAL, MAX_CODES, now)
+        self._sessions = _Expiring(MAX_VIEW_SESSIONS_PER_PRINCIPAL, MAX_VIEW_SESSIONS, now)
 
     @property
     def required(self) -> bool:
@@ -123,6 +163,13 @@ class ViewAuth:
     def issue_code(self, principal: str) -> str:
         """A new one-time code for `principal`'s link."""
         return self._codes.add(principal, self.code_ttl_s)
+
+    def peek(self, code: str) -> str | None:
+        """The principal of a valid, unused, unexpired `code`, which stays unused (the login
+        page names it before the viewer agrees), else None."""
+        if not code:
+            return None
+        return self._codes.get(code, remove=False)
 
     def redeem(self, code: str) -> str | None:
         """The principal of a valid, unused, unexpired `code` (used up now), else None."""
