@@ -17,7 +17,7 @@ _NUMBER_RE: Final = re.compile(r"0x[0-9a-f]*|0[0-7]*|[1-9][0-9]*")
 
 
 def address_host(host: str) -> str:
-    """The one spelling the policy judges an address by (docs/decisions-30-policy.md): a host
+    """The one spelling the policy judges an address by (docs/decisions.md, issue 30 item 4): a host
     that is an IP address under another spelling is judged as the address a connection to it
     reaches. `host` is lowercase, without brackets or a trailing dot; a name is returned as it
     is.
