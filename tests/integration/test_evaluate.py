@@ -8,13 +8,18 @@ from __future__ import annotations
 
 import asyncio
 import time
+from pathlib import Path
 from typing import Any
 
 import pytest
+from mcp import Client
 
 from browsermesh.errors import BrowserMeshError, error_payload
+from browsermesh.model.jsonvalue import MAX_JSON_DEPTH
 from browsermesh.runtime.calls import PageCall
 from browsermesh.runtime.runtime import LOCAL_PRINCIPAL, Runtime
+from tests.conftest import ToolClient, stdio_server
+from tests.conftest import open_page as client_page
 from tests.fixtures.site import FixtureSite
 
 pytestmark = pytest.mark.anyio
@@ -122,7 +127,30 @@ async def test_arg_nesting_and_depth(runtime: Runtime, site: FixtureSite) -> Non
     depth = 0
     while isinstance(deep, list):
         deep, depth = deep[0], depth + 1
-    assert deep is None and depth == 201 and not truncated  # the Python bound: 200 levels
+    # Cut at MAX_JSON_DEPTH levels and said so (issue 30; it was 200, silently).
+    assert deep is None and depth == MAX_JSON_DEPTH + 1 and truncated
+    shallow, truncated = await evaluate(
+        runtime, addr, "(() => { let v = 1; for (let i = 0; i < 64; i++) v = [v]; return v; })()"
+    )
+    assert isinstance(shallow, list) and not truncated
+
+
+async def test_a_deep_value_reaches_the_sdk_client_parsed_and_marked_truncated(
+    tmp_path: Path, site: FixtureSite
+) -> None:
+    """Over stdio the MCP Python SDK's client fails to parse a message from about 198 levels:
+    the bound keeps every result well below, and says it cut."""
+    params = stdio_server(tmp_path, "--tools", "core,eval")
+    async with Client(params) as sdk:
+        client = await ToolClient.of(sdk)
+        addr = await client_page(client, site.url("/evaluate"))
+        nested = "(() => { let v = 1; for (let i = 0; i < 1000; i++) v = {a: [v]}; return v; })()"
+        data = await client.ok("browser_evaluate", {**addr, "expression": nested})
+    assert data["truncated"] is True
+    value, depth = data["result"], 0
+    while isinstance(value, dict | list):
+        value, depth = (value["a"] if isinstance(value, dict) else value[0]), depth + 1
+    assert value is None and depth == MAX_JSON_DEPTH + 1
 
 
 async def test_large_values_are_cut_to_a_json_prefix(runtime: Runtime, site: FixtureSite) -> None:

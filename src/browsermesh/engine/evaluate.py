@@ -18,7 +18,8 @@ the forms for values the contract leaves open were decided in issue 12):
 - boxed primitives → the primitive; an object with ``toJSON`` → what it returns;
 - any other object → its own enumerable string-keyed properties, or its ``[object Tag]`` string
   when it has none and is not a plain object (Promise, WeakMap, …);
-- a container inside itself → ``"[Circular]"``; past 200 levels → ``null``; a property or
+- a container inside itself → ``"[Circular]"``; past `MAX_JSON_DEPTH` (64) levels → ``null``, and
+  the result is marked truncated; a property or
   conversion that throws → ``null``; lone surrogates → U+FFFD (where the browser has
   ``toWellFormed``; Python replaces them otherwise).
 """
@@ -32,7 +33,7 @@ from typing import TYPE_CHECKING, Any
 from browsermesh.engine.failures import raw_cause, within
 from browsermesh.errors import BrowserMeshError, ErrorCode
 from browsermesh.model.deadline import OperationContext
-from browsermesh.model.jsonvalue import MAX_JSON_BYTES, bound_page_json
+from browsermesh.model.jsonvalue import MAX_JSON_BYTES, MAX_JSON_DEPTH, bound_page_json
 
 if TYPE_CHECKING:
     from playwright.async_api import Page
@@ -44,16 +45,16 @@ MAX_TEXT_CHARS = 8 * MAX_JSON_BYTES
 # declaration becomes an expression that is then called with `arg`); the wrapper does the same.
 _FUNCTION_DECLARATION = re.compile(r"^(async)?\s*function(\s|\()")
 
-_WRAPPER = r"""async ([expression, arg, maxBytes]) => {
+_WRAPPER = r"""async ([expression, arg, maxBytes, MAX_DEPTH]) => {
   let value = (0, eval)(expression);
   if (typeof value === 'function') value = value(arg);
   value = await value;
 
-  const MAX_DEPTH = 200;
   const path = new Set();
   let text = '';
   let bytes = 0;
   let full = false;
+  let deep = false;
 
   const utf8 = (s) => {
     let n = 0;
@@ -160,7 +161,7 @@ _WRAPPER = r"""async ([expression, arg, maxBytes]) => {
     return properties(v, depth, tag);
   };
   const unsafe = (v, depth) => {
-    if (depth > MAX_DEPTH) return put('null');
+    if (depth > MAX_DEPTH) { deep = true; return put('null'); }
     switch (typeof v) {
       case 'undefined': return put('null');
       case 'boolean': return put(v ? 'true' : 'false');
@@ -191,7 +192,7 @@ _WRAPPER = r"""async ([expression, arg, maxBytes]) => {
     }
   };
   walk(value, 0);
-  return [full, text];
+  return [full, text, deep];
 }"""
 
 
@@ -210,18 +211,19 @@ def _failed(cause: BaseException | None = None) -> BrowserMeshError:
 
 
 def _bounded(raw: Any) -> tuple[Any, bool]:
-    """(result, truncated) from the wrapper's `[cut, text]`; anything else, or text that is not
-    JSON, means the page replaced builtins the conversion uses."""
+    """(result, truncated) from the wrapper's `[cut, text, tooDeep]`; anything else, or text
+    that is not JSON, means the page replaced builtins the conversion uses."""
     if not (
         isinstance(raw, list)
-        and len(raw) == 2
+        and len(raw) == 3
         and isinstance(raw[0], bool)
         and isinstance(raw[1], str)
         and len(raw[1]) <= MAX_TEXT_CHARS
+        and isinstance(raw[2], bool)
     ):
         raise _failed()
     try:
-        return bound_page_json(raw[1], raw[0])
+        return bound_page_json(raw[1], raw[0], raw[2])
     except (ValueError, RecursionError) as exc:
         raise _failed(exc) from None
 
@@ -231,7 +233,7 @@ async def evaluate_in_page(
 ) -> tuple[Any, bool]:
     """Evaluate `expression` (called with `arg` when it is a function; promises awaited):
     `(result, truncated)` under contract §10's 65,536-byte bound."""
-    call = page.evaluate(_WRAPPER, [_normalized(expression), arg, MAX_JSON_BYTES])
+    call = page.evaluate(_WRAPPER, [_normalized(expression), arg, MAX_JSON_BYTES, MAX_JSON_DEPTH])
     try:
         # Past the deadline the evaluation (which cannot be aborted inside the page) is
         # abandoned: OPERATION_TIMEOUT.

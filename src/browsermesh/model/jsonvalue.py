@@ -23,6 +23,11 @@ MAX_JSON_NODES = MAX_JSON_BYTES + 1
 
 CIRCULAR = "[Circular]"
 
+MAX_JSON_DEPTH = 64
+"""Containers nested deeper than this become null and the result is marked truncated (issue
+30): well below what MCP clients parse (the Python SDK's client fails from about 198 levels of
+a result, which the structured content wraps in a few levels of its own)."""
+
 
 @dataclass
 class _Walk:
@@ -30,6 +35,7 @@ class _Walk:
 
     nodes: int = 0
     path: set[int] = field(default_factory=set)
+    too_deep: bool = False
 
     @property
     def exhausted(self) -> bool:
@@ -43,11 +49,15 @@ def to_json_value(value: Any, walk: _Walk | None = None, depth: int = 0) -> Any:
     Bounded work: Playwright hands back shared and cyclic references as shared Python objects,
     and expanding ``a.x = a; a.y = a`` naively doubles at every level (found by fuzzing: it
     froze the server). At most `MAX_JSON_NODES` values are converted; the rest become null,
-    and `bound_result` reports the result as truncated.
+    and `bound_result` reports the result as truncated; so are containers deeper than
+    `MAX_JSON_DEPTH`.
     """
     walk = walk if walk is not None else _Walk()
     walk.nodes += 1
-    if walk.exhausted or depth > 200:
+    if walk.exhausted:
+        return None
+    if depth > MAX_JSON_DEPTH:
+        walk.too_deep = True
         return None
     if value is None or isinstance(value, bool):
         return value
@@ -79,20 +89,22 @@ def compact(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
 
 
-def bound_page_json(text: str, cut: bool) -> tuple[Any, bool]:
+def bound_page_json(text: str, cut: bool, too_deep: bool = False) -> tuple[Any, bool]:
     """(result, truncated) from the page's compact JSON text of a value.
 
     `cut`: the page stopped converting because the text passed `MAX_JSON_BYTES`, so the text is
     the start of the value's JSON and its prefix is the result. Otherwise the text is parsed and
     bounded like any value (it may still pass the budget where Python writes a number longer
-    than JavaScript does, e.g. ``1e-07``).
+    than JavaScript does, e.g. ``1e-07``). `too_deep`: the page replaced containers deeper than
+    `MAX_JSON_DEPTH` by null, so the result is truncated.
 
     Raises:
         ValueError: the text is not JSON (a page that replaced the builtins the conversion uses).
     """
     if cut:
         return fit_prefix(text, len(text), MAX_JSON_BYTES), True
-    return bound_result(json.loads(text))
+    result, truncated = bound_result(json.loads(text))
+    return result, truncated or too_deep
 
 
 def bound_result(value: Any) -> tuple[Any, bool]:
@@ -101,5 +113,5 @@ def bound_result(value: Any) -> tuple[Any, bool]:
     converted = to_json_value(value, walk)
     text = compact(converted)
     if not walk.exhausted and len(text.encode("utf-8")) <= MAX_JSON_BYTES:
-        return converted, False
+        return converted, walk.too_deep
     return fit_prefix(text, len(text), MAX_JSON_BYTES), True
