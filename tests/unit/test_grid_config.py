@@ -133,12 +133,30 @@ def test_header_file(tmp_path: Path) -> None:
     assert SECRET not in repr(config)
 
 
+VALUE_RULE = "the value must be 1 to 8192 visible ASCII characters or spaces (an HTTP field value)"
+
+
 @pytest.mark.parametrize(
     ("text", "message"),
     [
         (f"no colon {SECRET}\n", "line 1: expected Name: value"),
         (f"# c\nBad Name: {SECRET}\n", "line 2: expected Name: value"),
-        ("X-Empty:\n", "line 1: the value must be 1 to 8192 printable characters"),
+        (
+            "X-Empty:\n",
+            f"line 1: {VALUE_RULE}",
+        ),
+        (
+            f"X-Name: caf\u00e9 {SECRET}\n",
+            f"line 1: {VALUE_RULE}",
+        ),
+        (
+            f"X-Name: {SECRET} \u20ac\n",
+            f"line 1: {VALUE_RULE}",
+        ),
+        (
+            f"X-Name: {SECRET}\x7f\n",
+            f"line 1: {VALUE_RULE}",
+        ),
         ("# only comments\n", "contains no Name: value lines"),
         ("".join(f"X-{i}: v\n" for i in range(33)), "has more than 32 headers"),
     ],

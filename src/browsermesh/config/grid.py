@@ -54,6 +54,9 @@ RESERVED_CAPABILITY_PREFIX: Final = "browsermesh:"
 _FILE_MAX_BYTES: Final = 65_536
 _HEADER_NAME_RE: Final = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,128}$")
 _HEADER_VALUE_MAX: Final = 8_192
+# An HTTP field value as the Grid client sends it (RFC 9110 field-content without the obsolete
+# obs-text, which httpx refuses to encode): visible ASCII, with spaces and tabs inside.
+_HEADER_VALUE_RE: Final = re.compile(r"[\x21-\x7e](?:[\x20-\x7e\t]*[\x21-\x7e])?")
 _MAX_HEADERS: Final = 32
 _GRID_SCHEMES: Final = frozenset({"http", "https"})
 
@@ -168,8 +171,11 @@ def _read_headers(reader: Reader, raw: str) -> tuple[tuple[tuple[str, str], ...]
         name, value = name.strip(), value.strip()
         if not colon or not _HEADER_NAME_RE.match(name):
             return (), f"line {number}: expected Name: value"
-        if not value or len(value) > _HEADER_VALUE_MAX or not value.isprintable():
-            return (), f"line {number}: the value must be 1 to 8192 printable characters"
+        if not value or len(value) > _HEADER_VALUE_MAX or not _HEADER_VALUE_RE.fullmatch(value):
+            return (), (
+                f"line {number}: the value must be 1 to 8192 visible ASCII characters or "
+                "spaces (an HTTP field value)"
+            )
         headers.append((name, value))
     if not headers:
         return (), "contains no Name: value lines"
