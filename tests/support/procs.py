@@ -116,6 +116,16 @@ def chromium_rss_kib(root: int | None = None, *, include_background: bool = True
     )
 
 
+def driver_rss_kib(root: int | None = None) -> int:
+    """Summed VmRSS of Playwright's driver processes (its bundled `node`) below `root`
+    (default: us)."""
+    return sum(
+        rss_kib(pid)
+        for pid in descendants(root or os.getpid())
+        if os.path.basename(_cmdline(pid).split(b"\0", 1)[0]) == b"node"
+    )
+
+
 def open_fds() -> int:
     return len(os.listdir("/proc/self/fd"))
 
