@@ -29,6 +29,7 @@ from browsermesh.model.matchers import (
     UrlCondition,
     WaitSpec,
 )
+from browsermesh.model.navigation import Landing
 from browsermesh.model.observe import PageObservations
 from browsermesh.model.paging import SnapshotOptions
 from browsermesh.model.png import PNG_SIGNATURE, ScreenshotLimits
@@ -189,18 +190,18 @@ class FakeEngine:
         page.closed = True
         page.context.pages.remove(page)
 
-    async def navigate(self, page: FakePage, url: str, timeout_ms: float) -> str:
+    async def navigate(self, page: FakePage, url: str, timeout_ms: float) -> Landing:
         await self._work("navigate", timeout_ms)
         if self.fail_next_navigation is not None:
             err, self.fail_next_navigation = self.fail_next_navigation, None
             raise err
         page.url = url
         page.history.append(url)
-        return url
+        return Landing(url)
 
-    async def history(self, page: FakePage, step: HistoryStep, timeout_ms: float) -> str:
+    async def history(self, page: FakePage, step: HistoryStep, timeout_ms: float) -> Landing:
         await self._work(step)
-        return page.url
+        return Landing(page.url)
 
     def current_url(self, page: FakePage) -> str:
         return page.url

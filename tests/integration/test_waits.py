@@ -121,7 +121,13 @@ async def test_action_and_wait_events(
             },
         },
     )
-    assert nav["event"] == {"kind": "navigation", "url": site.url("/action-destination")}
+    assert nav["event"] == {
+        "kind": "navigation",
+        "url": site.url("/action-destination"),
+        "status": 200,
+        "title": "Destination",
+        "keys": ['h1 "Destination"'],
+    }
     assert listeners(runtime, addr) == 0
     await c.ok("browser_navigate", {**addr, "url": site.url("/action-waits")})
     query = {"strategy": "role", "value": "textbox", "name": "Query"}

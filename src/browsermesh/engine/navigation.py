@@ -16,9 +16,11 @@ from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 from browsermesh.engine.failures import navigation_error
+from browsermesh.engine.landing import document_status, landing
 from browsermesh.errors import BrowserMeshError
 from browsermesh.model import progress
 from browsermesh.model.deadline import Deadline
+from browsermesh.model.navigation import Landing
 
 if TYPE_CHECKING:
     from playwright.async_api import Page
@@ -43,13 +45,25 @@ def same_url(a: str, b: str) -> bool:
 
 async def goto(page: Page, url: str, deadline: Deadline) -> str:
     """Navigate to `url` and wait for `load` within `deadline`; returns the page's URL."""
+    await _goto(page, url, deadline)
+    return page.url
+
+
+async def navigate(page: Page, url: str, deadline: Deadline) -> Landing:
+    """`goto`, answered as a `Landing` (status, title, key text: issue 31 item 2)."""
+    status = await _goto(page, url, deadline)
+    return await landing(page, status, deadline)
+
+
+async def _goto(page: Page, url: str, deadline: Deadline) -> int | None:
+    """Navigate to `url` and wait for `load`; the main document's status when it is known."""
     if progress.active():  # the origin is parsed only for a call that reports progress
         progress.report(progress.loading_phase(url), total_ms=deadline.remaining_ms())
     attempt = 1
     while True:
         try:
-            await page.goto(url, wait_until="load", timeout=deadline.budget_ms())
-            return page.url
+            response = await page.goto(url, wait_until="load", timeout=deadline.budget_ms())
+            return document_status(page, response)
         except BrowserMeshError:
             raise  # the budget is gone: OPERATION_TIMEOUT
         except Exception as exc:
@@ -58,10 +72,11 @@ async def goto(page: Page, url: str, deadline: Deadline) -> str:
             failure = exc
         # Another navigation committed over ours: let the page settle, then look where it is.
         # (A later commit may interrupt this wait too, and it may time out: either way, look.)
+        # The response that got there is not ours to know: no status.
         with contextlib.suppress(Exception):
             await page.wait_for_load_state("load", timeout=max(1.0, deadline.remaining_ms()))
         if same_url(page.url, url):
-            return page.url
+            return None
         if deadline.expired():
             raise navigation_error(failure, url, deadline.timeout_ms)
         attempt += 1

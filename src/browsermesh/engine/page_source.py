@@ -46,7 +46,7 @@ _SOURCE_BUDGET = """(root, limits) => {
 # Every non-empty password value of one frame's document, open shadow roots included: the
 # whole page's values are redacted from any capture of it, whatever its scope (a "show
 # password" label elsewhere may copy one). Over `maxChars` in all, the answer is `null`.
-_FRAME_PASSWORDS = """maxChars => {
+FRAME_PASSWORDS_SCRIPT = """maxChars => {
   const out = new Set();
   let chars = 0;
   const visit = root => {
@@ -98,7 +98,9 @@ async def page_secrets(
 
     async def one(frame: Any) -> list[str] | None:
         try:
-            values = await within(frame.evaluate(_FRAME_PASSWORDS, MAX_SOURCE_CHARS), deadline)
+            values = await within(
+                frame.evaluate(FRAME_PASSWORDS_SCRIPT, MAX_SOURCE_CHARS), deadline
+            )
         except BrowserMeshError:
             raise
         except Exception:

@@ -44,6 +44,7 @@ from browsermesh.engine.changes import SETTLING_OPS, ChangeWatch
 from browsermesh.engine.evaluate import evaluate_in_page
 from browsermesh.engine.failures import browser_error, navigation_error, timed, within
 from browsermesh.engine.fork import SessionStorageSeed, copy_storage
+from browsermesh.engine.landing import document_status, landing
 from browsermesh.engine.observers import observe_page, report_orphan
 from browsermesh.engine.policy import RequestRouter, apply_network, network_kwargs
 from browsermesh.engine.popups import PopupGuard
@@ -56,6 +57,7 @@ from browsermesh.model.deadline import Deadline, OperationContext
 from browsermesh.model.devices import emulated
 from browsermesh.model.locators import Locator, RefTarget, Target
 from browsermesh.model.matchers import ActionSpec, Condition, WaitSpec
+from browsermesh.model.navigation import Landing
 from browsermesh.model.observe import PageObservations
 from browsermesh.model.paging import SnapshotOptions
 from browsermesh.model.png import ScreenshotLimits
@@ -369,31 +371,32 @@ class PlaywrightEngine:
         except Exception as exc:
             raise browser_error(exc, timeout_ms=deadline.timeout_ms) from None
 
-    async def navigate(self, page: PwPage, url: str, timeout_ms: float) -> str:
+    async def navigate(self, page: PwPage, url: str, timeout_ms: float) -> Landing:
+        deadline = Deadline(max(1, int(timeout_ms)))
         try:
-            return await navigation.goto(page.page, url, Deadline(max(1, int(timeout_ms))))
+            return await navigation.navigate(page.page, url, deadline)
         finally:
             await release_retired(page.refs)  # the refs the navigation replaced
 
-    async def history(self, page: PwPage, step: HistoryStep, timeout_ms: float) -> str:
+    async def history(self, page: PwPage, step: HistoryStep, timeout_ms: float) -> Landing:
         if page.crashed and step == "reload":
-            return await crash.reopen(self, page, timeout_ms)
+            return Landing(await crash.reopen(self, page, timeout_ms))
         p = page.page
         deadline = Deadline(max(1, int(timeout_ms)))
         try:
             if step == "back":
-                await p.go_back(wait_until="load", timeout=deadline.budget_ms())
+                response = await p.go_back(wait_until="load", timeout=deadline.budget_ms())
             elif step == "forward":
-                await p.go_forward(wait_until="load", timeout=deadline.budget_ms())
+                response = await p.go_forward(wait_until="load", timeout=deadline.budget_ms())
             else:
-                await p.reload(wait_until="load", timeout=deadline.budget_ms())
+                response = await p.reload(wait_until="load", timeout=deadline.budget_ms())
         except BrowserMeshError:
             raise
         except Exception as exc:
             raise navigation_error(exc, p.url, deadline.timeout_ms) from None
         finally:
             await release_retired(page.refs)  # the refs the navigation replaced
-        return p.url
+        return await landing(p, document_status(p, response), deadline)
 
     def current_url(self, page: PwPage) -> str:
         return page.page.url

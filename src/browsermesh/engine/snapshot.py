@@ -83,7 +83,7 @@ NOTICES_SELECTOR = (
     '[aria-live]:not([aria-live="off"]):not([role]), .messagelist > li, .messages > li, '
     ".alert:not([role]), .flash, .notice, .notification, .toast, .errornote, .errorlist > li"
 )
-_NOTICES = """sel => {
+NOTICES_SCRIPT = """sel => {
   const out = [];
   for (const el of document.querySelectorAll(sel)) {
     if (out.length >= 6) break;
@@ -395,7 +395,9 @@ async def _action_table(
     title = secrets.text(well_formed(await timed(page.page.title(), ctx.deadline)))
     notices: list[str] = []
     if not scoped:
-        raw_notices = await timed(page.page.evaluate(_NOTICES, NOTICES_SELECTOR), ctx.deadline)
+        raw_notices = await timed(
+            page.page.evaluate(NOTICES_SCRIPT, NOTICES_SELECTOR), ctx.deadline
+        )
         notices = [secrets.text(well_formed(str(n))) for n in raw_notices]
     table = build_action_table(
         nodes,

@@ -21,6 +21,7 @@ from browsermesh.engine.failures import (
     raw_cause,
     within,
 )
+from browsermesh.engine.landing import document_status, landing
 from browsermesh.errors import BrowserMeshError, ErrorCode, invalid_argument
 from browsermesh.model import progress
 from browsermesh.model.deadline import OperationCancelled, OperationContext
@@ -218,7 +219,7 @@ async def _handle(
             raise browser_error(exc, timeout_ms=ctx.deadline.timeout_ms) from None
         return WaitOutcome({"kind": "fileChooser", "files": len(wait.files)})
     if kind == "navigation" and isinstance(wait, NavigationWait):
-        url = str(payload)
+        url, documents = payload
         if wait.matcher is not None and not wait.matcher.matches(url):
             return None
         try:
@@ -229,9 +230,12 @@ async def _handle(
             # The navigation committed but did not reach its load state: the wait timed out,
             # whatever Playwright's reason.
             raise operation_timeout(ctx.deadline.timeout_ms, raw_cause(exc)) from None
-        return WaitOutcome(
-            {"kind": "navigation", "url": sanitize_url(page.page.url, max_chars=EVENT_URL_CHARS)}
-        )
+        # The last main-frame document response seen is the one this navigation loaded (none
+        # for a same-document step); title and key text as browser_navigate answers them.
+        status = document_status(page.page, documents[-1]) if documents else None
+        landed = (await landing(page.page, status, ctx.deadline)).fields()
+        landed["url"] = sanitize_url(page.page.url, max_chars=EVENT_URL_CHARS)
+        return WaitOutcome({"kind": "navigation", **landed})
     if kind == "response" and isinstance(wait, ResponseWait):
         response = payload
         if not wait.matcher.matches(response.url):
@@ -309,9 +313,19 @@ async def action_and_wait(
     listeners.on("dialog", lambda d: queue.put_nowait(("dialog", d)))
     listeners.on("popup", lambda p: queue.put_nowait(("popup", p)))
     if isinstance(wait, NavigationWait):
+        documents: list[Any] = []  # main-frame document responses, in order (their status)
+
+        def document(response: Any) -> None:
+            with contextlib.suppress(Exception):  # a service worker's response has no frame
+                if response.frame == main_frame and response.request.is_navigation_request():
+                    documents.append(response)
+
+        listeners.on("response", document)
         listeners.on(
             "framenavigated",
-            lambda f: queue.put_nowait(("navigation", f.url)) if f == main_frame else None,
+            lambda f: (
+                queue.put_nowait(("navigation", (f.url, documents))) if f == main_frame else None
+            ),
         )
     if isinstance(wait, ResponseWait):
         listeners.on("response", lambda r: queue.put_nowait(("response", r)))

@@ -50,6 +50,7 @@ __all__ = [
     "ElementInfo",
     "TableResult",
     "build_action_table",
+    "key_lines",
     "qualifying_nodes",
     "table_candidates",
     "table_refs",
@@ -281,6 +282,13 @@ def _key_lines(
     h2 = [line for line in headings if line.startswith("h2 ")][:MAX_H2_LINES]
     # dict.fromkeys: the first occurrence of each line, in this order.
     return list(dict.fromkeys([*live, *notes, *h1, *summaries, *h2]))[:MAX_KEY_LINES]
+
+
+def key_lines(nodes: Iterable[AriaNode], notices: Sequence[str] = ()) -> list[str]:
+    """The key text lines of an unscoped action table's header, for a page's whole tree
+    (navigation results show them: issue 31 item 2)."""
+    node_list = main_first(list(nodes))
+    return _key_lines(node_list, collapsed_regions(node_list, False, False), notices)
 
 
 @dataclass

@@ -23,6 +23,7 @@ from browsermesh.model.matchers import (
     parse_condition,
     parse_wait,
 )
+from browsermesh.model.navigation import Landing
 from browsermesh.model.paging import (
     normalize_snapshot_options,
 )
@@ -58,10 +59,11 @@ class PageActions(Recorded):
     """What changes a page: navigation, element actions and forms (with `changes` and the
     follow-up snapshot), scrolling, dragging, waits and action-and-wait."""
 
-    async def navigate(self, call: PageCall, url: object) -> tuple[str, str]:
+    async def navigate(self, call: PageCall, url: object) -> tuple[str, Landing]:
+        """Load `url`; the operation id and where the page landed (status, title, key text)."""
         target = validate_http_url(url)
 
-        async def job(rec: SessionRecord, page: PageRecord, ctx: OperationContext) -> str:
+        async def job(rec: SessionRecord, page: PageRecord, ctx: OperationContext) -> Landing:
             self._clear_snapshots(page)
             landed = await self.engine.navigate(page.handle, target, ctx.deadline.budget_ms())
             self._record(rec, Navigate(**step_at(rec, page, ctx), url=target))
@@ -73,8 +75,10 @@ class PageActions(Recorded):
         self,
         call: PageCall,
         step: HistoryStep,
-    ) -> tuple[str, str]:
-        async def job(rec: SessionRecord, page: PageRecord, ctx: OperationContext) -> str:
+    ) -> tuple[str, Landing]:
+        """One history step; the operation id and where the page landed."""
+
+        async def job(rec: SessionRecord, page: PageRecord, ctx: OperationContext) -> Landing:
             self._clear_snapshots(page)
             landed = await self.engine.history(page.handle, step, ctx.deadline.budget_ms())
             self._record(rec, History(**step_at(rec, page, ctx), step=step))

@@ -10,14 +10,14 @@ from browsermesh.model.navigation import HistoryStep
 
 
 async def navigate(call: ToolCall) -> dict[str, Any]:
-    op_id, url = await call.runtime.navigate(call.page(), call.args.get("url"))
-    return call.page_result(op_id, url=url)
+    op_id, landed = await call.runtime.navigate(call.page(), call.args.get("url"))
+    return call.page_result(op_id, **landed.fields())
 
 
 def _history(step: HistoryStep) -> Any:
     async def handler(call: ToolCall) -> dict[str, Any]:
-        op_id, url = await call.runtime.history(call.page(), step)
-        return call.page_result(op_id, url=url)
+        op_id, landed = await call.runtime.history(call.page(), step)
+        return call.page_result(op_id, **landed.fields())
 
     return handler
 
@@ -42,7 +42,10 @@ def specs() -> list[ToolSpec]:
         ToolSpec(
             name="browser_navigate",
             title="Navigate browser page",
-            description="Load an absolute http(s) URL, wait for load.",
+            description=(
+                "Load an absolute http(s) URL, wait for load; answers url, status, title, keys "
+                "(so do back/forward/reload)."
+            ),
             profile="core",
             hints=Hints(open_world=True),
             input_schema=nav_in,
@@ -52,7 +55,7 @@ def specs() -> list[ToolSpec]:
         ToolSpec(
             name="browser_back",
             title="Navigate browser page back",
-            description="Go back in history.",
+            description="Go back.",
             profile="core",
             hints=Hints(open_world=True),
             input_schema=page_address(),
@@ -62,7 +65,7 @@ def specs() -> list[ToolSpec]:
         ToolSpec(
             name="browser_forward",
             title="Navigate browser page forward",
-            description="Go forward in history.",
+            description="Go forward.",
             profile="core",
             hints=Hints(open_world=True),
             input_schema=page_address(),
@@ -72,7 +75,7 @@ def specs() -> list[ToolSpec]:
         ToolSpec(
             name="browser_reload",
             title="Reload browser page",
-            description="Reload the page.",
+            description="Reload.",
             profile="core",
             hints=Hints(open_world=True),
             input_schema=page_address(),
@@ -82,7 +85,7 @@ def specs() -> list[ToolSpec]:
         ToolSpec(
             name="browser_get_url",
             title="Get browser page URL",
-            description="Current page URL.",
+            description="Page URL.",
             profile="core",
             hints=Hints(read_only=True, idempotent=True),
             input_schema=page_address(),

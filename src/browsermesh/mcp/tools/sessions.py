@@ -179,7 +179,7 @@ def specs(context_settings: Schema) -> list[ToolSpec]:
         ToolSpec(
             name="browser_session_get",
             title="Get browser session",
-            description="One session's status, labels and failureCode.",
+            description="A session's status, labels, failureCode.",
             profile="core",
             hints=Hints(read_only=True, idempotent=True),
             input_schema=session_address(),

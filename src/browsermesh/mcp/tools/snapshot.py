@@ -36,7 +36,7 @@ def specs() -> list[ToolSpec]:
                 'Read the page. format:"actions": key text, a line per control (ref, ops), main '
                 "first, site chrome one line each (scope:{ref} lists it); more: nextCursor alone. "
                 "aria (default): ARIA YAML; includeRefs: inline [ref=...]. Refs live 30 s, "
-                "die on navigation or newer snapshots. Passwords redacted."
+                "die on navigation/newer snapshots. Passwords redacted."
             ),
             profile="core",
             hints=Hints(read_only=True, idempotent=True, open_world=True),
