@@ -172,6 +172,11 @@ _NEXT_STEPS: dict[ErrorCode, str] = {
 # Next steps that fit an actionability reason (never "retry with a larger timeoutMs" for an element
 # that cannot act); keyed by details.reason.
 _REASON_NEXT_STEPS: dict[str, str] = {
+    # A download (or the document behind an action) the server refused (issue 31 item 14).
+    "http_status": (
+        "The server refused it (details.status, details.url): sign in or get the access it "
+        "needs (browser_snapshot shows the page it answered), then retry."
+    ),
     # PERSISTENCE_DISABLED because the server does not trust its storage (issue 12 #8, 30 #11):
     # never "restart with BROWSERMESH_PERSISTENCE=true", which would not help.
     "data_directory_writable": (
@@ -271,6 +276,7 @@ REASONS: frozenset[str] = frozenset(
         "installing",
         "blocked_by_policy",
         "proxy",
+        "http_status",
         "untrusted_storage",
         "data_directory_writable",
         "other",
@@ -385,6 +391,9 @@ class BrowserMeshError(Exception):
                 else f"the {filled} field{'' if filled == 1 else 's'} before it stay applied"
             )
             base += f" Stopped at {details['field']}; {applied}."
+        if "status" in details:  # a failed response behind the action (issue 31 item 14)
+            where = f" for {details['url']}" if "url" in details else ""
+            base += f" The server answered HTTP {details['status']}{where}."
         return base[:512]
 
     @property
@@ -544,6 +553,9 @@ def clean_details(code: ErrorCode, raw: Any) -> dict[str, Any]:
     url = get("url")
     if isinstance(url, str):
         out["url"] = sanitize_url(url, max_chars=256, origin_and_path=True)
+    status = get("status")
+    if isinstance(status, int) and not isinstance(status, bool) and 100 <= status <= 599:
+        out["status"] = status
     engine = get("selectorEngine")
     if isinstance(engine, str) and engine in SELECTOR_ENGINES:
         out["selectorEngine"] = engine

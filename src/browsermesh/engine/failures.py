@@ -14,8 +14,8 @@ from __future__ import annotations
 import asyncio
 import inspect
 import re
-from collections.abc import Awaitable
-from typing import TypeVar
+from collections.abc import Awaitable, Sequence
+from typing import Any, TypeVar
 
 from browsermesh.errors import BrowserMeshError, ErrorCode
 from browsermesh.model.deadline import Deadline
@@ -158,3 +158,16 @@ def browser_error(
     if timeout_ms is not None and classify_reason(exc) == "timeout":
         return operation_timeout(timeout_ms, raw_cause(exc))
     return BrowserMeshError(ErrorCode.BROWSER_ERROR, cause=raw_cause(exc))
+
+
+def name_failed_response(exc: BaseException, failed: Sequence[Any]) -> None:
+    """A timed-out wait names the failed response behind the action (issue 31 item 14): the
+    main document's when there is one, else the last fetch or XHR (status; the URL is
+    sanitized by the details allowlist). `failed` holds Playwright responses of 400 or more."""
+    if not failed or not isinstance(exc, BrowserMeshError):
+        return
+    if exc.code is not ErrorCode.OPERATION_TIMEOUT or "status" in exc.details:
+        return
+    documents = [r for r in failed if r.request.resource_type == "document"]
+    response = (documents or failed)[-1]
+    exc.details = {**exc.details, "status": response.status, "url": response.url}

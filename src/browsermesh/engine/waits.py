@@ -17,6 +17,7 @@ from browsermesh.engine.bounded import quietly
 from browsermesh.engine.failures import (
     browser_error,
     classify_reason,
+    name_failed_response,
     operation_timeout,
     raw_cause,
     within,
@@ -196,6 +197,12 @@ async def _handle(
             await quietly(dialog.dismiss())
             raise browser_error(exc) from None
         return WaitOutcome(event)
+    if kind == "refused" and isinstance(wait, DownloadWait):
+        # The link's document came back 4xx/5xx: this click's download cannot come any more.
+        raise BrowserMeshError(
+            ErrorCode.NAVIGATION_FAILED,
+            details={"reason": "http_status", "status": payload.status, "url": payload.url},
+        )
     if kind == "popup":
         if not isinstance(wait, PopupWait):
             await quietly(payload.close())
@@ -303,6 +310,9 @@ async def _settle_action(
     act.result()
 
 
+_BEHIND_ACTION = frozenset({"document", "fetch", "xhr"})
+
+
 async def action_and_wait(
     page: PwPage, action: ActionSpec, wait: WaitSpec, ctx: OperationContext
 ) -> WaitOutcome:
@@ -329,6 +339,19 @@ async def action_and_wait(
         )
     if isinstance(wait, ResponseWait):
         listeners.on("response", lambda r: queue.put_nowait(("response", r)))
+    failed: list[Any] = []  # 4xx/5xx documents, fetches and XHRs behind the action
+    downloading = isinstance(wait, DownloadWait)
+
+    def refused(response: Any) -> None:
+        with contextlib.suppress(Exception):  # a response whose request or frame is gone
+            kind = response.request.resource_type
+            if response.status < 400 or kind not in _BEHIND_ACTION:
+                return
+            failed.append(response)
+            if kind == "document" and response.frame == main_frame and downloading:
+                queue.put_nowait(("refused", response))
+
+    listeners.on("response", refused)
     if isinstance(wait, DownloadWait):
         listeners.on("download", lambda d: queue.put_nowait(("download", d)))
     if isinstance(wait, FileChooserWait):
@@ -354,10 +377,11 @@ async def action_and_wait(
                 outcome = await _handle(*item, wait, page, ctx)
         await _settle_action(act, queue, ctx)
         return outcome
-    except BaseException:
+    except BaseException as exc:
         if outcome is not None and outcome.popup is not None:
             await quietly(outcome.popup.close())
         await action_task.aclose()
+        name_failed_response(exc, failed)
         raise
     finally:
         listeners.remove_all()
