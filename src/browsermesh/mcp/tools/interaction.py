@@ -21,9 +21,10 @@ from browsermesh.mcp.schemas import (
 
 _COMPLETED = FLAG_OUTPUT
 _CLICK_HINT = (
-    "ref or locator (so do all element tools), e.g. {strategy:role,value:button,name:Save}; "
-    "names, text match exactly by default (exact:false: substring, any case); >1 "
-    "match: LOCATOR_AMBIGUOUS, none: ELEMENT_NOT_FOUND; iframes: locator.frame."
+    "ref or locator (all element tools), e.g. {strategy:role,value:button,name:Save}; "
+    "names/text match exactly by default (exact:false: any-case substring); >1 match: "
+    "LOCATOR_AMBIGUOUS, 0: ELEMENT_NOT_FOUND, blocked: ELEMENT_NOT_ACTIONABLE; iframes: "
+    "locator.frame."
 )
 
 
