@@ -145,7 +145,7 @@ def specs(context_settings: Schema) -> list[ToolSpec]:
             name="browser_session_create",
             title="Create isolated browser session",
             description=(
-                "Isolated session (own cookies, storage, pages) and its first page: one per role, "
+                "Isolated session (own cookies, storage, tabs) + its first page: one per role, "
                 "auth state or workflow. fromSessionId: copy a session's storage; count: "
                 "1-10 (in sessions)."
             ),
