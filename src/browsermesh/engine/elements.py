@@ -26,6 +26,7 @@ from browsermesh.engine.blocked import timeout as _timeout
 from browsermesh.engine.failures import classify_reason, raw_cause, within
 from browsermesh.engine.page_source import page_secrets
 from browsermesh.engine.refs import Expired, RefEntry, RefRegistry
+from browsermesh.engine.select import select_options
 from browsermesh.errors import BrowserMeshError, ErrorCode
 from browsermesh.model.deadline import Deadline, OperationContext
 from browsermesh.model.locators import (
@@ -36,6 +37,7 @@ from browsermesh.model.locators import (
     Target,
     exact_name_pattern,
 )
+from browsermesh.model.options import OptionChoice
 from browsermesh.model.text import well_formed
 
 if TYPE_CHECKING:
@@ -419,10 +421,11 @@ async def _bounded(awaitable: Awaitable[Any], timeout_ms: float) -> Any:
     return await asyncio.wait_for(awaitable, timeout=timeout_ms / 1000)
 
 
-def element_call(op: str, arg: str | None = None) -> ElementCall:
-    """The Playwright call for one element action; works on a Locator or an ElementHandle."""
+def element_call(op: str, arg: str | OptionChoice | None = None) -> ElementCall:
+    """The Playwright call for one element action; works on a Locator or an ElementHandle.
+    Only select_option answers something: the selection read back (engine.select)."""
 
-    async def call(el: Any, timeout_ms: float) -> None:
+    async def call(el: Any, timeout_ms: float) -> Any:
         if op == "click":
             await el.click(timeout=timeout_ms)
         elif op == "double_click":
@@ -438,13 +441,10 @@ def element_call(op: str, arg: str | None = None) -> ElementCall:
             await el.uncheck(timeout=timeout_ms)
         elif op == "scroll_into_view":
             await el.scroll_into_view_if_needed(timeout=timeout_ms)
-        elif op == "fill":
-            await el.fill(arg or "", timeout=timeout_ms)
-        elif op == "press":
-            await el.press(arg or "", timeout=timeout_ms)
+        elif op == "fill" or op == "press":
+            await getattr(el, op)(arg if isinstance(arg, str) else "", timeout=timeout_ms)
         elif op == "select_option":
-            # A string matches an option's value or its label.
-            await el.select_option(arg, timeout=timeout_ms)
+            return await select_options(el, arg, timeout_ms)
         else:  # pragma: no cover - the tool layer only passes known operations
             raise BrowserMeshError(ErrorCode.INTERNAL_ERROR)
 
