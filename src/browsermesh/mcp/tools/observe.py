@@ -63,7 +63,7 @@ def specs(page_size: int | None = None) -> list[ToolSpec]:
             description=(
                 "console (incl. popups), pageError, network (incl. 5xx) or requestFailed events; "
                 "poll: sinceEventId=nextCursor, check gap/droppedCount. One request: network "
-                "+ its requestId."
+                "+ requestId."
             ),
             profile="observability",
             hints=Hints(read_only=True, idempotent=True, open_world=True),
