@@ -211,11 +211,11 @@ class FakeEngine:
         return f"Title of {page.url}"
 
     async def act(
-        self, page: FakePage, target: Target, op: str, arg: str | None, ctx: OperationContext
-    ) -> dict[str, Any]:
+        self, page: FakePage, target: Target, op: str, arg: Any, ctx: OperationContext
+    ) -> tuple[dict[str, Any], dict[str, Any]]:
         await self._step(op, ctx)
         page.actions.append((op, target if arg is None else (target, arg)))
-        return {}
+        return {}, {}
 
     async def describe_target(
         self, page: FakePage, target: Target, ctx: OperationContext

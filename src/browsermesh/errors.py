@@ -1,9 +1,9 @@
-"""The error model: 20 stable codes, fixed messages and next steps, and the details allowlist.
+"""The error model: 21 stable codes, fixed messages and next steps, and the details allowlist.
 
 Every failure that crosses MCP is built here (`error_payload`). Raw exception text, stacks and
 secrets stay in `BrowserMeshError.cause` / `internal`, which are never serialized for a client.
 
-Size: the error catalogue (contract §16) is one definition: the 20 codes' messages and next
+Size: the error catalogue (contract §16) is one definition: the 21 codes' messages and next
 steps, and the details allowlist whose cleaned values choose among those next steps; splitting
 it would scatter one table over several modules.
 """
@@ -21,7 +21,7 @@ from browsermesh.redact import cut_chars, sanitize_url
 
 
 class ErrorCode(StrEnum):
-    """The 20 stable error codes (contract §16.2)."""
+    """The 21 stable error codes (contract §16.2, plus ELEMENT_NOT_ACTIONABLE of issue 31)."""
 
     SESSION_NOT_FOUND = "SESSION_NOT_FOUND"
     SESSION_NOT_READY = "SESSION_NOT_READY"
@@ -34,6 +34,7 @@ class ErrorCode(StrEnum):
     NAVIGATION_FAILED = "NAVIGATION_FAILED"
     ELEMENT_NOT_FOUND = "ELEMENT_NOT_FOUND"
     LOCATOR_AMBIGUOUS = "LOCATOR_AMBIGUOUS"
+    ELEMENT_NOT_ACTIONABLE = "ELEMENT_NOT_ACTIONABLE"
     STALE_ELEMENT_REFERENCE = "STALE_ELEMENT_REFERENCE"
     STALE_SNAPSHOT_CURSOR = "STALE_SNAPSHOT_CURSOR"
     BROWSER_ERROR = "BROWSER_ERROR"
@@ -59,6 +60,7 @@ _MESSAGES: dict[ErrorCode, str] = {
     ErrorCode.NAVIGATION_FAILED: "Navigation failed.",
     ErrorCode.ELEMENT_NOT_FOUND: "Element not found.",
     ErrorCode.LOCATOR_AMBIGUOUS: "Locator matched multiple elements.",
+    ErrorCode.ELEMENT_NOT_ACTIONABLE: "Element exists but cannot take this action.",
     ErrorCode.STALE_ELEMENT_REFERENCE: "Element ref is stale.",
     ErrorCode.STALE_SNAPSHOT_CURSOR: "Snapshot cursor is stale.",
     ErrorCode.BROWSER_ERROR: "The browser operation failed.",
@@ -139,6 +141,10 @@ _NEXT_STEPS: dict[ErrorCode, str] = {
         "Narrow the locator by role name, scope it to a container, or use a ref from "
         "browser_snapshot."
     ),
+    ErrorCode.ELEMENT_NOT_ACTIONABLE: (
+        "details.reason says why the element cannot act: change that first (browser_snapshot "
+        "shows its state), then retry; a larger timeoutMs does not help."
+    ),
     ErrorCode.STALE_ELEMENT_REFERENCE: (
         "Refs expire (30 s unless browser_runtime_info reports another refTtlMs) and die on "
         "navigation and on every newer ref capture; take a new browser_snapshot or use a locator."
@@ -190,12 +196,12 @@ _REASON_NEXT_STEPS: dict[str, str] = {
         "or continue without saved state."
     ),
     "disabled": (
-        "The element is disabled: do what enables it first (fill the required fields, pick an "
-        "option), or use browser_wait with a locator condition state enabled."
+        "The element is disabled: wait for it to become enabled (browser_wait kind locator, "
+        "state enabled) or do what enables it (fill the required fields, pick an option)."
     ),
     "hidden": (
-        "The element is hidden: open what reveals it first (a menu, tab or dialog), or target "
-        "the visible control with the same name from browser_snapshot."
+        "The element is hidden: scroll to it or open its container first (a menu, tab, dialog "
+        "or collapsed section), or target the visible control with the same name."
     ),
     "not_editable": (
         "The element does not take text: target the textbox, searchbox or combobox itself "
@@ -258,8 +264,8 @@ Reason = Literal[
     "not_file_input",
     "other",
 ]
-# Why an element that exists could not take the action (issue 13): reported under
-# OPERATION_TIMEOUT (the contract's code for "exists but never actionable") with its own next step.
+# Why an element that exists could not take the action (issue 13): the reasons of
+# ELEMENT_NOT_ACTIONABLE (issue 31), each with its own next step.
 ACTIONABILITY_REASONS: frozenset[str] = frozenset(
     {"disabled", "hidden", "not_editable", "covered", "file_input", "detached", "not_file_input"}
 )

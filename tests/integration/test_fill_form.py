@@ -155,7 +155,7 @@ async def test_a_disabled_field_stops_the_form_with_its_actionability_reason(
             field(label("Age"), "36"),
         ]},
     )  # fmt: skip
-    assert error["code"] == "OPERATION_TIMEOUT"
+    assert error["code"] == "ELEMENT_NOT_ACTIONABLE"
     assert error["details"]["reason"] == "disabled" and error["details"]["operation"] == "fill"
     assert error["details"]["field"] == "fields[1]" and error["details"]["filled"] == 1
     assert "disabled" in error["nextStep"]
@@ -212,7 +212,7 @@ async def test_password_values_never_appear_in_results_or_errors(
         texts.append(result.content[0].text)
     assert not any(SECRET in text for text in texts), texts
     assert [json.loads(t).get("error", {}).get("code") for t in texts] == [
-        None, "ELEMENT_NOT_FOUND", "INVALID_ARGUMENT", "OPERATION_TIMEOUT",
+        None, "ELEMENT_NOT_FOUND", "INVALID_ARGUMENT", "ELEMENT_NOT_ACTIONABLE",
         "STALE_ELEMENT_REFERENCE",
     ]  # fmt: skip
     assert json.loads(texts[-1])["error"]["details"]["field"] == "fields[0]"

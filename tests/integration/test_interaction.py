@@ -101,14 +101,15 @@ async def test_locator_strategies_and_errors(mcp_client: ToolClient, site: Fixtu
     assert await text_of(c, addr2, "status") == "clicked"
 
 
-async def test_not_actionable_is_timeout(mcp_client: ToolClient, site: FixtureSite) -> None:
+async def test_not_actionable_is_its_own_code(mcp_client: ToolClient, site: FixtureSite) -> None:
     c = mcp_client
     addr = await open_page(c, site.url("/not-actionable"))
-    for name in ("Disabled action", "Covered action"):
+    for name, reason in (("Disabled action", "disabled"), ("Covered action", "covered")):
         err = await c.err(
             "browser_click", {**addr, "locator": role("button", name), "timeoutMs": 600}
         )
-        assert err["code"] == "OPERATION_TIMEOUT", name
+        assert err["code"] == "ELEMENT_NOT_ACTIONABLE", name
+        assert err["details"]["reason"] == reason, name
     # the queue still works
     assert (await c.ok("browser_get_title", addr))["title"] == "Not actionable"
 

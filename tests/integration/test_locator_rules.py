@@ -249,7 +249,7 @@ async def test_disabled_button_answers_within_the_settle_time_with_its_reason(
         "browser_click", {**addr, "locator": role("button", "Submit order"), "timeoutMs": 20_000}
     )
     elapsed = time.monotonic() - started
-    assert err["code"] == "OPERATION_TIMEOUT"
+    assert err["code"] == "ELEMENT_NOT_ACTIONABLE"
     assert err["details"]["reason"] == "disabled"
     assert err["details"]["locator"]["name"] == "Submit order"
     assert "larger timeoutMs" not in err["nextStep"] and "disabled" in err["nextStep"]
@@ -304,7 +304,7 @@ async def test_element_that_cannot_act_names_the_reason(
         {**addr, "locator": {"strategy": "css", "value": target}, "timeoutMs": 20_000, **extra},
     )
     assert time.monotonic() - started < 10
-    assert err["code"] == "OPERATION_TIMEOUT", err
+    assert err["code"] == "ELEMENT_NOT_ACTIONABLE", err
     assert err["details"]["reason"] == reason
     assert "larger timeoutMs" not in err["nextStep"]
     if reason == "file_input":
@@ -316,7 +316,7 @@ async def test_covered_element_names_what_covers_it(client: ToolClient, pages: F
     err = await client.err(
         "browser_click", {**addr, "locator": role("button", "Buy now"), "timeoutMs": 3000}
     )
-    assert err["code"] == "OPERATION_TIMEOUT"
+    assert err["code"] == "ELEMENT_NOT_ACTIONABLE"
     assert err["details"]["reason"] == "covered"
     assert err["details"]["coveredBy"]["role"] == "dialog"
     assert err["details"]["coveredBy"]["name"] == "Cookie banner"
@@ -339,7 +339,7 @@ async def test_disabled_ref_answers_with_its_reason(client: ToolClient, pages: F
     snap = await client.ok("browser_snapshot", {**addr, "format": "actions"})
     ref = next(r["ref"] for r in table_refs(snap["snapshot"]) if r.get("name") == "Submit order")
     err = await client.err("browser_click", {**addr, "ref": ref, "timeoutMs": 20_000})
-    assert err["code"] == "OPERATION_TIMEOUT" and err["details"]["reason"] == "disabled"
+    assert err["code"] == "ELEMENT_NOT_ACTIONABLE" and err["details"]["reason"] == "disabled"
 
 
 # ------------------------------------------------------------------------------ candidates

@@ -63,6 +63,11 @@ class HttpServerProcess:
         """SIGTERM, then the exit code (kills it and fails when it does not exit in time)."""
         if self.proc.poll() is None:
             self.proc.send_signal(signal.SIGTERM)
+        return self.wait_exit(timeout)
+
+    def wait_exit(self, timeout: float = 30.0) -> int:
+        """The exit code of a process already told to stop, sending no signal of its own
+        (kills it and fails when it does not exit in time)."""
         try:
             code = self.proc.wait(timeout=timeout)
         except subprocess.TimeoutExpired:

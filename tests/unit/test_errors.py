@@ -6,6 +6,7 @@ import json
 from typing import Any
 
 from browsermesh.errors import (
+    ACTIONABILITY_REASONS,
     Bound,
     BrowserMeshError,
     ErrorCode,
@@ -13,10 +14,11 @@ from browsermesh.errors import (
     error_payload,
     internal_error,
 )
+from browsermesh.model.locators import parse_locator
 
 
-def test_twenty_codes_each_with_message_and_next_step() -> None:
-    assert len(ErrorCode) == 20
+def test_twenty_one_codes_each_with_message_and_next_step() -> None:
+    assert len(ErrorCode) == 21
     for code in ErrorCode:
         err = BrowserMeshError(code)
         assert 0 < len(err.message) <= 512 and err.next_step
@@ -99,3 +101,46 @@ def test_internal_error_hides_exception_text() -> None:
     err = internal_error(ValueError("/home/user/secret path"))
     assert "secret" not in json.dumps(error_payload(err))
     assert err.cause and "secret" in err.cause  # kept for debug logs only
+
+
+def test_not_actionable_has_a_next_step_for_each_reason() -> None:
+    """Issue 31 #4: its own code, a next step that fits the reason, never "larger timeoutMs"."""
+    hints = {
+        "disabled": "browser_wait",
+        "hidden": "scroll",
+        "not_editable": "textbox",
+        "covered": "coveredBy",
+        "file_input": "browser_file_upload",
+        "detached": "re-rendered",
+        "not_file_input": "file chooser",
+    }
+    assert set(hints) == ACTIONABILITY_REASONS
+    steps = set()
+    for reason, hint in hints.items():
+        body = error_payload(
+            BrowserMeshError(ErrorCode.ELEMENT_NOT_ACTIONABLE, details={"reason": reason})
+        )["error"]
+        assert body["code"] == "ELEMENT_NOT_ACTIONABLE" and body["details"]["reason"] == reason
+        assert hint in body["nextStep"] and "larger timeoutMs" not in body["nextStep"]
+        steps.add(body["nextStep"])
+    assert len(steps) == len(hints)
+    generic = error_payload(BrowserMeshError(ErrorCode.ELEMENT_NOT_ACTIONABLE))["error"]
+    assert "details" not in generic and "details.reason" in generic["nextStep"]
+
+
+def test_locator_detail_keeps_within() -> None:
+    scoped = parse_locator(
+        {
+            "strategy": "role",
+            "value": "button",
+            "name": "Delete",
+            "within": {"strategy": "role", "value": "row", "name": "Blue teapot"},
+        }
+    )
+    details = clean_details(ErrorCode.ELEMENT_NOT_ACTIONABLE, {"locator": scoped.detail()})
+    assert details["locator"]["within"] == {
+        "strategy": "role",
+        "value": "row",
+        "name": "Blue teapot",
+        "exact": True,
+    }

@@ -17,6 +17,7 @@ from browsermesh.engine.failures import (
     browser_error,
     classify_reason,
     navigation_error,
+    not_actionable,
     operation_timeout,
     raw_cause,
     timed,
@@ -80,8 +81,13 @@ def test_operation_timeout_keeps_a_cause_and_takes_extra_details() -> None:
     assert err.code is ErrorCode.OPERATION_TIMEOUT
     assert err.details == {"timeoutMs": 300, "reason": "timeout", "operation": "click"}
     assert err.cause == "TimeoutError: Timeout 300ms exceeded."
-    # an actionability reason is reported in place of "timeout" (errors.ACTIONABILITY_REASONS)
-    assert operation_timeout(300, reason="disabled").details["reason"] == "disabled"
+
+
+def test_not_actionable_names_the_reason_and_no_budget() -> None:
+    err = not_actionable("disabled", operation="click")
+    assert err.code is ErrorCode.ELEMENT_NOT_ACTIONABLE
+    assert err.details == {"reason": "disabled", "operation": "click"}
+    assert "timeoutMs" not in error_payload(err)["error"]["details"]
 
 
 # ------------------------------------------------------------------ timed and within

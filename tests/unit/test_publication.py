@@ -96,7 +96,8 @@ async def test_every_tool_is_fully_published() -> None:
         assert tool.input_schema.get("additionalProperties") is False
     by_name = {t.name: t for t in tools}
     click = by_name["browser_click"].description
-    for phrase in ("exactly by default", "LOCATOR_AMBIGUOUS", "ELEMENT_NOT_FOUND", "iframe"):
+    phrases = ("exactly by default", "LOCATOR_AMBIGUOUS", "ELEMENT_NOT_FOUND", "iframe")
+    for phrase in (*phrases, "ELEMENT_NOT_ACTIONABLE"):
         assert phrase in click
     evaluate = by_name["browser_evaluate"].description
     assert "arbitrary JavaScript" in evaluate and "only" in evaluate

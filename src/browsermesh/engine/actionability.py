@@ -6,8 +6,11 @@ timeout, so a disabled button used to cost the whole budget (10 s by default) an
 the matches tells whether the single match is blocked for a reason that rarely clears by itself
 (disabled, hidden, read-only, a file input asked for text); such a block gets a short settle
 time (`BROWSERMESH_ACTIONABILITY_SETTLE_MS`, 1 s by default) to change, and then the answer names
-the reason. After a full-budget timeout, the same read (plus a hit test for covering elements)
-names the reason the action never happened. Reading never acts: the action itself runs once.
+the reason (`ELEMENT_NOT_ACTIONABLE`, issue 31). A pointer action on a match that the first read
+sees covered (a hit test at its centre) gets only the settle time for its first try, since
+Playwright may still scroll it clear; still covered after that, it answers `covered`. After a
+full-budget timeout, the same read (plus the hit test) names the reason the action never happened.
+Reading never acts: the action itself runs once (a covered first try never reached the element).
 """
 
 from __future__ import annotations
@@ -29,7 +32,14 @@ _NEEDS_VISIBLE = frozenset(
 )
 _NEEDS_ENABLED = frozenset({"click", "double_click", "check", "uncheck", "fill", "select_option"})
 _TAKES_TEXT = frozenset({"fill"})
+_POINTER = frozenset({"click", "double_click", "hover", "check", "uncheck"})
+"""Operations that need the pointer to reach the element (Playwright's hit-target check)."""
 _CHECKED = _NEEDS_VISIBLE | _NEEDS_ENABLED | _TAKES_TEXT
+
+
+def pointer(op: str) -> bool:
+    """Whether `op` is a pointer action, which a covering element blocks."""
+    return op in _POINTER
 
 
 def checks(op: str) -> bool:
@@ -76,7 +86,9 @@ _STATE = """(els, withHit) => {
     if (withHit && state.visible) {
       const x = box.left + box.width / 2, y = box.top + box.height / 2;
       const hit = el.ownerDocument.elementFromPoint(x, y);
-      if (hit && hit !== el && !el.contains(hit) && !hit.contains(el)) {
+      const label = hit && hit.closest('label');
+      if (hit && hit !== el && !el.contains(hit) && !hit.contains(el) &&
+          !(label && label.control === el)) {
         const role = hit.getAttribute('role') || hit.tagName.toLowerCase();
         const name = (hit.getAttribute('aria-label') || hit.textContent || '')
           .replace(/\\s+/g, ' ').trim().slice(0, 80);
@@ -111,9 +123,15 @@ class Reading:
             return "disabled"
         if op in _TAKES_TEXT and state["readonly"]:
             return "not_editable"
-        if late and op in _NEEDS_VISIBLE and state.get("coveredBy"):
+        if late and self.covered(op):
             return "covered"
         return None
+
+    def covered(self, op: str) -> bool:
+        """Whether the single match's centre is under another element, for a pointer `op`
+        (known only from a reading taken with the hit test)."""
+        state = self.state
+        return self.count == 1 and state is not None and pointer(op) and bool(state["coveredBy"])
 
 
 async def read(el: Any, timeout_ms: float, *, hit_test: bool = False) -> Reading | None:

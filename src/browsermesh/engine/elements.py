@@ -13,9 +13,20 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from browsermesh.engine import actionability, candidates
-from browsermesh.engine.failures import classify_reason, operation_timeout, raw_cause, within
+from browsermesh.engine.blocked import (
+    OPERATION_DETAIL,
+    PROBE_RESERVE_MS,
+    action_failure,
+)
+from browsermesh.engine.blocked import ElementCall as ElementCall
+from browsermesh.engine.blocked import blocked as _blocked
+from browsermesh.engine.blocked import first_try as _first_try
+from browsermesh.engine.blocked import late as _late
+from browsermesh.engine.blocked import timeout as _timeout
+from browsermesh.engine.failures import classify_reason, raw_cause, within
 from browsermesh.engine.page_source import page_secrets
 from browsermesh.engine.refs import Expired, RefEntry, RefRegistry
+from browsermesh.engine.select import select_options
 from browsermesh.errors import BrowserMeshError, ErrorCode
 from browsermesh.model.deadline import Deadline, OperationContext
 from browsermesh.model.locators import (
@@ -26,6 +37,7 @@ from browsermesh.model.locators import (
     Target,
     exact_name_pattern,
 )
+from browsermesh.model.options import OptionChoice
 from browsermesh.model.text import well_formed
 
 if TYPE_CHECKING:
@@ -33,26 +45,6 @@ if TYPE_CHECKING:
     from playwright.async_api import Locator as PwLocator
 
 FRAME_POLL_MS = 25
-PROBE_RESERVE_MS = 250
-
-# The `operation` error detail of each element operation (§16.4 allowlist).
-OPERATION_DETAIL = {
-    "click": "click",
-    "double_click": "double-click",
-    "hover": "hover over",
-    "focus": "focus",
-    "check": "check",
-    "uncheck": "uncheck",
-    "scroll_into_view": "scroll into view",
-    "fill": "fill",
-    "press": "press",
-    "select_option": "select option",
-    "set_files": "set files",
-    "visible_text": "read visible text",
-    "drag": "drag",
-    "snapshot": "capture snapshot",
-    "screenshot": "capture screenshot",
-}
 
 
 Root = Any  # Page or FrameLocator: both offer get_by_role/locator/...
@@ -130,49 +122,6 @@ def _ambiguous(
     )
 
 
-def _timeout(
-    ctx: OperationContext,
-    op: str,
-    cause: str | None = None,
-    locator: Locator | None = None,
-    reading: actionability.Reading | None = None,
-    reason: str = "timeout",
-) -> BrowserMeshError:
-    """OPERATION_TIMEOUT for an element operation; `reason` names why the element that exists
-    could not act (issue 13), with the covering element for `covered`."""
-    extra: dict[str, Any] = {"operation": OPERATION_DETAIL.get(op)}
-    if reason != "timeout":
-        extra["reason"] = reason
-        if locator is not None:
-            extra["locator"] = locator.detail()
-        if reason == "covered" and reading is not None and reading.state is not None:
-            extra["coveredBy"] = reading.state.get("coveredBy")
-    return operation_timeout(ctx.deadline.timeout_ms, cause, **extra)
-
-
-# Playwright failures that are not timeouts but say why an element that exists cannot act.
-_ACTION_FAILURES: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("file_input", re.compile(r'input of type "file" cannot be filled')),
-    (
-        "not_editable",
-        re.compile(
-            r"is not an <input>, <textarea>|cannot be filled|cannot type text into|"
-            r"not a <select> element|not a checkbox or radio button|element is not editable"
-        ),
-    ),
-    ("detached", re.compile(r"not attached to the dom|element is not connected")),
-)
-
-
-def action_failure(exc: BaseException) -> str | None:
-    """The actionability reason a non-timeout Playwright failure names, if any."""
-    text = str(exc).lower()
-    for reason, pattern in _ACTION_FAILURES:
-        if pattern.search(text):
-            return reason
-    return None
-
-
 def _reserve(remaining_ms: float) -> float:
     """The part of the budget kept for classifying a miss (a count, then candidates): half of a
     small budget, a quarter of a large one, at most 750 ms."""
@@ -221,7 +170,6 @@ async def resolve(page: Page, locator: Locator, ctx: OperationContext, op: str) 
     return build_locator(root, locator)
 
 
-ElementCall = Callable[[Any, float], Awaitable[Any]]
 Pick = Callable[[dict[str, Any] | None], tuple[str, ElementCall]]
 """Chooses the operation from the element itself (browser_fill_form): given the single match's
 actionability state (`kind`: the control's tag, type, role, editable), the operation and its
@@ -270,7 +218,9 @@ async def on_locator(
     loc = build_locator(root, locator)
     reserve = _reserve(ctx.deadline.budget_ms())
     checked = pick is not None or actionability.checks(op)
-    reading = await actionability.read(loc, reserve) if checked else None
+    hit = pick is None and actionability.pointer(op)
+    reading = await actionability.read(loc, reserve, hit_test=hit) if checked else None
+    settle_ms = actionability.SETTLE_MS if registry is None else registry.settle_ms
     try:
         if pick is not None:
             reading = await _present(loc, locator, reading, ctx, op, reserve)
@@ -280,11 +230,15 @@ async def on_locator(
             error = _ambiguous(locator, op, reading.count)
             raise await _with_candidates(error, page, root, locator, registry, ctx)
         if reading is not None and reading.blocker(op) is not None:
-            settle_ms = actionability.SETTLE_MS if registry is None else registry.settle_ms
             reading = await actionability.settle(loc, op, reading, ctx, settle_ms, reserve)
             blocked = reading.blocker(op)
             if blocked is not None:
-                raise _timeout(ctx, op, f"{blocked} after settling", locator, reading, blocked)
+                raise _blocked(op, blocked, f"{blocked} after settling", locator, reading)
+        if reading is not None:
+            budget = ctx.deadline.budget_ms() - reserve
+            done, result = await _first_try(loc, op, call, reading, budget, settle_ms, locator)
+            if done:
+                return result
         return await call(loc, max(ctx.deadline.budget_ms() - reserve, 1))
     except BrowserMeshError:
         raise
@@ -331,7 +285,7 @@ async def _classify(
     if reason != "timeout":
         blocked = action_failure(exc)
         if blocked is not None:
-            return _timeout(ctx, op, cause, locator, None, blocked)
+            return _blocked(op, blocked, cause, locator)
         return _not_found(locator, ctx, op, cause)
     # The probe that classifies a miss needs a few round trips even on a loaded machine. A
     # probe that cannot answer (a page that never yields) leaves the miss unclassified.
@@ -343,10 +297,7 @@ async def _classify(
         return _not_found(locator, ctx, op, cause)
     if late.count > 1:
         return _ambiguous(locator, op, late.count)
-    blocked = late.blocker(op, late=True)
-    if blocked is None and "detached" in cause.lower():
-        blocked = "detached"
-    return _timeout(ctx, op, cause, locator, late, blocked or "timeout")
+    return _late(op, cause, ctx, late, locator)
 
 
 async def _connected(handle: ElementHandle, deadline: Deadline) -> bool:
@@ -388,7 +339,8 @@ async def on_ref(
         raise BrowserMeshError(ErrorCode.STALE_ELEMENT_REFERENCE)
     reserve = _reserve(ctx.deadline.budget_ms())
     checked = pick is not None or actionability.checks(op)
-    reading = await actionability.read(entry.handle, reserve) if checked else None
+    hit = pick is None and actionability.pointer(op)
+    reading = await actionability.read(entry.handle, reserve, hit_test=hit) if checked else None
     if pick is not None:
         if reading is None:  # connected a moment ago: the page cannot answer
             raise _timeout(ctx, op, "no reading of the ref's element")
@@ -399,8 +351,15 @@ async def on_ref(
         )
         blocked = reading.blocker(op)
         if blocked is not None:
-            raise _timeout(ctx, op, f"{blocked} after settling", None, reading, blocked)
+            raise _blocked(op, blocked, f"{blocked} after settling", None, reading)
     try:
+        if reading is not None:
+            budget = ctx.deadline.budget_ms()
+            done, result = await _first_try(
+                entry.handle, op, call, reading, budget, registry.settle_ms
+            )
+            if done:
+                return result
         return await call(entry.handle, ctx.deadline.budget_ms())
     except BrowserMeshError:
         raise
@@ -408,7 +367,7 @@ async def on_ref(
         cause = raw_cause(exc)
         blocked = action_failure(exc)
         if blocked is not None and blocked != "detached":
-            raise _timeout(ctx, op, cause, None, None, blocked) from None
+            raise _blocked(op, blocked, cause) from None
         if classify_reason(exc) == "timeout":
             # Playwright gave up at the budget: stale only if the element has really gone.
             # The check gets a short reserve of its own, since the budget is spent.
@@ -418,8 +377,10 @@ async def on_ref(
                 gone = False  # the page cannot answer: a timeout, not a stale ref
             if not gone:
                 late = await actionability.read(entry.handle, PROBE_RESERVE_MS, hit_test=True)
-                reason = None if late is None else late.blocker(op, late=True)
-                raise _timeout(ctx, op, cause, None, late, reason or "timeout") from None
+                blocked = None if late is None else late.blocker(op, late=True)
+                if blocked is None:
+                    raise _timeout(ctx, op, cause) from None
+                raise _blocked(op, blocked, cause, None, late) from None
         raise BrowserMeshError(ErrorCode.STALE_ELEMENT_REFERENCE, cause=cause) from None
 
 
@@ -460,10 +421,11 @@ async def _bounded(awaitable: Awaitable[Any], timeout_ms: float) -> Any:
     return await asyncio.wait_for(awaitable, timeout=timeout_ms / 1000)
 
 
-def element_call(op: str, arg: str | None = None) -> ElementCall:
-    """The Playwright call for one element action; works on a Locator or an ElementHandle."""
+def element_call(op: str, arg: str | OptionChoice | None = None) -> ElementCall:
+    """The Playwright call for one element action; works on a Locator or an ElementHandle.
+    Only select_option answers something: the selection read back (engine.select)."""
 
-    async def call(el: Any, timeout_ms: float) -> None:
+    async def call(el: Any, timeout_ms: float) -> Any:
         if op == "click":
             await el.click(timeout=timeout_ms)
         elif op == "double_click":
@@ -479,13 +441,10 @@ def element_call(op: str, arg: str | None = None) -> ElementCall:
             await el.uncheck(timeout=timeout_ms)
         elif op == "scroll_into_view":
             await el.scroll_into_view_if_needed(timeout=timeout_ms)
-        elif op == "fill":
-            await el.fill(arg or "", timeout=timeout_ms)
-        elif op == "press":
-            await el.press(arg or "", timeout=timeout_ms)
+        elif op == "fill" or op == "press":
+            await getattr(el, op)(arg if isinstance(arg, str) else "", timeout=timeout_ms)
         elif op == "select_option":
-            # A string matches an option's value or its label.
-            await el.select_option(arg, timeout=timeout_ms)
+            return await select_options(el, arg, timeout_ms)
         else:  # pragma: no cover - the tool layer only passes known operations
             raise BrowserMeshError(ErrorCode.INTERNAL_ERROR)
 

@@ -6,7 +6,8 @@ Every engine call that can fail goes through `timed` (a call under the operation
 `browser_error` or, for element operations, `engine.elements` (which adds the match-count
 classification of §5.3 on top of `classify_reason`). Every OPERATION_TIMEOUT is built by
 `operation_timeout`, in one shape: `{timeoutMs, reason}` (plus `operation` for element
-operations), the same as the model's `Deadline.timeout_error()`.
+operations), the same as the model's `Deadline.timeout_error()`, and only for a budget that
+really ran out; an element that exists but cannot act is `not_actionable` (issue 31).
 """
 
 from __future__ import annotations
@@ -75,6 +76,16 @@ def operation_timeout(
         ErrorCode.OPERATION_TIMEOUT,
         details={"timeoutMs": timeout_ms, "reason": "timeout", **details},
         cause=cause or f"exceeded {timeout_ms} ms",
+    )
+
+
+def not_actionable(reason: str, cause: str | None = None, **details: object) -> BrowserMeshError:
+    """ELEMENT_NOT_ACTIONABLE in its one shape: `{reason, ...details}` (an actionability reason
+    of `errors.ACTIONABILITY_REASONS`; `operation`, `locator`, `coveredBy` as known)."""
+    return BrowserMeshError(
+        ErrorCode.ELEMENT_NOT_ACTIONABLE,
+        details={"reason": reason, **details},
+        cause=cause or reason,
     )
 
 

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from browsermesh.engine import elements
 from browsermesh.engine.bounded import quietly
-from browsermesh.engine.failures import operation_timeout, raw_cause, timed
+from browsermesh.engine.failures import not_actionable, raw_cause, timed
 from browsermesh.engine.refs import RefRegistry
 from browsermesh.errors import Bound, BrowserMeshError, ErrorCode, invalid_argument
 from browsermesh.model.deadline import OperationContext
@@ -53,12 +53,10 @@ def _too_many(count: int) -> BrowserMeshError:
     )
 
 
-def _not_file_input(ctx: OperationContext) -> BrowserMeshError:
-    return operation_timeout(
-        ctx.deadline.timeout_ms,
-        "no file input and no file chooser",
-        reason="not_file_input",
-        operation="set files",
+def _not_file_input() -> BrowserMeshError:
+    """ELEMENT_NOT_ACTIONABLE `not_file_input`: no file input, and no file chooser opened."""
+    return not_actionable(
+        "not_file_input", "no file input and no file chooser", operation="set files"
     )
 
 
@@ -88,7 +86,7 @@ async def set_files(
         except BrowserMeshError:
             raise
         except Exception as exc:
-            raise _not_file_input(ctx) from exc
+            raise _not_file_input() from exc
         if len(files) > 1 and not chooser.is_multiple():
             raise _too_many(len(files))
         await chooser.set_files(payloads, timeout=timeout_ms)  # type: ignore[arg-type]

@@ -26,6 +26,7 @@ from browsermesh.engine import (
     files,
     forms,
     navigation,
+    select,
     snapshot,
     waits,
 )
@@ -59,6 +60,7 @@ from browsermesh.model.locators import Locator, RefTarget, Target
 from browsermesh.model.matchers import ActionSpec, Condition, WaitSpec
 from browsermesh.model.navigation import Landing
 from browsermesh.model.observe import PageObservations
+from browsermesh.model.options import OptionChoice
 from browsermesh.model.paging import SnapshotOptions
 from browsermesh.model.png import ScreenshotLimits
 from browsermesh.model.tasks import TaskOwner
@@ -410,20 +412,26 @@ class PlaywrightEngine:
     # ------------------------------------------------------------------ elements
 
     async def act(
-        self, page: PwPage, target: Target, op: str, arg: str | None, ctx: OperationContext
-    ) -> dict[str, Any]:
+        self,
+        page: PwPage,
+        target: Target,
+        op: str,
+        arg: str | OptionChoice | None,
+        ctx: OperationContext,
+    ) -> tuple[dict[str, Any], dict[str, Any]]:
         """One element action (click, fill, check, ...) on a locator or a ref; returns what it
-        changed (engine.changes)."""
+        changed (engine.changes) and its own result (select_option: what is selected)."""
         watch = ChangeWatch(page)
         await watch.start(ctx)
         try:
-            await elements.on_target(
+            answer = await elements.on_target(
                 page.page, page.refs, target, ctx, op, elements.element_call(op, arg)
             )
         except BaseException:
             await watch.close()
             raise
-        return await watch.finish(ctx, settle=op in SETTLING_OPS)
+        own = await select.redact_selected(page.page, answer) if op == "select_option" else {}
+        return await watch.finish(ctx, settle=op in SETTLING_OPS), own
 
     async def describe_target(
         self, page: PwPage, target: Target, ctx: OperationContext

@@ -16,6 +16,7 @@ from browsermesh.model.locators import Locator, RefTarget, Target
 from browsermesh.model.matchers import ActionSpec, Condition, WaitSpec
 from browsermesh.model.navigation import HistoryStep, Landing
 from browsermesh.model.observe import PageObservations
+from browsermesh.model.options import OptionChoice
 from browsermesh.model.paging import SnapshotOptions
 from browsermesh.model.png import ScreenshotLimits
 
@@ -126,8 +127,17 @@ class Engine(Protocol[ContextT, PageT]):
     def current_url(self, page: PageT) -> str: ...
     async def title(self, page: PageT, timeout_ms: float) -> str: ...
     async def act(
-        self, page: PageT, target: Target, op: str, arg: str | None, ctx: OperationContext
-    ) -> dict[str, Any]: ...
+        self,
+        page: PageT,
+        target: Target,
+        op: str,
+        arg: str | OptionChoice | None,
+        ctx: OperationContext,
+    ) -> tuple[dict[str, Any], dict[str, Any]]:
+        """One element action: what it changed (engine.changes) and the operation's own result
+        fields (select_option: `selected`, issue 31; `{}` for the others)."""
+        ...
+
     async def describe_target(
         self, page: PageT, target: Target, ctx: OperationContext
     ) -> dict[str, Any]:

@@ -120,8 +120,8 @@ FLAG_OUTPUT: Schema = {"type": "object"}
 # `snapshot` on interactions (issue 15): the action table after the action, or its diff.
 FOLLOW: Schema = {"enum": ["diff", "actions"]}
 FOLLOW_HINT = (
-    "Result changes: url, title, navigation, dialogs, popups, downloads, alerts, controls; "
-    'snapshot:"diff" (changed lines, fresh refs) or "actions" (table) spares a browser_snapshot.'
+    "changes: url, title, navigation, dialogs, popups, downloads, alerts, controls; "
+    'snapshot:"diff" (changed lines, new refs) or "actions" (table) saves a snapshot.'
 )
 
 

@@ -22,6 +22,7 @@ from browsermesh.model.matchers import (
     UrlCondition,
     UrlMatcher,
 )
+from browsermesh.model.options import OptionChoice
 from browsermesh.model.recording import (
     ActAndWait,
     Action,
@@ -213,7 +214,18 @@ def _files(files: tuple[UploadFile, ...]) -> str:
     return f"[{paths}]"
 
 
-def _act(target: str, op: str, value: Value | None) -> str:
+def _select(target: str, option: OptionChoice) -> str:
+    """select_option in the mode the client chose: `value` as Playwright's plain argument (an
+    option's value or label, as BrowserMesh matched it), `label=` and `index=` as keywords."""
+    items = [literal(item) for item in option.items]
+    given = f"[{', '.join(items)}]" if option.many else items[0]
+    keyword = "" if option.mode == "value" else f"{option.mode}="
+    return f"{target}.select_option({keyword}{given})"
+
+
+def _act(target: str, op: str, value: Value | None, option: OptionChoice | None = None) -> str:
+    if option is not None:
+        return _select(target, option)
     if op in _WITH_VALUE:
         return f"{target}.{_WITH_VALUE[op]}({_value(value)})"
     return f"{target}.{_CALLS.get(op, 'click()')}"
@@ -306,7 +318,7 @@ _Render = Callable[[str, Any, Names], list[str]]
 _SIMPLE: Final[dict[type[Step], _Render]] = {
     Navigate: lambda p, s, n: [f"{p}.goto({url_expr(s.url, n.base_url)})"],
     History: lambda p, s, n: [f"{p}.{_HISTORY[s.step]}()"],
-    Action: lambda p, s, n: [_act(locator_expr(p, s.locator), s.op, s.value)],
+    Action: lambda p, s, n: [_act(locator_expr(p, s.locator), s.op, s.value, s.option)],
     FormFill: lambda p, s, n: [_act(locator_expr(p, f.locator), f.op, f.value) for f in s.fields],
     Wait: lambda p, s, n: _wait(p, s.condition, n.base_url),
     Upload: lambda p, s, n: _upload(p, s),

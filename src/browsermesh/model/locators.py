@@ -162,8 +162,12 @@ class Locator:
         return out
 
     def detail(self) -> dict[str, Any]:
-        """The `locator` error detail: strategy, value, name, exact (no frame chain)."""
-        return self.selector.wire()
+        """The `locator` error detail as given: strategy, value, name, exact and the `within`
+        container (no frame chain)."""
+        out = self.selector.wire()
+        if self.within is not None:
+            out["within"] = self.within.wire()
+        return out
 
     def describe(self) -> str:
         text = self.selector.describe()

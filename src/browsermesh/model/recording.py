@@ -24,6 +24,7 @@ from typing import Any, Final, Literal
 
 from browsermesh.model.matchers import Condition, UrlMatcher
 from browsermesh.model.navigation import HistoryStep
+from browsermesh.model.options import OptionChoice
 
 __all__ = [
     "ELEMENT_OPS",
@@ -163,12 +164,13 @@ class History(Step):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Action(Step):
-    """An element action (`ELEMENT_OPS`) on `locator` (wire form); `value` is fill's text,
-    press's key or select_option's value or label."""
+    """An element action (`ELEMENT_OPS`) on `locator` (wire form); `value` is fill's text or
+    press's key; `option` is what select_option chose (by value, label or index)."""
 
     op: str
     locator: dict[str, Any]
     value: Value | None = None
+    option: OptionChoice | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -24,6 +24,7 @@ from browsermesh.model.matchers import (
     parse_wait,
 )
 from browsermesh.model.navigation import Landing
+from browsermesh.model.options import parse_option_choice
 from browsermesh.model.paging import (
     normalize_snapshot_options,
 )
@@ -106,9 +107,11 @@ class PageActions(Recorded):
         arg: str | None,
     ) -> tuple[str, dict[str, Any]]:
         """One of the 10 element actions on exactly one of `locator` / `ref`; returns the
-        operation id and ``{changes, diff|snapshot?}`` (issue 15)."""
+        operation id and ``{changes, diff|snapshot?}`` (issue 15), select_option's also
+        ``selected`` (issue 31). select_option reads its choice from `args` itself."""
         target = parse_target(args)
-        arg = action_argument(op, arg)
+        choice = parse_option_choice(args) if op == "select_option" else None
+        arg = action_argument(op, arg) if choice is None else None
         follow = parse_follow(args.get("snapshot"))
         secret = secret_flag(args.get("secret"))
 
@@ -116,15 +119,16 @@ class PageActions(Recorded):
             rec: SessionRecord, page: PageRecord, ctx: OperationContext
         ) -> dict[str, Any]:
             replay = await self._replayable(rec, page.handle, target, ctx)
-            changes = await self.engine.act(page.handle, target, op, arg, ctx)
+            changes, own = await self.engine.act(page.handle, target, op, choice or arg, ctx)
             if replay is not None:
                 value = None
                 if arg is not None:
                     password = await self._is_password(page.handle, target, ctx, replay)
                     value = self._value(rec, replay.locator, arg, secret=(secret or password))
                 where = step_at(rec, page, ctx)
-                self._record(rec, Action(**where, op=op, locator=replay.locator, value=value))
-            return {"changes": changes, **await self._follow(page, follow, changes, ctx)}
+                step = Action(**where, op=op, locator=replay.locator, value=value, option=choice)
+                self._record(rec, step)
+            return {**own, "changes": changes, **await self._follow(page, follow, changes, ctx)}
 
         return await self.run_page_op(call, f"browser_{op}", job)
 

@@ -88,3 +88,30 @@ def runtime_info(runtime: RuntimeCore, transport: str) -> dict[str, Any]:
         "activeSessions": active,
         "failedSessions": failed,
     }
+
+
+_STATES = {"ready": "ready", "failed": "failed"}
+
+
+def summary_text(info: dict[str, Any]) -> str:
+    """The text block of browser_runtime_info (issue 31 item 8): the structured result's main
+    facts in a few lines (browser binary and version, tool profiles, the main limits), so a
+    client that reads only the text need not parse the JSON."""
+    state = _STATES.get(info["browserLaunchState"], "not started")
+    version = info["browserVersion"] or "version unknown until launch"
+    binary = info["browserBinary"] or "default"
+    limits = info["resourceLimits"]
+    text = limits["visibleText"]
+    return "\n".join(
+        [
+            f"BrowserMesh {info['serverVersion']} · {info['transport']} · "
+            f"{info['activeSessions']} active, {info['failedSessions']} failed sessions",
+            f"browser: {info['browserProduct']} {version} ({binary}, {info['browserBackend']}) · "
+            f"{state} · {'headless' if info['headless'] else 'headed'}",
+            f"profiles: {', '.join(info['toolProfiles'])}",
+            f"limits: {info['maxSessions']} sessions, {info['maxPagesPerSession']} pages each · "
+            f"timeout {info['defaultTimeoutMs']} ms · refs {info['refTtlMs']} ms · "
+            f"visible text {text['maxChars']} chars · "
+            f"observe {limits['observability']['maxEventsPerResponse']} events/read",
+        ]
+    )

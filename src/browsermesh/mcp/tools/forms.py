@@ -37,7 +37,7 @@ def specs() -> list[ToolSpec]:
             title="Fill form fields",
             description=(
                 "Fill fields in order (text, date, select: string; checkbox, radio: boolean); "
-                "stops at the first failing one (details.field, details.filled). Beats a "
+                "stops at the first failing one (details.field, details.filled). Beats "
                 "browser_fill per field; changes, snapshot: as browser_click."
             ),
             profile="core",

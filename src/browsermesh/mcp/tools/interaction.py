@@ -14,16 +14,23 @@ from browsermesh.mcp.schemas import (
     Schema,
     integer,
     locator,
+    output,
     page_address,
     page_output,
     string,
 )
 
 _COMPLETED = FLAG_OUTPUT
+# select_option's value/label/index: one item or an array; typed by the description and
+# checked by model.options (structured INVALID_ARGUMENT), schema bytes kept for issue 31.
+_ANY: Schema = {}
+# What select_option selected, [{value, label}] (issue 31).
+_SELECTED: Schema = output({"selected": {}})
 _CLICK_HINT = (
-    "ref or locator (so do all element tools), e.g. {strategy:role,value:button,name:Save}; "
-    "names, text match exactly by default (exact:false: substring, any case); >1 "
-    "match: LOCATOR_AMBIGUOUS, none: ELEMENT_NOT_FOUND; iframes: locator.frame."
+    "ref or locator (all element tools), e.g. {strategy:role,value:button,name:Save}; "
+    "names/text match exactly by default (exact:false: any-case substring); >1 match: "
+    "LOCATOR_AMBIGUOUS, 0: ELEMENT_NOT_FOUND, blocked: ELEMENT_NOT_ACTIONABLE; iframes: "
+    "locator.frame."
 )
 
 
@@ -158,11 +165,11 @@ _ACTIONS: list[tuple[str, str, str, str, str, dict[str, Schema], tuple[str, ...]
         "browser_select_option",
         "select_option",
         "Select page option",
-        "Pick a <select> option by value or label.",
+        "One of value (or label), label: string; index: 0-based; array: many.",
         "FFFT",
-        {"value": string()},
-        ("value",),
-        "value",
+        {"value": _ANY, "label": _ANY, "index": _ANY},
+        (),
+        None,  # the runtime reads value, label or index itself (model.options)
     ),
 ]
 
@@ -187,7 +194,7 @@ def specs() -> list[ToolSpec]:
                         FOLLOW if name == "browser_click" else {},
                     )
                 ),
-                output_schema=_COMPLETED,
+                output_schema=_SELECTED if op == "select_option" else _COMPLETED,
                 handler=_action(op, arg_field),
             )
         )
@@ -217,7 +224,7 @@ def specs() -> list[ToolSpec]:
         ToolSpec(
             name="browser_visible_text",
             title="Get visible page text",
-            description=("innerText of one element, e.g. locator {strategy:css,value:main}."),
+            description=("innerText of one element, e.g. {strategy:css,value:main}."),
             profile="core",
             hints=Hints(read_only=True, idempotent=True, open_world=True),
             input_schema=page_address({"locator": LOCATOR}, ("locator",)),

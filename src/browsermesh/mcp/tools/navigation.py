@@ -43,7 +43,7 @@ def specs() -> list[ToolSpec]:
             name="browser_navigate",
             title="Navigate browser page",
             description=(
-                "Load an absolute http(s) URL, wait for load; answers url, status, title, keys "
+                "Load an http(s) URL, wait for load; answers url, status, title, keys "
                 "(so do back/forward/reload)."
             ),
             profile="core",

@@ -23,7 +23,7 @@ def specs() -> list[ToolSpec]:
             name="browser_session_update",
             title="Update browser session",
             description=(
-                "Change a live session's contextSettings.network fields; given ones replace, "
+                "Change a live session's contextSettings.network; given fields replace, "
                 "[]/{} clear."
             ),
             profile="core",

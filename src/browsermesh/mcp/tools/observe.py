@@ -62,8 +62,8 @@ def specs(page_size: int | None = None) -> list[ToolSpec]:
             title="Read page observations",
             description=(
                 "console (incl. popups), pageError, network (incl. 5xx) or requestFailed events; "
-                "poll: sinceEventId=nextCursor, check gap/droppedCount. One request: filter "
-                "network, pass its requestId."
+                "poll: sinceEventId=nextCursor, check gap/droppedCount. One request: network "
+                "+ requestId."
             ),
             profile="observability",
             hints=Hints(read_only=True, idempotent=True, open_world=True),

@@ -21,6 +21,7 @@ from browsermesh.mcp.schemas import (
     session_address,
     string,
 )
+from browsermesh.runtime.info import summary_text
 
 _POSITIVE = integer(1)
 _INFO_OUTPUT: Schema = output(
@@ -43,15 +44,9 @@ _SESSION_OUT = output({"sessionId": string(), "session": SESSION_VIEW})
 
 
 async def runtime_info(call: ToolCall) -> ToolOutput:
+    """The structured runtime info, and its main facts as a few lines of text (issue 31)."""
     info = call.runtime.info()
-    state = {"ready": "browser ready", "failed": "browser failed"}.get(
-        info["browserLaunchState"], "browser not started"
-    )
-    summary = (
-        f"BrowserMesh {info['serverVersion']} · {state} · {info['activeSessions']} active, "
-        f"{info['failedSessions']} failed sessions"
-    )
-    return ToolOutput(info, text=summary)
+    return ToolOutput(info, text=summary_text(info))
 
 
 async def session_create(call: ToolCall) -> dict[str, Any]:
@@ -145,8 +140,8 @@ def specs(context_settings: Schema) -> list[ToolSpec]:
             name="browser_session_create",
             title="Create isolated browser session",
             description=(
-                "Isolated session (own cookies, storage, pages) and its first page: one per role, "
-                "auth state or workflow. fromSessionId: copy a session's storage; count: "
+                "Isolated session (own cookies, storage, tabs) + its first page: one per role, "
+                "auth state or workflow. fromSessionId: copies its storage; count: "
                 "1-10 (in sessions)."
             ),
             profile="core",
