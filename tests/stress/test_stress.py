@@ -48,7 +48,7 @@ async def test_fifty_concurrent_sessions_on_the_fake_engine(tmp_path: Path) -> N
         _, title = await runtime.get_title(
             PageCall(principal=LOCAL_PRINCIPAL, session_id=sid, page_id=page_id)
         )
-        assert landed == url
+        assert landed.url == url
         results[i] = (sid, page_id, read_back, title)
 
     try:
