@@ -20,6 +20,7 @@ from browsermesh.log import EventLog
 from tests.conftest import ToolClient, open_page, real_runtime, tool_client
 from tests.fixtures.files_site import FilesSite, large_file_sha256
 from tests.support.locators import css
+from tests.support.procs import wait_until
 
 pytestmark = pytest.mark.anyio
 
@@ -85,9 +86,7 @@ async def artifacts_when(
 
 async def gone(roots: tuple[Path, ...]) -> None:
     """Wait until no file is left below `roots` (the browser's copy is deleted at once)."""
-    with anyio.fail_after(30):
-        while bytes_under(*roots):
-            await anyio.sleep(0.05)
+    assert await wait_until(lambda: not bytes_under(*roots), 30), "files left behind"
 
 
 @pytest.fixture
