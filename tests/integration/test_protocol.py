@@ -58,7 +58,7 @@ def _flags(t: Any) -> str:
 async def test_tools_are_published_with_titles_hints_and_schemas(mcp_client: ToolClient) -> None:
     for name, (title, flags) in ANNOTATIONS.items():
         tool = mcp_client.tools[name]
-        assert tool.title == title and tool.annotations.title == title
+        assert tool.title == title and tool.annotations.title is None
         assert _flags(tool) == flags, name
         assert tool.output_schema["type"] == "object"
         for schema in (tool.input_schema, tool.output_schema):

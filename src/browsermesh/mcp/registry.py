@@ -102,8 +102,9 @@ class ToolSpec:
             description=self.description,
             input_schema=input_schema,
             output_schema=output_schema,
+            # No annotations.title: Tool.title carries it on both eras (2025-06-18 on), and the
+            # copy cost 1.1 kB of tools/list (docs/decisions.md, issue 31, discovery room).
             annotations=types.ToolAnnotations(
-                title=self.title,
                 read_only_hint=self.hints.read_only,
                 destructive_hint=self.hints.destructive,
                 idempotent_hint=self.hints.idempotent,
