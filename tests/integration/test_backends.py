@@ -218,7 +218,6 @@ async def test_cdp_attach_isolates_and_leaves_the_browser_alone(
                 "endpoint": endpoint,
                 "state": "not_connected",
                 "activeSessions": 0,
-                "browserVersion": None,
             }
         ]
 

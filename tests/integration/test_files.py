@@ -199,8 +199,8 @@ async def test_downloads_become_artifacts_read_through_the_protocol(
     assert binary == ATTACHMENT_BYTES
     assert by_name["export.csv"]["pageId"] == addr["pageId"]
     network = await client.ok("browser_observe", {**addr, "source": "network"})
-    exports = [e for e in network["events"] if e.get("url", "").endswith("/export")]
-    assert exports and exports[-1].get("status") == 200, network["events"]
+    exports = [e for e in network.get("events", []) if e.get("url", "").endswith("/export")]
+    assert exports and exports[-1].get("status") == 200, network.get("events", [])
     assert by_name["export.csv"]["sourceUrl"].endswith("/export")
     session = await client.ok("browser_session_get", {"sessionId": sid})
     assert session["session"]["artifacts"]["count"] == 4

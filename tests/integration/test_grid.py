@@ -131,7 +131,6 @@ async def test_sessions_land_on_both_nodes_isolated_and_credentials_never_show(
             "endpoint": grid.url,
             "state": "not_connected",
             "activeSessions": 0,
-            "browserVersion": None,
             "contextsPerBrowser": 1,
             "gridSessions": 0,
         }
