@@ -75,7 +75,7 @@ async def flow(client: Any, base: str, user: str, settings: dict[str, Any]) -> i
         if CART_LINE not in read["text"]:
             raise RuntimeError(f"unexpected cart {read['text']!r}")
         failed = await call("browser_observe", {**addr, "source": "requestFailed", "limit": 100})
-        return sum(1 for e in failed["events"] if e["failure"] == "blocked")
+        return sum(1 for e in failed.get("events", []) if e["failure"] == "blocked")
     finally:
         await call("browser_session_close", {"sessionId": addr["sessionId"]})
 

@@ -177,9 +177,34 @@ async def runtime(
     await rt.shutdown()
 
 
+VERBATIM = {"browser_evaluate": {"result"}}
+"""Result fields that carry the page's own JSON (nulls and empty lists there are data)."""
+
+
+def assert_lean(name: str, data: dict[str, Any], args: dict[str, Any], required: Any) -> None:
+    """Issue 31 item 9: no null, no empty list or object at any depth (a required top-level
+    field excepted), no top-level id that repeats the one the client sent."""
+
+    def walk(value: Any, where: str) -> None:
+        assert value is not None, f"{name}: null at {where}"
+        if isinstance(value, dict | list):
+            assert value, f"{name}: empty {type(value).__name__} at {where}"
+            items = value.items() if isinstance(value, dict) else enumerate(value)
+            for key, item in items:
+                walk(item, f"{where}.{key}")
+
+    for key, value in data.items():
+        if key in VERBATIM.get(name, ()):
+            continue
+        if key.endswith("Id") and key in args:
+            assert args[key] != value, f"{name}: {key} repeats the request"
+        if key not in required:
+            walk(value, key)
+
+
 class ToolClient:
-    """A thin wrapper over the SDK client that checks every success against its outputSchema
-    and that the compatibility text equals structuredContent."""
+    """A thin wrapper over the SDK client that checks every success against its outputSchema,
+    that the compatibility text equals structuredContent, and that the result is lean."""
 
     def __init__(self, client: Client, tools: dict[str, Any]) -> None:
         self.client = client
@@ -197,7 +222,9 @@ class ToolClient:
         result = await self.raw(name, args, **kw)
         assert not result.is_error, result.content[0].text
         data: dict[str, Any] = result.structured_content
-        Draft202012Validator(self.tools[name].output_schema).validate(data)
+        schema = self.tools[name].output_schema
+        Draft202012Validator(schema).validate(data)
+        assert_lean(name, data, args or {}, schema.get("required", ()))
         text_blocks = [c for c in result.content if c.type == "text"]
         if name != "browser_runtime_info":
             assert json.loads(text_blocks[-1].text) == data

@@ -68,7 +68,7 @@ async def test_list_page_rows_first_sidebar_one_line_every_row_through_the_curso
     assert "Section 7" not in everything
     # A ref from the last page acts: every ref of the capture is live.
     last_box = next(r for r in table_refs(everything) if r["name"] == "Select Order 50")
-    assert (await client.ok("browser_check", {**addr, "ref": last_box["ref"]}))["changes"] == {}
+    assert "changes" not in await client.ok("browser_check", {**addr, "ref": last_box["ref"]})
     # Scoped to the sidebar's region ref it lists the links themselves.
     region = re.match(r"\[(\w+)\]", sidebar[0])
     assert region is not None
@@ -83,7 +83,7 @@ async def test_changes_after_navigation_dialog_added_rows_and_nothing(
 ) -> None:
     addr = await open_page(client, lists.url("/list"))
     nothing = await client.ok("browser_click", {**addr, "locator": role("button", "Refresh")})
-    assert nothing["changes"] == {}
+    assert "changes" not in nothing
 
     more = await client.ok("browser_click", {**addr, "locator": role("button", "Load more")})
     assert more["changes"] == {"added": 10, "text": ["5 rows added"]}

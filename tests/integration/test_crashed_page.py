@@ -55,7 +55,7 @@ async def test_crashed_page_is_marked_answered_and_recovered_by_reload(
     # The same pageId keeps working: observation, navigation, snapshots.
     await client.ok("browser_evaluate", {**addr, "expression": "console.log('after-crash'), 1"})
     events = await client.ok("browser_observe", {**addr, "source": "console", "includeText": True})
-    assert any("after-crash" in e.get("text", "") for e in events["events"])
+    assert any("after-crash" in e.get("text", "") for e in events.get("events", []))
     await client.ok("browser_navigate", {**addr, "url": site.url("/?value=next")})
     await client.ok("browser_snapshot", {**addr, "format": "actions"})
 

@@ -82,9 +82,9 @@ async def test_history_steps_answer_like_navigate_and_about_blank_has_no_status(
     assert forward["status"] == 403 and forward["url"] == site.url("/forbidden")
     await client.ok("browser_back", addr)
     blank = await client.ok("browser_back", addr)
-    # Lean: no document, no title, no key text -> only the url (and the ids).
+    # Lean: no document, no title, no key text -> only the url (no echoed ids: issue 31 #9).
     assert blank["url"] == "about:blank"
-    assert set(blank) == {"operationId", "sessionId", "pageId", "url"}, blank
+    assert set(blank) == {"operationId", "url"}, blank
 
 
 async def test_a_same_document_step_has_a_title_but_no_status(

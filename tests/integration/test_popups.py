@@ -34,10 +34,10 @@ async def popup_events(c: ToolClient, addr: dict[str, Any], count: int) -> list[
             data = await c.ok(
                 "browser_observe", args | ({"sinceEventId": cursor} if cursor else {})
             )
-            if not data["events"]:
+            if not data.get("events", []):
                 break
-            events += [e for e in data["events"] if e["kind"] == "popup"]
-            cursor = data["nextCursor"]
+            events += [e for e in data.get("events", []) if e["kind"] == "popup"]
+            cursor = data.get("nextCursor")
         if len(events) >= count:
             return events
         await c.err("browser_wait", {**addr, "timeoutMs": 100, "condition": ABSENT})

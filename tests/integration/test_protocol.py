@@ -69,16 +69,46 @@ async def test_tools_are_published_with_titles_hints_and_schemas(mcp_client: Too
     assert not [n for n in mcp_client.tools if "agent" in n or "message" in n or "assign" in n]
 
 
-async def test_input_validation_channel(mcp_client: ToolClient) -> None:
-    result = await mcp_client.raw(
+async def test_schema_failures_are_invalid_argument(mcp_client: ToolClient) -> None:
+    """Issue 31 item 7: the published schema's failures answer the BrowserMesh payload."""
+    wrong = await mcp_client.err(
         "browser_get_url", {"sessionId": "s", "pageId": "p", "timeoutMs": "2"}
     )
-    assert result.is_error and result.structured_content is None
-    text = result.content[0].text
-    assert text.startswith("Input validation error: Invalid arguments for tool browser_get_url: ")
-    assert "timeoutMs" in text
-    extra = await mcp_client.raw("browser_session_list", {"bogus": 1})
-    assert extra.is_error and "unknown field" in extra.content[0].text
+    assert wrong["code"] == "INVALID_ARGUMENT"
+    assert wrong["details"] == {"field": "timeoutMs", "rule": "integer"}
+    extra = await mcp_client.err("browser_session_list", {"bogus": 1})
+    assert extra["details"] == {"field": "bogus", "rule": "unknown field"}
+
+
+@pytest.mark.parametrize("mode", ERAS)
+async def test_stdio_wrong_shapes_and_lean_results_on_a_live_page(
+    mode: str, tmp_path: Path, site: FixtureSite
+) -> None:
+    """Over stdio with real Chromium: a schema failure and the runtime's check of the same
+    mistake read alike (field and rule), and successes do not repeat the page's address."""
+    async with Client(stdio_server(tmp_path, BM_TEST_MARKER=f"bm-{uuid.uuid4()}"), mode=mode) as cl:
+        c = await ToolClient.of(cl)
+        s, p = await c.session(name="shapes")
+        addr = {"sessionId": s, "pageId": p}
+        landed = await c.ok("browser_navigate", {**addr, "url": site.url("/interactions")})
+        assert set(landed) >= {"operationId", "url"} and not set(landed) & set(addr)
+        bad = {"strategy": "xpath", "value": "//button"}
+        by_schema = await c.err("browser_click", {**addr, "locator": bad})
+        by_runtime = await c.err("browser_hover", {**addr, "locator": bad})
+        for error in (by_schema, by_runtime):
+            assert error["code"] == "INVALID_ARGUMENT"
+            assert error["details"] == {
+                "field": "locator.strategy",
+                "rule": "one of: role, text, label, placeholder, testId, css",
+            }
+        assert "operationId" not in by_schema  # refused before the runtime saw it
+        too_long = await c.err("browser_session_create", {"name": "n" * 129})
+        assert too_long["details"] == {"field": "name", "rule": "at most 128 characters"}
+        assert too_long["message"] == "Invalid argument. Bound: name <= 128."
+        missing = await c.err("browser_navigate", addr)
+        assert missing["details"] == {"field": "url", "rule": "required"}
+        text = await c.ok("browser_get_title", addr)
+        assert set(text) == {"operationId", "title"}
 
 
 @pytest.mark.parametrize("mode", ERAS)

@@ -259,7 +259,10 @@ async def test_result_shapes(tools: ToolClient) -> None:
     for item in several["sessions"]:
         assert item["initialPage"]["sessionId"] == item["session"]["sessionId"]
     schema_error = await tools.raw("browser_session_create", {"count": "3"})
-    assert schema_error.is_error and "Input validation error" in schema_error.content[0].text
+    assert schema_error.is_error
+    invalid = json.loads(schema_error.content[0].text)["error"]
+    assert invalid["code"] == "INVALID_ARGUMENT"
+    assert invalid["details"] == {"field": "count", "rule": "integer"}
     err = await tools.err("browser_session_create", {"count": 11})
     assert err["details"] == {"field": "count", "rule": "at most 10"}
     assert "11" not in json.dumps({k: v for k, v in err.items() if k != "message"})

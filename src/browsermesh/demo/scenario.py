@@ -162,7 +162,7 @@ def _error_payload(result: Any) -> tuple[str, str, str]:
         error = payload["error"]
         return str(error["code"]), str(error["message"]), str(error["nextStep"])
     except (ValueError, TypeError, KeyError):
-        # Input-validation failures are plain text (contract §16.1 channel 1).
+        # Not BrowserMesh's JSON (every failure is, schema failures too since issue 31 item 7).
         first = text.strip().splitlines()[0] if text.strip() else "no error text"
         return "INPUT_VALIDATION", first, "re-read the tool's inputSchema (tools/list)"
 

@@ -1,8 +1,9 @@
-"""Tool specifications, the input-validation channel and the result envelope (§3.3, §16.1).
+"""Tool specifications, argument validation and the result envelope (§3.3, §16.1).
 
 A handler is thin: it receives validated arguments, calls one runtime method and returns the
-structured result. Everything that can go wrong becomes an `isError` result here; no exception
-text ever reaches the SDK.
+structured result. Everything that can go wrong becomes an `isError` result here, a schema
+failure included (`INVALID_ARGUMENT`, `mcp.validation`); no exception text ever reaches the
+SDK. Every success is made lean here (`mcp.lean`), for every tool alike.
 """
 
 from __future__ import annotations
@@ -16,8 +17,9 @@ from typing import TYPE_CHECKING, Any
 import mcp.types as types
 
 from browsermesh.errors import BrowserMeshError, error_payload, internal_error
+from browsermesh.mcp.lean import lean_result
 from browsermesh.mcp.schemas import Schema, with_dialect
-from browsermesh.redact import cut_chars
+from browsermesh.mcp.validation import first_argument_error, unknown_tool
 from browsermesh.runtime.calls import PageCall
 
 if TYPE_CHECKING:
@@ -50,13 +52,9 @@ class ToolCall:
         )
 
     def page_result(self, operation_id: str, **fields: Any) -> dict[str, Any]:
-        """The common shape of page-addressed results: ids first, then the tool's fields."""
-        return {
-            "operationId": operation_id,
-            "sessionId": self.args["sessionId"],
-            "pageId": self.args["pageId"],
-            **fields,
-        }
+        """The common shape of page-addressed results: the operation id, then the tool's
+        fields. The page's address is the client's own (issue 31 item 9: not echoed)."""
+        return {"operationId": operation_id, **fields}
 
 
 @dataclass(slots=True)
@@ -94,6 +92,8 @@ class ToolSpec:
     input_schema: Schema
     output_schema: Schema
     handler: Handler
+    verbatim: tuple[str, ...] = ()
+    """Result fields passed as they are, never made lean (the page's own JSON values)."""
 
     def published(self, input_schema: Schema, output_schema: Schema) -> types.Tool:
         return types.Tool(
@@ -129,64 +129,17 @@ def error_result(error: BrowserMeshError) -> types.CallToolResult:
     return types.CallToolResult(content=[types.TextContent(type="text", text=text)], is_error=True)
 
 
-# Caller-chosen names (tool names, unknown field names, metadata keys in paths) are cut to this
-# many code points before they are echoed: a 5,000,000-character tool name once made a 5 MB error.
-ECHO_CHARS = 64
-
-
-def validation_result(name: str, problems: list[str]) -> types.CallToolResult:
-    """The input-validation channel (§16.1); `name` is cut to `ECHO_CHARS` (it may be unknown)."""
-    head = f"Input validation error: Invalid arguments for tool {cut_chars(name, ECHO_CHARS)}: "
-    text = head + "\n".join(problems[:10])
-    return types.CallToolResult(content=[types.TextContent(type="text", text=text)], is_error=True)
-
-
 def success_result(out: ToolOutput) -> types.CallToolResult:
+    """A success: the leading blocks, then the text (the compact JSON of structuredContent
+    unless the tool wrote its own), structuredContent as given (already lean)."""
     text = out.text if out.text is not None else compact_json(out.structured)
     content: list[types.ContentBlock] = [*out.leading, types.TextContent(type="text", text=text)]
     return types.CallToolResult(content=content, structured_content=out.structured)
 
 
-def describe_problem(error: Any) -> str:
-    """`<path>: <problem>` for one jsonschema error (values are not echoed)."""
-    path = "/".join(cut_chars(str(p), ECHO_CHARS) for p in error.absolute_path) or "(root)"
-    validator = error.validator
-    if validator == "additionalProperties":
-        extra = sorted(set(error.instance) - set(error.schema.get("properties", {})))
-        problem = "unknown field " + ", ".join(repr(n[:ECHO_CHARS]) for n in extra[:5])
-    elif validator == "required":
-        missing = [n for n in error.validator_value if n not in error.instance]
-        problem = "missing required field " + ", ".join(repr(n) for n in missing)
-    elif validator == "type":
-        problem = f"must be of type {error.validator_value}"
-    elif validator in (
-        "minLength",
-        "maxLength",
-        "minimum",
-        "maximum",
-        "minItems",
-        "maxItems",
-        "maxProperties",
-        "minProperties",
-        "exclusiveMinimum",
-        "exclusiveMaximum",
-    ):
-        problem = f"violates {validator} {error.validator_value}"
-    elif validator == "enum":
-        problem = "must be one of " + ", ".join(map(str, error.validator_value))
-    elif validator == "const":
-        problem = f"must be {error.validator_value!r}"
-    elif validator == "pattern":
-        problem = "does not match the required pattern"
-    elif validator == "oneOf":
-        problem = "does not match exactly one allowed shape"
-    else:
-        problem = f"violates {validator}"
-    return f"{path}: {problem}"
-
-
 class ToolDispatcher:
-    """Validates arguments against the expanded schema, runs the handler, shapes the result."""
+    """Validates arguments against the expanded schema, runs the handler, shapes the result
+    (the one envelope: lean structuredContent, its compact JSON as the text)."""
 
     def __init__(self, specs: list[ToolSpec], runtime: Runtime) -> None:
         from jsonschema import Draft202012Validator
@@ -202,13 +155,11 @@ class ToolDispatcher:
     ) -> types.CallToolResult:
         spec = self.specs.get(name)
         if spec is None:
-            return validation_result(name, ["(root): unknown tool"])
+            return error_result(unknown_tool())
         args = arguments if arguments is not None else {}
-        errors = sorted(
-            self._validators[name].iter_errors(args), key=lambda e: list(e.absolute_path)
-        )
-        if errors:
-            return validation_result(name, [describe_problem(e) for e in errors])
+        invalid = first_argument_error(self._validators[name].iter_errors(args))
+        if invalid is not None:
+            return error_result(invalid)
         try:
             out = await spec.handler(ToolCall(self.runtime, principal, args))
         except asyncio.CancelledError:
@@ -219,4 +170,8 @@ class ToolDispatcher:
             return error_result(internal_error(exc))
         if isinstance(out, dict):
             out = ToolOutput(out)
+        # The one place results are made lean (issue 31 item 9), before the text is written.
+        out.structured = lean_result(
+            out.structured, args, spec.output_schema.get("required", ()), spec.verbatim
+        )
         return success_result(out)

@@ -22,6 +22,7 @@ from mcp import MCPError
 
 from browsermesh.errors import BrowserMeshError, ErrorCode
 from browsermesh.mcp.clients import Clients
+from browsermesh.mcp.lean import lean_result
 from browsermesh.model.ids import ID_TEXT
 from browsermesh.runtime.runtime import Runtime
 from browsermesh.runtime.session import ACTIVE_STATUSES
@@ -98,7 +99,9 @@ def not_found(uri: str) -> MCPError:
 
 
 def _json(uri: str, data: dict[str, Any]) -> types.ReadResourceResult:
-    text = json.dumps(data, indent=2, ensure_ascii=False)
+    # The views as tools answer them (no nulls, no empty objects: `mcp.lean`); a document's
+    # own keys stay (`sessions: []`, `artifacts: []`).
+    text = json.dumps(lean_result(data, {}, required=tuple(data)), indent=2, ensure_ascii=False)
     return types.ReadResourceResult(
         contents=[types.TextResourceContents(uri=uri, mime_type=MIME, text=text)]
     )

@@ -350,11 +350,12 @@ def snapshot_result(
 ) -> dict[str, Any]:
     """The ``browser_snapshot`` result without the ids (issue 15 byte hygiene).
 
-    Parts that carry nothing are left out: ``refs`` for action tables (each line carries its
-    ref, role and name) and on continuations, ``omissions`` entries that are zero,
-    ``pagination`` and ``truncation`` for a complete first page, ``appliedBounds`` unless the
-    call gave an option besides ``format``. An action table's page reports ``listedRefs`` and
-    ``omittedRefs`` (refs on later pages and beyond the capture ceiling) in ``truncation``.
+    Parts that carry nothing are left out: ``partial`` unless true, ``refs`` for action
+    tables (each line carries its ref, role and name) and on continuations, ``omissions``
+    entries that are zero, ``pagination`` and ``truncation`` for a complete first page,
+    ``appliedBounds`` unless the call gave an option besides ``format``. An action table's
+    page reports ``listedRefs`` and ``omittedRefs`` (refs on later pages and beyond the
+    capture ceiling) in ``truncation``.
 
     ``bounds`` holds the public applied bounds plus ``_omissions`` and ``_pageRefs``.
     """
@@ -365,8 +366,9 @@ def snapshot_result(
     out: dict[str, Any] = {
         "snapshot": piece.text,
         "contentFormat": content_format(fmt, piece.partial),
-        "partial": piece.partial,
     }
+    if piece.partial:  # `partial: false` only repeats what a non-fragment contentFormat says
+        out["partial"] = True
     truncation = dict(piece.truncation)
     if fmt == "aria" and refs is not None and public.get("includeRefs"):
         out["refs"] = refs

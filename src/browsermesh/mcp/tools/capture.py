@@ -17,13 +17,8 @@ async def screenshot(call: ToolCall) -> ToolOutput:
     op_id, (png, width, height) = await call.runtime.screenshot(
         call.page(), call.args.get("capture")
     )
-    data = call.page_result(
-        op_id,
-        mimeType="image/png",
-        width=width,
-        height=height,
-        bytes=len(png),
-    )
+    # No mimeType field: always image/png, and the image block says so (issue 31 item 9).
+    data = call.page_result(op_id, width=width, height=height, bytes=len(png))
     image = types.ImageContent(
         type="image", data=base64.b64encode(png).decode("ascii"), mime_type="image/png"
     )

@@ -42,5 +42,6 @@ def specs() -> list[ToolSpec]:
             ),
             output_schema=page_output({"result": {}, "truncated": BOOL}),
             handler=evaluate,
+            verbatim=("result",),  # the page's JSON: its nulls and empty lists are data
         )
     ]

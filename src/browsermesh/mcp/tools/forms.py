@@ -48,7 +48,7 @@ def specs() -> list[ToolSpec]:
                     ("fields",),
                 )
             ),
-            output_schema=output({"filled": {}, "changes": {}}),
+            output_schema=output({"filled": {}}),
             handler=fill_form,
         )
     ]

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from browsermesh.mcp.registry import Hints, ToolCall, ToolSpec
-from browsermesh.mcp.schemas import SESSION_VIEW, output, session_address, string
+from browsermesh.mcp.schemas import SESSION_VIEW, output, session_address
 
 
 async def session_update(call: ToolCall) -> dict[str, Any]:
@@ -29,7 +29,7 @@ def specs() -> list[ToolSpec]:
             profile="core",
             hints=Hints(idempotent=True),
             input_schema=session_address({"network": {}, "proxy": {}}),
-            output_schema=output({"sessionId": string(), "session": SESSION_VIEW}),
+            output_schema=output({"session": SESSION_VIEW}),
             handler=session_update,
         )
     ]

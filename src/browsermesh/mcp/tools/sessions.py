@@ -40,7 +40,7 @@ _METADATA: Schema = {
     "additionalProperties": string(max_length=512, pattern=NO_CONTROL),
 }
 
-_SESSION_OUT = output({"sessionId": string(), "session": SESSION_VIEW})
+_SESSION_OUT = output({"session": SESSION_VIEW})
 
 
 async def runtime_info(call: ToolCall) -> ToolOutput:
@@ -198,7 +198,7 @@ def specs(context_settings: Schema) -> list[ToolSpec]:
             profile="core",
             hints=Hints(),
             input_schema=session_address(),
-            output_schema=output({"sessionId": string(), "pageId": string(), "page": PAGE_VIEW}),
+            output_schema=output({"pageId": string(), "page": PAGE_VIEW}),
             handler=page_create,
         ),
         ToolSpec(
@@ -208,7 +208,7 @@ def specs(context_settings: Schema) -> list[ToolSpec]:
             profile="core",
             hints=Hints(read_only=True, idempotent=True),
             input_schema=session_address(),
-            output_schema=output({"sessionId": string(), "pages": array(PAGE_VIEW)}),
+            output_schema=output({"pages": array(PAGE_VIEW)}),
             handler=page_list,
         ),
         ToolSpec(

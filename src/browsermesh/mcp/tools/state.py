@@ -54,7 +54,7 @@ def specs() -> list[ToolSpec]:
             input_schema=(
                 obj({"sessionId": SESSION_ID, "stateId": _STATE_ID}, ["sessionId", "stateId"])
             ),
-            output_schema=output({"sessionId": string(), "state": _STATE_VIEW}),
+            output_schema=output({"state": _STATE_VIEW}),
             handler=state_save,
         ),
         ToolSpec(
@@ -74,7 +74,7 @@ def specs() -> list[ToolSpec]:
             profile="persistence",
             hints=Hints(destructive=True),
             input_schema=obj({"stateId": _STATE_ID_PLAIN}, ["stateId"]),
-            output_schema=output({"stateId": string(), "removed": {"const": True}}),
+            output_schema=output({"removed": {"const": True}}),
             handler=state_remove,
         ),
     ]

@@ -72,7 +72,7 @@ def specs() -> list[ToolSpec]:
                 {"sessionId": SESSION_ID, "action": enum(*RECORDING_ACTIONS)},
                 ["sessionId", "action"],
             ),
-            output_schema=output({"sessionId": string(), **_RECORDING_STATE}),
+            output_schema=output(_RECORDING_STATE),
             handler=recording,
         ),
     ]

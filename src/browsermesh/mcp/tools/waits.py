@@ -79,7 +79,7 @@ def specs() -> list[ToolSpec]:
             input_schema=(
                 page_address({"action": _ACTION, "wait": _WAIT, "snapshot": {}}, ("action", "wait"))
             ),
-            output_schema=page_output({"event": {}, "changes": {}}),
+            output_schema=page_output({"event": {}}),
             handler=action_and_wait,
         ),
     ]
