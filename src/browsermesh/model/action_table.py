@@ -275,12 +275,12 @@ def build_action_table(
     entries: list[_Entry] = []
     native_boxes: set[int] = set()
     visited: set[int] = set()
-    # (node, inside a native select box, inside a table, the columns line of its table)
-    stack: list[tuple[AriaNode, bool, bool, str | None]] = [
-        (n, False, False, None) for n in reversed(ordered)
+    # (node, inside a native select box, its table's columns line cell: None outside tables)
+    stack: list[tuple[AriaNode, bool, list[str | None] | None]] = [
+        (n, False, None) for n in reversed(ordered)
     ]
     while stack:
-        node, in_native_box, in_table, columns = stack.pop()
+        node, in_native_box, table = stack.pop()
         if id(node) in visited:
             continue  # a lifted popup, met again in place
         visited.add(id(node))
@@ -295,10 +295,11 @@ def build_action_table(
                 _Entry([f"[{token}] {node.role} {name} · {len(inside)} {kind} — snapshot"], False)
             )
             # An open popup inside is listed in full after its region's line.
-            stack.extend((p, False, False, None) for p in reversed(popup_roots(node.children)))
+            stack.extend((p, False, None) for p in reversed(popup_roots(node.children)))
             continue
         if id(node) in units:
-            text = collapse(flat_text(node, VALUE_TEXT_MAX_CHARS * 2))
+            # "0 results (" before a "42 total" link reads as the key line "0 results".
+            text = collapse(flat_text(node, VALUE_TEXT_MAX_CHARS * 2)).rstrip(" (")
             line = f"text {_string(text, VALUE_TEXT_MAX_CHARS)}"
             if text and len(text) <= VALUE_TEXT_MAX_CHARS and line not in key_texts:
                 entries.append(_Entry([line], False))
@@ -311,23 +312,26 @@ def build_action_table(
             and (details.native_select or details.tag == "select")
         ):
             native_boxes.add(id(node))
-        child_table = in_table or node.role in TABLE_ROLES
-        if table_rows and in_table and node.role == "row" and is_header_row(node):
+        # One cell per table, shared by its rows: the header row may sit in another rowgroup.
+        fresh: list[str | None] = [None]
+        child_table = fresh if node.role in TABLE_ROLES else table
+        if table_rows and table is not None and node.role == "row" and is_header_row(node):
             columns = f"columns: {row_text(node)}"
+            table[0] = columns
             entries.append(_Entry([columns], False))
         if node.role != "iframe":
             child_native = id(node) in native_boxes or (
                 in_native_box and node.role not in _SELECT_CONTAINER_ROLES
             )
-            if not child_table and values < MAX_VALUE_LINES:
+            if child_table is None and values < MAX_VALUE_LINES:
                 units.update(id(u) for u in value_units(node, controls))
-            stack.extend((c, child_native, child_table, columns) for c in reversed(node.children))
-        if table_rows and in_table and is_row(node) and details is not None:
+            stack.extend((c, child_native, child_table) for c in reversed(node.children))
+        if table_rows and table is not None and is_row(node) and details is not None:
             if len(result.element_nodes) >= ceiling:
                 result.max_refs_nodes += 1
                 continue
             token = element_token(len(result.element_nodes) + 1)
-            entries.append(_Entry(_row_lines(token, node, details, result), True, columns))
+            entries.append(_Entry(_row_lines(token, node, details, result), True, table[0]))
             continue
         if not is_candidate(node) or details is None:
             continue

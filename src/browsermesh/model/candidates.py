@@ -111,7 +111,8 @@ def _place(
     row: AriaNode | None, heading: str | None, container: AriaNode | None
 ) -> dict[str, str] | None:
     if row is not None:
-        return {"role": "row", "name": row.name or row_text(row).replace(" | ", " ")}
+        cells = (cell.strip() for cell in row_text(row).split(" | "))
+        return {"role": "row", "name": row.name or " ".join(c for c in cells if c).strip("| ")}
     if heading:
         return {"role": "heading", "name": heading}
     if container is not None:

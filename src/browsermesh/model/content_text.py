@@ -206,8 +206,9 @@ def collapse(text: str) -> str:
 def _cell_text(cell: AriaNode) -> str:
     """What a cell shows: its name, else its texts and the names of its links, buttons and
     images, space-joined (a checkbox's label is no cell text)."""
-    if cell.name:
+    if cell.name and not cell.children:
         return cut_chars(collapse(cell.name), CELL_MAX_CHARS)
+    # With children the name is computed from them, a checkbox's label included: read them.
     parts: list[str] = [cell.value] if cell.value else []
     stack = list(reversed(cell.children))
     while stack and sum(len(p) for p in parts) <= CELL_MAX_CHARS:
@@ -223,7 +224,8 @@ def _cell_text(cell: AriaNode) -> str:
 
 
 def row_text(row: AriaNode) -> str:
-    return cut_chars(" | ".join(_cell_text(c) for c in row.children), ROW_MAX_CHARS)
+    """A row's cells joined with `` | `` (an empty cell stays, so columns line up)."""
+    return cut_chars(" | ".join(_cell_text(c) for c in row.children).strip(), ROW_MAX_CHARS)
 
 
 def value_units(node: AriaNode, controls: set[int]) -> list[AriaNode]:
