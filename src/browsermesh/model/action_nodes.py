@@ -50,7 +50,7 @@ _REGION_ROLES = frozenset({"navigation", "complementary", "contentinfo", "tree"}
 _CHROME_ROLES = frozenset({"banner", "navigation", "contentinfo", "complementary"})
 _OUTSIDE_MAIN_REGION_ROLES = frozenset({"list", "table"})
 POPUP_ROLES = frozenset({"dialog", "alertdialog", "listbox", "menu"})
-"""What a person opens: the ARIA tree holds them only while shown, so present means open."""
+"""What a person opens: the ARIA tree holds them only while shown (see `popup_roots`)."""
 TABLE_ROLES = frozenset({"table", "grid", "treegrid"})
 
 
@@ -102,16 +102,36 @@ def _threshold(node: AriaNode, in_main: bool, table_rows: bool) -> int | None:
     return None
 
 
+def _opener(nodes: list[AriaNode], index: int) -> bool:
+    """The node before ``nodes[index]`` is an ``[expanded]`` control (what opened it)."""
+    return index > 0 and "expanded" in nodes[index - 1].attrs
+
+
 def popup_roots(nodes: Iterable[AriaNode]) -> list[AriaNode]:
-    """The outermost open popups in `nodes` and below, in document order (not in iframes)."""
+    """The outermost open popups in `nodes` and below, in document order (not in iframes).
+
+    A dialog is a popup wherever it is; a listbox or menu only right after the control that
+    opened it (an ``[expanded]`` node just before it or before its parent, or its parent): a
+    site's permanent menu stays site chrome and may collapse."""
+    top = list(nodes)
     out: list[AriaNode] = []
-    stack = list(reversed(list(nodes)))
+    # (node, opened by the node before its parent, or by its parent)
+    stack: list[tuple[AriaNode, bool]] = [(n, False) for n in reversed(top)]
+    starts = {id(n): (top, i) for i, n in enumerate(top)}
     while stack:
-        node = stack.pop()
-        if node.role in POPUP_ROLES:
+        node, near_opener = stack.pop()
+        siblings, index = starts.pop(id(node), ([], 0))
+        by_opener = near_opener or _opener(siblings, index)
+        if node.role in ("dialog", "alertdialog") or (node.role in POPUP_ROLES and by_opener):
             out.append(node)
-        elif node.role != "iframe":
-            stack.extend(reversed(node.children))
+            continue
+        if node.role == "iframe":
+            continue
+        kids = node.children
+        for i, kid in enumerate(kids):
+            starts[id(kid)] = (kids, i)
+        opened_here = _opener(siblings, index) or "expanded" in node.attrs  # one level down
+        stack.extend((kid, opened_here) for kid in reversed(kids))
     return out
 
 
@@ -141,11 +161,13 @@ def is_row(node: AriaNode) -> bool:
 
 def _outside_popups(nodes: Iterable[AriaNode]) -> list[AriaNode]:
     """`qualifying_nodes` of `nodes`, leaving out open popups (they never collapse)."""
+    top = list(nodes)
+    popups = {id(p) for p in popup_roots(top)}
     out: list[AriaNode] = []
-    stack = list(reversed(list(nodes)))
+    stack = list(reversed(top))
     while stack:
         node = stack.pop()
-        if node.role in POPUP_ROLES or node.role == "iframe":
+        if id(node) in popups or node.role == "iframe":
             continue
         if is_candidate(node):
             out.append(node)

@@ -14,6 +14,7 @@ among the locator's matches, set by `distinguish` only where nothing else differ
 from __future__ import annotations
 
 import difflib
+import re
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -26,6 +27,7 @@ from browsermesh.model.locators import LABELLED_ROLES, Selector, normalize_name
 from browsermesh.redact import sanitize_url
 
 PATH_MAX_CHARS = 256
+_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
 _PATH_BASE = "http://candidate.invalid"
 
 # The roles a label, a placeholder or a form text names.
@@ -88,8 +90,8 @@ class Candidate:
 def link_path(href: str | None) -> str | None:
     """A link's href as a candidate shows it: path and query, sanitized (secrets in the query
     never reach the client), relative to its origin."""
-    if not href:
-        return None
+    if not href or (_SCHEME.match(href) and not href.lower().startswith(("http:", "https:"))):
+        return None  # no href, or javascript:, mailto:, data:...
     absolute = href if "://" in href else _PATH_BASE + ("" if href.startswith("/") else "/") + href
     clean = sanitize_url(absolute, max_chars=PATH_MAX_CHARS + len(_PATH_BASE))
     if clean.startswith(_PATH_BASE):
