@@ -511,6 +511,14 @@ def _clean_candidate(raw: Any) -> dict[str, Any] | None:
     container = _clean_named(raw.get("container"))
     if container is not None:
         out["container"] = container
+    path = _clean_text(raw.get("path"), 256)
+    if path:
+        out["path"] = path
+    nth = raw.get("nth")
+    if isinstance(nth, int) and not isinstance(nth, bool) and 0 <= nth <= 1_000_000:
+        out["nth"] = nth
+    if raw.get("hidden") is True:
+        out["hidden"] = True
     return out or None
 
 

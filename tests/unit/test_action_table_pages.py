@@ -12,6 +12,7 @@ from browsermesh.model.action_table import (
     table_refs,
 )
 from browsermesh.model.aria import AriaNode, iter_nodes, parse_aria
+from browsermesh.model.content_text import MAX_HEADING_LINES
 from browsermesh.model.paging import page_content
 from tests.unit.test_action_table import BASE, sample
 
@@ -144,8 +145,10 @@ def test_key_text_is_bounded_and_puts_outcomes_first() -> None:
         'text "4 results"',
         'h2 "Part 0"',
     ]
-    assert sum(line.startswith("h2 ") for line in head) == 3  # at most 3 of the 9
-    assert len([line for line in result.text.splitlines() if not line.startswith("[")]) == 9
+    # at most MAX_HEADING_LINES of the 9 (issue 31 item 10: was 3 h2 lines)
+    assert sum(line.startswith("h2 ") for line in head) == MAX_HEADING_LINES
+    keys = [line for line in result.text.splitlines() if not line.startswith("[")]
+    assert len(keys) == 1 + 5 + MAX_HEADING_LINES
     assert "weather" not in result.text
 
 

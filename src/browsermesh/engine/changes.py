@@ -3,7 +3,9 @@
 A `ChangeWatch` is started before the action and finished after it, inside the same deadline:
 
 - in the page, a MutationObserver counts interactive elements added and removed and remembers
-  the alert/status/live/flash-message elements that changed; the Navigation API's ``navigate``
+  the alert/status/live/flash-message elements that changed; the popups shown before (dialogs,
+  listboxes, menus) are remembered, so that one shown after is named in ``opened`` with its
+  role, name and key text (issue 31 item 10); the Navigation API's ``navigate``
   event says whether a cross-document navigation started (a form post, a link);
 - on the Playwright side, listeners count main-frame navigations, popups and downloads, and
   (for plain actions) record and dismiss dialogs, which is what Playwright does anyway when
@@ -50,6 +52,8 @@ INSTALL_MAX_MS = 1_000
 """The in-page observer gets at most this long (and a quarter of the budget) to install."""
 MAX_TEXTS = 5
 TEXT_CHARS = 200
+MAX_OPENED = 3
+"""At most this many newly shown popups are named in ``opened``."""
 URL_CHARS = 2_000
 TITLE_CHARS = 120
 
@@ -59,17 +63,20 @@ _INTERACTIVE = (
     "[role=menuitem],[role=switch],[role=combobox],[role=textbox],[role=searchbox],"
     "[role=option],[role=slider],[role=spinbutton],[role=treeitem],[role=gridcell]"
 )
+_POPUPS = "[role=dialog],[role=alertdialog],dialog,[role=listbox],[role=menu]"
 _LIVE = "[role=alert],[role=status],[role=log],[aria-live]:not([aria-live=off])," + (
     NOTICES_SELECTOR
 )
 
 # Keeps the watch state on the window under a registered symbol (read and dropped once after
 # the action): a returned handle would cost a round trip more to release.
-_INSTALL = """([interactive, live]) => {
+_INSTALL = """([interactive, live, popups]) => {
   const count = n => n.nodeType !== 1 ? 0
     : (n.matches(interactive) ? 1 : 0) + n.querySelectorAll(interactive).length;
+  const shown = el => el.getClientRects().length > 0 && el.getAttribute('aria-hidden') !== 'true';
   const st = {added: 0, removed: 0, live: new Set(), navigating: false,
-              last: performance.now(), title: document.title, url: location.href};
+              last: performance.now(), title: document.title, url: location.href,
+              popups, before: new Set([...document.querySelectorAll(popups)].filter(shown))};
   const note = el => {
     const l = el && el.closest ? el.closest(live) : null;
     if (l) st.live.add(l);
@@ -100,7 +107,7 @@ _INSTALL = """([interactive, live]) => {
   return true;
 }"""
 
-_READ = """async ([quietMs, maxMs, maxTexts, textChars]) => {
+_READ = """async ([quietMs, maxMs, maxTexts, textChars, maxOpened]) => {
   const key = Symbol.for('browsermesh.changes');
   const st = window[key];
   if (!st) return null;
@@ -124,7 +131,24 @@ _READ = """async ([quietMs, maxMs, maxTexts, textChars]) => {
     const t = (el.innerText || '').trim().slice(0, textChars);
     if (t && !texts.includes(t)) texts.push(t);
   }
-  return {added: st.added, removed: st.removed, navigating: st.navigating, texts,
+  const opened = [];
+  const clean = t => (t || '').split('\\n').map(l => l.replace(/\\s+/g, ' ').trim())
+    .filter(Boolean).join(' · ');
+  for (const el of document.querySelectorAll(st.popups)) {
+    if (opened.length >= maxOpened) break;
+    if (st.before.has(el) || !el.getClientRects().length) continue;
+    if (el.parentElement && el.parentElement.closest(st.popups)) continue;  // the outer one is
+    const tag = el.tagName.toLowerCase();
+    const by = el.getAttribute('aria-labelledby');
+    const labelled = by ? by.split(/\\s+/).map(id => document.getElementById(id))
+      .filter(Boolean).map(n => n.textContent).join(' ') : '';
+    const heading = el.querySelector('h1,h2,h3,h4,h5,h6,[role=heading]');
+    const name = el.getAttribute('aria-label') || labelled || (heading ? heading.textContent : '');
+    opened.push({role: el.getAttribute('role') || (tag === 'dialog' ? 'dialog' : tag),
+                 name: clean(name).slice(0, textChars),
+                 text: clean(el.innerText).slice(0, textChars)});
+  }
+  return {added: st.added, removed: st.removed, navigating: st.navigating, texts, opened,
           title: document.title, titleBefore: st.title, url: location.href};
 }"""
 
@@ -187,7 +211,7 @@ class ChangeWatch:
             with contextlib.suppress(Exception):
                 self._installed = bool(
                     await asyncio.wait_for(
-                        p.evaluate(_INSTALL, [_INTERACTIVE, _LIVE]), timeout=budget / 1000
+                        p.evaluate(_INSTALL, [_INTERACTIVE, _LIVE, _POPUPS]), timeout=budget / 1000
                     )
                 )
         except BaseException:
@@ -257,7 +281,7 @@ class ChangeWatch:
             budget = min(SETTLE_MAX_MS + 500, max(ctx.deadline.remaining_ms() - 50, 1))
             with contextlib.suppress(Exception):  # the document went away: it navigated
                 read = await asyncio.wait_for(
-                    p.evaluate(_READ, [quiet, SETTLE_MAX_MS, MAX_TEXTS, TEXT_CHARS]),
+                    p.evaluate(_READ, [quiet, SETTLE_MAX_MS, MAX_TEXTS, TEXT_CHARS, MAX_OPENED]),
                     timeout=budget / 1000,
                 )
         # An installed observer that cannot be read any more means its document went away.
@@ -286,6 +310,9 @@ class ChangeWatch:
             texts = [cut_chars(well_formed(str(t)), TEXT_CHARS) for t in read.get("texts", [])]
             if texts:
                 changes["text"] = texts
+            opened = [_opened(o) for o in read.get("opened", [])[:MAX_OPENED]]
+            if opened:
+                changes["opened"] = opened
         if self._dialogs:
             changes["dialogs"] = list(self._dialogs)
         if self._popups:
@@ -330,13 +357,13 @@ class ChangeWatch:
     async def _redacted(self, changes: dict[str, Any], ctx: OperationContext) -> dict[str, Any]:
         """Page text in `changes` (title, texts, dialog messages) passes the page's password
         values, like every other capture."""
-        if not any(k in changes for k in ("title", "text", "dialogs")):
+        if not any(k in changes for k in ("title", "text", "dialogs", "opened")):
             return changes
         try:
             secrets = await page_secrets(self.page.page, ctx.deadline)
         except Exception:
             # The values cannot be read: drop the page text rather than risk one.
-            for key in ("title", "text"):
+            for key in ("title", "text", "opened"):
                 changes.pop(key, None)
             for dialog in changes.get("dialogs", []):
                 dialog["message"] = ""
@@ -347,4 +374,18 @@ class ChangeWatch:
             changes["text"] = [secrets.text(t) for t in changes["text"]]
         for dialog in changes.get("dialogs", []):
             dialog["message"] = secrets.text(dialog["message"])
+        for popup in changes.get("opened", []):
+            for key in ("name", "text"):
+                if key in popup:
+                    popup[key] = secrets.text(popup[key])
         return changes
+
+
+def _opened(raw: dict[str, Any]) -> dict[str, str]:
+    """``{role, name?, text?}`` of a popup shown by the action (bounded; empty parts left out)."""
+    out = {"role": cut_chars(well_formed(str(raw.get("role") or "")), 32)}
+    for key in ("name", "text"):
+        value = cut_chars(well_formed(str(raw.get(key) or "")), TEXT_CHARS)
+        if value:
+            out[key] = value
+    return out

@@ -193,6 +193,7 @@ async def _with_candidates(
         registry,
         ctx.deadline.remaining_ms(),
         matches_only=matches_only,
+        matches=build_locator(root, locator) if matches_only else None,
     )
     return candidates.with_details(error, candidates=found)
 

@@ -376,7 +376,10 @@ async def _action_table(
     out: _Table,
 ) -> str:
     in_region, scoped = scoping
-    candidates = table_candidates(nodes, scope_in_region=in_region, keep_roots=scoped)
+    rows = opts.tables == "rows"
+    candidates = table_candidates(
+        nodes, scope_in_region=in_region, keep_roots=scoped, table_rows=rows
+    )
     handles = await _handles(root, candidates, ctx, fetched)
     live = [h for h in handles if h is not None]
     infos: dict[str, ElementInfo] = {}
@@ -410,12 +413,14 @@ async def _action_table(
         scope_in_region=in_region,
         keep_roots=scoped,
         notices=notices,
+        table_rows=rows,
     )
     out.stops, out.page_refs, out.lines = table.stops, table.page_refs, table.lines
     out.keys = table.keys
     for token, node in table.element_nodes:
         handle = by_ref.get(node.pw_ref)
         if handle is not None:
+            # A row has no name in the AI tree: its ref is not renewed by role and name.
             entries[token] = RefEntry(handle, 0.0, role=node.role, name=node.name)
     for token, node in table.region_nodes:
         region_handle = await _handles(root, [node], ctx, fetched)

@@ -120,7 +120,7 @@ FLAG_OUTPUT: Schema = {"type": "object"}
 # `snapshot` on interactions (issue 15): the action table after the action, or its diff.
 FOLLOW: Schema = {"enum": ["diff", "actions"]}
 FOLLOW_HINT = (
-    "changes: url, title, navigation, dialogs, popups, downloads, alerts, controls; "
+    "changes: url, title, navigation, dialogs, popups, opened, downloads, alerts, controls; "
     'snapshot:"diff" (changed lines, new refs) or "actions" (table) saves a snapshot.'
 )
 

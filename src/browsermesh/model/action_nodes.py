@@ -4,9 +4,13 @@ Nodes qualify for a ref when they have one of the 17 interactive roles and a Pla
 outside iframes (`qualifying_nodes`). Large regions collapse into one line: site chrome outside
 ``main`` from `CHROME_MIN_ELEMENTS` interactive elements on, other regions (navigation, lists and
 tables outside ``main``, trees) from `REGION_MIN_ELEMENTS` (`collapsed_regions`); the first
-``main`` landmark is listed first (`main_first`). `table_candidates` names the nodes whose
-`ElementInfo` the engine must read before `browsermesh.model.action_table.build_action_table`
-renders the table; the engine also asks `qualifying_nodes` for an aria snapshot's refs.
+``main`` landmark is listed first (`main_first`). An open popup (`POPUP_ROLES`: a dialog,
+listbox or menu) never collapses with its region: those outside ``main`` are listed before
+everything (`lifted_popups`), the others in place (issue 31 item 10). With table rows asked for
+(issue 31 item 3), tables never collapse and their rows are listed. `table_candidates` names
+the nodes whose `ElementInfo` the engine must read before
+`browsermesh.model.action_table.build_action_table` renders the table; the engine also asks
+`qualifying_nodes` for an aria snapshot's refs.
 
 Pure model: no Playwright, no I/O.
 """
@@ -20,10 +24,16 @@ from browsermesh.model.aria import INTERACTIVE_ROLES, AriaNode
 
 __all__ = [
     "CHROME_MIN_ELEMENTS",
+    "POPUP_ROLES",
     "REGION_MIN_ELEMENTS",
+    "TABLE_ROLES",
     "collapsed_regions",
     "is_candidate",
+    "is_row",
+    "lifted_popups",
+    "listing_order",
     "main_first",
+    "popup_roots",
     "qualifying_nodes",
     "table_candidates",
     "walk",
@@ -39,6 +49,9 @@ from this many interactive elements on (issue 15): it repeats on every page of a
 _REGION_ROLES = frozenset({"navigation", "complementary", "contentinfo", "tree"})
 _CHROME_ROLES = frozenset({"banner", "navigation", "contentinfo", "complementary"})
 _OUTSIDE_MAIN_REGION_ROLES = frozenset({"list", "table"})
+POPUP_ROLES = frozenset({"dialog", "alertdialog", "listbox", "menu"})
+"""What a person opens: the ARIA tree holds them only while shown (see `popup_roots`)."""
+TABLE_ROLES = frozenset({"table", "grid", "treegrid"})
 
 
 def walk(nodes: Iterable[AriaNode]) -> Iterator[AriaNode]:
@@ -78,22 +91,101 @@ def qualifying_nodes(
     return out
 
 
-def _threshold(node: AriaNode, in_main: bool) -> int | None:
+def _threshold(node: AriaNode, in_main: bool, table_rows: bool) -> int | None:
     """How many interactive elements collapse `node`; None when it never collapses."""
     if node.role in _CHROME_ROLES and not in_main:
         return CHROME_MIN_ELEMENTS
+    if table_rows and node.role in TABLE_ROLES:
+        return None  # the client asked for the rows
     if node.role in _REGION_ROLES or (node.role in _OUTSIDE_MAIN_REGION_ROLES and not in_main):
         return REGION_MIN_ELEMENTS
     return None
 
 
+def _opener(nodes: list[AriaNode], index: int) -> bool:
+    """The node before ``nodes[index]`` is an ``[expanded]`` control (what opened it)."""
+    return index > 0 and "expanded" in nodes[index - 1].attrs
+
+
+def popup_roots(nodes: Iterable[AriaNode]) -> list[AriaNode]:
+    """The outermost open popups in `nodes` and below, in document order (not in iframes).
+
+    A dialog is a popup wherever it is; a listbox or menu only right after the control that
+    opened it (an ``[expanded]`` node just before it or before its parent, or its parent): a
+    site's permanent menu stays site chrome and may collapse."""
+    top = list(nodes)
+    out: list[AriaNode] = []
+    # (node, opened by the node before its parent, or by its parent)
+    stack: list[tuple[AriaNode, bool]] = [(n, False) for n in reversed(top)]
+    starts = {id(n): (top, i) for i, n in enumerate(top)}
+    while stack:
+        node, near_opener = stack.pop()
+        siblings, index = starts.pop(id(node), ([], 0))
+        by_opener = near_opener or _opener(siblings, index)
+        if node.role in ("dialog", "alertdialog") or (node.role in POPUP_ROLES and by_opener):
+            out.append(node)
+            continue
+        if node.role == "iframe":
+            continue
+        kids = node.children
+        for i, kid in enumerate(kids):
+            starts[id(kid)] = (kids, i)
+        opened_here = _opener(siblings, index) or "expanded" in node.attrs  # one level down
+        stack.extend((kid, opened_here) for kid in reversed(kids))
+    return out
+
+
+def lifted_popups(ordered: list[AriaNode]) -> list[AriaNode]:
+    """The outermost open popups outside ``main`` of a `main_first` forest: an overlay the user
+    just opened is listed first, before a large ``main`` pushes it to a later page."""
+    return popup_roots(n for n in ordered if n.role != "main")
+
+
+def listing_order(
+    nodes: list[AriaNode],
+    scope_in_region: bool,
+    keep_roots: bool,
+    table_rows: bool = False,
+) -> tuple[list[AriaNode], dict[int, list[AriaNode]]]:
+    """(the top nodes in listing order, the collapsed regions): lifted popups, then ``main``,
+    then the rest (a lifted popup met again in place is skipped by the walkers)."""
+    ordered = main_first(nodes)
+    regions = collapsed_regions(ordered, scope_in_region, keep_roots, table_rows)
+    return [*lifted_popups(ordered), *ordered], regions
+
+
+def is_row(node: AriaNode) -> bool:
+    """A table row that holds a data cell (header rows hold only column headers)."""
+    return node.role == "row" and any(c.role in ("cell", "gridcell") for c in node.children)
+
+
+def _outside_popups(nodes: Iterable[AriaNode]) -> list[AriaNode]:
+    """`qualifying_nodes` of `nodes`, leaving out open popups (they never collapse)."""
+    top = list(nodes)
+    popups = {id(p) for p in popup_roots(top)}
+    out: list[AriaNode] = []
+    stack = list(reversed(top))
+    while stack:
+        node = stack.pop()
+        if id(node) in popups or node.role == "iframe":
+            continue
+        if is_candidate(node):
+            out.append(node)
+        stack.extend(reversed(node.children))
+    return out
+
+
 def collapsed_regions(
-    nodes: Iterable[AriaNode], scope_in_region: bool, keep_roots: bool = False
+    nodes: Iterable[AriaNode],
+    scope_in_region: bool,
+    keep_roots: bool = False,
+    table_rows: bool = False,
 ) -> dict[int, list[AriaNode]]:
     """id(region) -> its candidate elements, for the outermost regions that collapse.
 
     With `keep_roots` (a scoped snapshot) the scope's own top nodes never collapse: the client
-    asked for them.
+    asked for them. Open popups inside a region are neither counted nor collapsed with it;
+    with `table_rows` tables never collapse.
     """
     regions: dict[int, list[AriaNode]] = {}
     if scope_in_region:
@@ -105,9 +197,9 @@ def collapsed_regions(
         node, in_main, is_kept = stack.pop()
         if node.role == "iframe":
             continue
-        threshold = None if is_kept else _threshold(node, in_main)
+        threshold = None if is_kept else _threshold(node, in_main, table_rows)
         if threshold is not None:
-            inside = qualifying_nodes(node.children)
+            inside = _outside_popups(node.children)
             if len(inside) >= threshold:
                 regions[id(node)] = inside
                 continue
@@ -158,18 +250,27 @@ def main_first(nodes: list[AriaNode]) -> list[AriaNode]:
 
 
 def table_candidates(
-    nodes: Iterable[AriaNode], *, scope_in_region: bool, keep_roots: bool = False
+    nodes: Iterable[AriaNode],
+    *,
+    scope_in_region: bool,
+    keep_roots: bool = False,
+    table_rows: bool = False,
 ) -> list[AriaNode]:
-    """The nodes whose `ElementInfo` `build_action_table` needs (outside collapsed regions)."""
-    node_list = list(nodes)
-    regions = collapsed_regions(node_list, scope_in_region, keep_roots)
+    """The nodes whose `ElementInfo` `build_action_table` needs (outside collapsed regions,
+    open popups included; the data rows of tables too with `table_rows`)."""
+    ordered, regions = listing_order(list(nodes), scope_in_region, keep_roots, table_rows)
     out: list[AriaNode] = []
-    stack = list(reversed(node_list))
+    seen: set[int] = set()
+    stack = list(reversed(ordered))
     while stack:
         node = stack.pop()
-        if id(node) in regions:
+        if id(node) in seen:
             continue
-        if is_candidate(node):
+        seen.add(id(node))
+        if id(node) in regions:
+            stack.extend(reversed(popup_roots(node.children)))
+            continue
+        if is_candidate(node) or (table_rows and node.pw_ref is not None and is_row(node)):
             out.append(node)
         if node.role != "iframe":
             stack.extend(reversed(node.children))

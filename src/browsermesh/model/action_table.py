@@ -31,14 +31,29 @@ from typing import Literal
 from browsermesh.model.action_nodes import (
     CHROME_MIN_ELEMENTS,
     REGION_MIN_ELEMENTS,
-    collapsed_regions,
+    TABLE_ROLES,
     is_candidate,
-    main_first,
+    is_row,
+    listing_order,
+    popup_roots,
     qualifying_nodes,
     table_candidates,
-    walk,
 )
-from browsermesh.model.aria import AriaNode, json_literal
+from browsermesh.model.aria import AriaNode
+from browsermesh.model.content_text import (
+    MAX_KEY_LINES,
+    MAX_VALUE_LINES,
+    VALUE_TEXT_MAX_CHARS,
+    collapse,
+    flat_text,
+    is_header_row,
+    key_lines,
+    key_lines_of,
+    row_text,
+    value_units,
+    with_controls,
+)
+from browsermesh.model.content_text import quoted as _string
 from browsermesh.redact import cut_chars
 
 __all__ = [
@@ -65,15 +80,6 @@ TAG_MAX_CHARS = 32
 MAX_OPTION_LINES = 25
 MAX_TABLE_REFS = 500
 """At most this many element refs per capture; the response pages them ``maxRefs`` at a time."""
-MAX_KEY_LINES = 8
-MAX_H2_LINES = 3
-KEY_TEXT_MAX_CHARS = 120
-SUMMARY_MAX_CHARS = 60
-
-_LIVE_ROLES = frozenset({"alert", "status", "log"})
-_TEXT_ROLES = frozenset({"text", "paragraph", "generic", "strong", "emphasis", "caption"})
-# "4 results", "0 of 50 selected", "1 result (3 total)": a number, then a few words.
-_SUMMARY_RE = re.compile(r"\(?\d[\d,.]*\)?\s+(?:of\s+\d[\d,.]*\s+)?[^\W\d_][^\n]*")
 _SELECT_CONTAINER_ROLES = frozenset({"combobox", "listbox"})
 _VALUE_ROLES = frozenset({"textbox", "searchbox", "spinbutton"})
 _CLICK_ROLES = frozenset({"button", "link", "tab", "menuitem", "treeitem", "gridcell", "option"})
@@ -159,10 +165,6 @@ def _region_kind(roles: Counter[str], total: int) -> str:
     return "controls"
 
 
-def _string(text: str, limit: int) -> str:
-    return json_literal(cut_chars(text, limit))
-
-
 def _options(node: AriaNode, info: ElementInfo) -> list[tuple[str, bool, bool]]:
     if info.options:
         return list(info.options)
@@ -214,87 +216,11 @@ def _state(role: str, info: ElementInfo) -> list[str]:
     return tokens
 
 
-def _flat_text(node: AriaNode, limit: int = KEY_TEXT_MAX_CHARS * 2) -> str:
-    """The node's name, value and descendant texts, space-joined and whitespace-collapsed."""
-    parts: list[str] = []
-    size = 0
-    for each in walk([node]):
-        for piece in (each.name if each is node or each.role in _TEXT_ROLES else None, each.value):
-            if piece:
-                parts.append(piece)
-                size += len(piece) + 1
-        if size > limit:
-            break
-    return " ".join(" ".join(parts).split())
-
-
-def _rows(table: AriaNode) -> int:
-    """Data rows of a table: rows holding a cell (header rows hold only column headers)."""
-    return sum(
-        1
-        for node in walk(table.children)
-        if node.role == "row" and any(c.role in ("cell", "gridcell") for c in node.children)
-    )
-
-
-def _key_lines(
-    ordered: list[AriaNode], skip: Mapping[int, object], notices: Sequence[str]
-) -> list[str]:
-    """Bounded key text: alerts and notices, h1/h2 headings, result summaries, table sizes."""
-    live: list[str] = []
-    headings: list[str] = []
-    summaries: list[str] = []
-    stack = list(reversed(ordered))
-    while stack:
-        node = stack.pop()
-        if id(node) in skip or node.role == "iframe":
-            continue
-        if node.role in _LIVE_ROLES:
-            text = _flat_text(node)
-            if text:
-                live.append(f"{node.role} {_string(text, KEY_TEXT_MAX_CHARS)}")
-            continue
-        if node.role == "heading" and ("level=1" in node.attrs or "level=2" in node.attrs):
-            level = "h1" if "level=1" in node.attrs else "h2"
-            text = node.name or _flat_text(node)
-            if text:
-                headings.append(f"{level} {_string(text, KEY_TEXT_MAX_CHARS)}")
-        elif node.role in ("table", "grid"):
-            rows = _rows(node)
-            if rows:
-                name = f" {_string(node.name, KEY_TEXT_MAX_CHARS)}" if node.name else ""
-                summaries.append(f"{node.role}{name} · {rows} row{'s' if rows != 1 else ''}")
-        elif node.role in _TEXT_ROLES and node.value:
-            # "4 results (" before a "43 total" link: the dangling bracket is not the count's.
-            text = " ".join(node.value.split()).rstrip(" (")
-            if len(text) <= SUMMARY_MAX_CHARS and _SUMMARY_RE.fullmatch(text):
-                summaries.append(f"text {_string(text, SUMMARY_MAX_CHARS)}")
-        stack.extend(reversed(node.children))
-    seen = {line.split(" ", 1)[1] for line in live}
-    notes = [
-        f"notice {quoted}"
-        for quoted in (
-            _string(" ".join(n.split()), KEY_TEXT_MAX_CHARS) for n in notices if n.strip()
-        )
-        if quoted not in seen
-    ]
-    h1 = [line for line in headings if line.startswith("h1 ")]
-    h2 = [line for line in headings if line.startswith("h2 ")][:MAX_H2_LINES]
-    # dict.fromkeys: the first occurrence of each line, in this order.
-    return list(dict.fromkeys([*live, *notes, *h1, *summaries, *h2]))[:MAX_KEY_LINES]
-
-
-def key_lines(nodes: Iterable[AriaNode], notices: Sequence[str] = ()) -> list[str]:
-    """The key text lines of an unscoped action table's header, for a page's whole tree
-    (navigation results show them: issue 31 item 2)."""
-    node_list = main_first(list(nodes))
-    return _key_lines(node_list, collapsed_regions(node_list, False, False), notices)
-
-
 @dataclass
 class _Entry:
     lines: list[str]
     element: bool
+    header: str | None = None  # repeated at the top of a page this entry starts (a row's columns)
 
 
 def build_action_table(
@@ -310,8 +236,9 @@ def build_action_table(
     keep_roots: bool = False,
     notices: Sequence[str] = (),
     ceiling: int = MAX_TABLE_REFS,
+    table_rows: bool = False,
 ) -> TableResult:
-    """Render the action table (§6.5 as changed by issue 15).
+    """Render the action table (§6.5 as changed by issues 15 and 31).
 
     Args:
         nodes: The parsed AI-mode tree of the scope (iframe contents are ignored).
@@ -328,20 +255,35 @@ def build_action_table(
         keep_roots: The snapshot is scoped: its top nodes never collapse.
         notices: Message texts the engine read from the DOM (flash messages, live regions).
         ceiling: At most this many element lines in all; the rest are counted.
+        table_rows: ``tables: "rows"``: a table's header row becomes a ``columns:`` line and
+            each data row a ``[ref] row: cell | cell`` line (with an `info` entry, like an
+            element) that counts as an element line; the row's controls follow it.
 
-    Order: the first ``main`` landmark first, then everything else in document order. Key text
-    lines (alerts, notices, h1/h2, "N results", table sizes) follow the header.
+    Order: open popups outside ``main`` first, then the first ``main`` landmark, then
+    everything else in document order. Key text lines (alerts, notices, headings, counts,
+    table sizes, empty states) follow the header; short value texts beside controls
+    (``text "$12.00"``) are listed among the element lines.
     """
-    node_list = main_first(list(nodes))
-    regions = collapsed_regions(node_list, scope_in_region, keep_roots)
+    ordered, regions = listing_order(list(nodes), scope_in_region, keep_roots, table_rows)
     head = [f"page: {_string(title, TITLE_MAX_CHARS)} {cut_chars(url, URL_MAX_CHARS)}"]
-    result = TableResult(text="", keys=_key_lines(node_list, regions, notices))
+    result = TableResult(text="", keys=key_lines_of(ordered, regions, notices))
     head.extend(result.keys)
+    key_texts = set(result.keys)
+    controls = with_controls(ordered)
+    units: set[int] = set()
+    values = 0
     entries: list[_Entry] = []
     native_boxes: set[int] = set()
-    stack: list[tuple[AriaNode, bool]] = [(n, False) for n in reversed(node_list)]
+    visited: set[int] = set()
+    # (node, inside a native select box, its table's columns line cell: None outside tables)
+    stack: list[tuple[AriaNode, bool, list[str | None] | None]] = [
+        (n, False, None) for n in reversed(ordered)
+    ]
     while stack:
-        node, in_native_box = stack.pop()
+        node, in_native_box, table = stack.pop()
+        if id(node) in visited:
+            continue  # a lifted popup, met again in place
+        visited.add(id(node))
         inside = regions.get(id(node))
         if inside is not None:
             token = region_token(len(result.region_nodes) + 1)
@@ -352,6 +294,16 @@ def build_action_table(
             entries.append(
                 _Entry([f"[{token}] {node.role} {name} · {len(inside)} {kind} — snapshot"], False)
             )
+            # An open popup inside is listed in full after its region's line.
+            stack.extend((p, False, None) for p in reversed(popup_roots(node.children)))
+            continue
+        if id(node) in units:
+            # "0 results (" before a "42 total" link reads as the key line "0 results".
+            text = collapse(flat_text(node, VALUE_TEXT_MAX_CHARS * 2)).rstrip(" (")
+            line = f"text {_string(text, VALUE_TEXT_MAX_CHARS)}"
+            if text and len(text) <= VALUE_TEXT_MAX_CHARS and line not in key_texts:
+                entries.append(_Entry([line], False))
+                values += 1
             continue
         details = info.get(node.pw_ref) if node.pw_ref is not None else None
         if (
@@ -360,11 +312,27 @@ def build_action_table(
             and (details.native_select or details.tag == "select")
         ):
             native_boxes.add(id(node))
+        # One cell per table, shared by its rows: the header row may sit in another rowgroup.
+        fresh: list[str | None] = [None]
+        child_table = fresh if node.role in TABLE_ROLES else table
+        if table_rows and table is not None and node.role == "row" and is_header_row(node):
+            columns = f"columns: {row_text(node)}"
+            table[0] = columns
+            entries.append(_Entry([columns], False))
         if node.role != "iframe":
             child_native = id(node) in native_boxes or (
                 in_native_box and node.role not in _SELECT_CONTAINER_ROLES
             )
-            stack.extend((c, child_native) for c in reversed(node.children))
+            if child_table is None and values < MAX_VALUE_LINES:
+                units.update(id(u) for u in value_units(node, controls))
+            stack.extend((c, child_native, child_table) for c in reversed(node.children))
+        if table_rows and table is not None and is_row(node) and details is not None:
+            if len(result.element_nodes) >= ceiling:
+                result.max_refs_nodes += 1
+                continue
+            token = element_token(len(result.element_nodes) + 1)
+            entries.append(_Entry(_row_lines(token, node, details, result), True, table[0]))
+            continue
         if not is_candidate(node) or details is None:
             continue
         if node.role == "option" and (in_native_box or details.tag == "option"):
@@ -379,13 +347,14 @@ def build_action_table(
 
 
 def _paginate(result: TableResult, head: list[str], entries: list[_Entry], max_refs: int) -> None:
-    """Cut the entries into pages of `max_refs` element lines; set text, stops, page_refs."""
+    """Cut the entries into pages of `max_refs` element lines; set text, stops, page_refs. A
+    page that starts inside a table repeats the table's ``columns:`` line."""
     pages: list[list[str]] = [list(head)]
     counts = [0]
     for entry in entries:
         if entry.element:
             if counts[-1] >= max_refs:
-                pages.append([])
+                pages.append([entry.header] if entry.header else [])
                 counts.append(0)
             counts[-1] += 1
         pages[-1].extend(entry.lines)
@@ -404,6 +373,15 @@ def _paginate(result: TableResult, head: list[str], entries: list[_Entry], max_r
         result.stops.append(offset)
     result.text = "\n".join(texts)
     result.page_refs = counts
+
+
+def _row_lines(token: str, node: AriaNode, details: ElementInfo, result: TableResult) -> list[str]:
+    """The ``[ref] row: cell | cell`` line of one data row; registers it in `result`."""
+    result.element_nodes.append((token, node))
+    result.refs.append({"ref": token, "role": "row", "tag": details.tag.lower()[:TAG_MAX_CHARS]})
+    body = f"row: {row_text(node)}"
+    result.lines.append(body)
+    return [f"[{token}] {body}"]
 
 
 def _element_lines(

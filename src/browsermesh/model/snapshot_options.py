@@ -22,12 +22,20 @@ __all__ = [
     "ARIA_ONLY_KEYS",
     "CURSOR_MAX_CHARS",
     "SNAPSHOT_OPTION_KEYS",
+    "TABLES_MODES",
     "SnapshotFormat",
     "SnapshotOptions",
+    "TablesMode",
     "normalize_snapshot_options",
+    "tables_option",
 ]
 
 SnapshotFormat = Literal["aria", "actions"]
+TablesMode = Literal["summary", "rows"]
+TABLES_MODES: tuple[TablesMode, ...] = ("summary", "rows")
+"""``tables`` (issue 31 item 3): ``summary`` (default) folds a table to ``table · 42 rows``;
+``rows`` gives its ``columns:`` line and one ``[ref] row: cell | cell`` line per data row in the
+action table (``browser_visible_text``: cells joined with `` | ``)."""
 
 CURSOR_MAX_CHARS = 160
 
@@ -42,6 +50,7 @@ SNAPSHOT_OPTION_KEYS: tuple[str, ...] = (
     "maxRefs",
     "interactiveOnly",
     "maxChildren",
+    "tables",
 )
 ARIA_ONLY_KEYS: tuple[str, ...] = (
     "maxDepth",
@@ -75,10 +84,12 @@ class SnapshotOptions:
     max_refs: int = 50
     interactive_only: bool = False
     max_children: int | None = None
+    tables: TablesMode = "summary"
 
     def applied_bounds(self, normalized_scope: dict[str, Any] | None) -> dict[str, Any]:
         """The §6.3 ``appliedBounds`` object; ``normalized_scope`` is the echoed scope."""
         actions = self.format == "actions"
+        rows = {"tables": self.tables} if self.tables != "summary" else {}
         return {
             "format": self.format,
             "scope": normalized_scope,
@@ -90,6 +101,7 @@ class SnapshotOptions:
             "maxRefs": self.max_refs,
             "interactiveOnly": False if actions else self.interactive_only,
             "maxChildren": None if actions else self.max_children,
+            **rows,
         }
 
 
@@ -124,6 +136,14 @@ def _bool_option(args: Mapping[str, Any], name: str, default: bool) -> bool:
     return raw
 
 
+def tables_option(args: Mapping[str, Any]) -> TablesMode:
+    """The ``tables`` option of ``browser_snapshot`` and ``browser_visible_text``."""
+    raw = args.get("tables", "summary")
+    if raw not in TABLES_MODES:
+        raise _invalid("tables", "one of: " + ", ".join(TABLES_MODES))
+    return raw  # type: ignore[no-any-return]
+
+
 def normalize_snapshot_options(args: Mapping[str, Any]) -> SnapshotOptions | str:
     """Validate and normalize §6.2 options; returns the cursor string for a continuation.
 
@@ -131,7 +151,8 @@ def normalize_snapshot_options(args: Mapping[str, Any]) -> SnapshotOptions | str
     `INVALID_ARGUMENT` (numeric ranges with a bound clause): a cursor together with any snapshot
     option, a malformed cursor value, an unknown format, a non-object scope, wrong types,
     out-of-range numbers, ``includeRefs: false`` or an aria-only option with
-    ``format: "actions"``, and ``maxRefs`` with ``format: "aria"`` unless ``includeRefs: true``.
+    ``format: "actions"``, ``maxRefs`` with ``format: "aria"`` unless ``includeRefs: true``, and
+    ``tables`` with ``format: "aria"``.
     """
     if "cursor" in args:
         given = [key for key in SNAPSHOT_OPTION_KEYS if key in args]
@@ -164,6 +185,9 @@ def normalize_snapshot_options(args: Mapping[str, Any]) -> SnapshotOptions | str
             raise _invalid("includeRefs", 'true with format "actions"')
     elif "maxRefs" in args and not include_refs:
         raise _invalid("maxRefs", 'only with includeRefs: true or format "actions"')
+    tables = tables_option(args)
+    if "tables" in args and fmt != "actions":
+        raise _invalid("tables", 'only with format "actions" (ARIA YAML lists every row)')
     return SnapshotOptions(
         format=fmt,
         scope=scope,
@@ -175,4 +199,5 @@ def normalize_snapshot_options(args: Mapping[str, Any]) -> SnapshotOptions | str
         max_refs=max_refs,
         interactive_only=interactive_only,
         max_children=max_children,
+        tables=tables,
     )

@@ -3,11 +3,13 @@ visible text, waits, action-and-wait."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from browsermesh.engine.protocol import HistoryStep
 from browsermesh.errors import Bound, BrowserMeshError, ErrorCode
 from browsermesh.model.arguments import action_argument, secret_flag
+from browsermesh.model.content_text import tab_rows
 from browsermesh.model.deadline import OperationContext
 from browsermesh.model.forms import FormField as ParsedField
 from browsermesh.model.forms import parse_fields
@@ -39,6 +41,7 @@ from browsermesh.model.recording import (
     Scroll,
     Wait,
 )
+from browsermesh.model.snapshot_options import tables_option
 from browsermesh.model.table_diff import FollowMode, TableLines, parse_follow, table_diff
 from browsermesh.model.text import bound_text
 from browsermesh.persistence.states import LOCAL_PRINCIPAL as LOCAL_PRINCIPAL  # mcp imports it
@@ -240,9 +243,12 @@ class PageActions(Recorded):
         self,
         call: PageCall,
         locator: object,
+        args: Mapping[str, Any] | None = None,
     ) -> tuple[str, dict[str, Any]]:
-        """The element's rendered innerText, cut to the configured chars then bytes."""
+        """The element's rendered innerText, cut to the configured chars then bytes; with
+        ``tables: "rows"`` a table row's cells are joined with `` | `` (issue 31 item 3)."""
         loc = parse_locator(locator)
+        rows = tables_option(args or {}) == "rows"
         max_chars = self.config.visible_text_max_chars
         max_bytes = self.config.visible_text_max_bytes
 
@@ -250,7 +256,7 @@ class PageActions(Recorded):
             rec: SessionRecord, page: PageRecord, ctx: OperationContext
         ) -> dict[str, Any]:
             text = await self.engine.visible_text(page.handle, loc, ctx)
-            cut = bound_text(text, max_chars, max_bytes)
+            cut = bound_text(tab_rows(text) if rows else text, max_chars, max_bytes)
             return {
                 "text": cut.text,
                 "truncation": {

@@ -106,7 +106,9 @@ class PageReads(Recorded):
                 )
             cap = await self.engine.snapshot(page.handle, parsed, scope, ctx)
             piece, pagination, bounds = first_page(page, parsed, scope_wire, cap)
-            if parsed.format == "actions" and scope is None:
+            # A rows view (tables: "rows") is a reading aid: `snapshot: "diff"` keeps comparing
+            # against the last default table, not against every row.
+            if parsed.format == "actions" and scope is None and parsed.tables == "summary":
                 page.last_table = TableLines(tuple(cap.keys), tuple(cap.lines))
             given = any(key in args for key in SNAPSHOT_OPTION_KEYS if key != "format")
             return snapshot_result(

@@ -12,6 +12,7 @@ from browsermesh.mcp.schemas import (
     LOCATOR,
     REF,
     Schema,
+    enum,
     integer,
     locator,
     output,
@@ -19,6 +20,7 @@ from browsermesh.mcp.schemas import (
     page_output,
     string,
 )
+from browsermesh.model.snapshot_options import TABLES_MODES
 
 _COMPLETED = FLAG_OUTPUT
 # select_option's value/label/index: one item or an array; typed by the description and
@@ -54,7 +56,7 @@ async def drag(call: ToolCall) -> dict[str, Any]:
 
 
 async def visible_text(call: ToolCall) -> dict[str, Any]:
-    op_id, data = await call.runtime.visible_text(call.page(), call.args.get("locator"))
+    op_id, data = await call.runtime.visible_text(call.page(), call.args.get("locator"), call.args)
     return call.page_result(op_id, **data)
 
 
@@ -224,10 +226,15 @@ def specs() -> list[ToolSpec]:
         ToolSpec(
             name="browser_visible_text",
             title="Get visible page text",
-            description=("innerText of one element, e.g. {strategy:css,value:main}."),
+            description=(
+                'innerText of one element, e.g. {strategy:css,value:main}; tables:"rows" joins '
+                "a row's cells with |."
+            ),
             profile="core",
             hints=Hints(read_only=True, idempotent=True, open_world=True),
-            input_schema=page_address({"locator": LOCATOR}, ("locator",)),
+            input_schema=page_address(
+                {"locator": LOCATOR, "tables": enum(*TABLES_MODES)}, ("locator",)
+            ),
             output_schema=page_output({"text": string(), "truncation": {"type": "object"}}),
             handler=visible_text,
         ),

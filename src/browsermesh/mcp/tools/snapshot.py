@@ -6,6 +6,7 @@ from typing import Any
 
 from browsermesh.mcp.registry import Hints, ToolCall, ToolSpec
 from browsermesh.mcp.schemas import BOOL, enum, integer, page_address, page_output, string
+from browsermesh.model.snapshot_options import TABLES_MODES
 
 
 async def snapshot(call: ToolCall) -> dict[str, Any]:
@@ -26,6 +27,7 @@ def specs() -> list[ToolSpec]:
         "maxRefs": integer(1, 100),
         "interactiveOnly": BOOL,
         "maxChildren": integer(1, 1000),
+        "tables": enum(*TABLES_MODES),
         "cursor": string(1, 160),
     }
     return [
@@ -35,6 +37,8 @@ def specs() -> list[ToolSpec]:
             description=(
                 'Read the page. format:"actions": key text, a line per control (ref, ops), main '
                 "first, site chrome one line each (scope:{ref} lists it); more: nextCursor alone. "
+                'tables:"rows": a line per table row (ref, cells); a row is '
+                '{strategy:role,value:row,name:"<cell text>",exact:false}. '
                 "aria (default): ARIA YAML; includeRefs: inline [ref=...]. Refs live 30 s, "
                 "die on navigation/newer snapshots. Passwords redacted."
             ),
