@@ -106,8 +106,9 @@ class PageReads(Recorded):
                 )
             cap = await self.engine.snapshot(page.handle, parsed, scope, ctx)
             piece, pagination, bounds = first_page(page, parsed, scope_wire, cap)
-            if parsed.format == "actions" and scope is None:
-                page.last_table = TableLines(tuple(cap.keys), tuple(cap.lines))
+            if (parsed.format == "actions" and scope is None) or cap.by_name:
+                # A whole-page capture of either format: what a later diff compares against.
+                page.last_table = TableLines(tuple(cap.keys), tuple(cap.lines), cap.by_name)
             given = any(key in args for key in SNAPSHOT_OPTION_KEYS if key != "format")
             return snapshot_result(
                 piece, pagination, parsed.format, bounds, cap.refs, given=given, stops=cap.stops
