@@ -117,3 +117,21 @@ async def test_exact_must_be_a_boolean(client: ToolClient, pages: FixtureSite) -
     err = await client.err("browser_wait", {**addr, **text("x", exact="yes")})
     assert err["code"] == "INVALID_ARGUMENT"
     assert err["details"]["field"] == "condition.exact"
+
+
+async def test_a_text_locator_matches_the_name_the_snapshot_prints(
+    client: ToolClient, pages: FixtureSite
+) -> None:
+    """The snapshot prints the DOM text (no CSS text-transform); an exact text locator takes
+    that name, `exact: false` also the shown (transformed) text."""
+    addr = await open_page(client, pages.url("/package"))
+    snap = await client.ok("browser_snapshot", {**addr, "format": "actions"})
+    assert 'h2 "Dependencies (2)"' in snap["snapshot"] or "Dependencies (2)" in snap["snapshot"]
+    for locator in (
+        {"strategy": "text", "value": "Dependencies (2)"},
+        {"strategy": "text", "value": "  Dependencies   (2)"},
+        {"strategy": "text", "value": "DEPENDENCIES (2)", "exact": False},
+        {"strategy": "text", "value": "dependencies (", "exact": False},
+    ):
+        read = await client.ok("browser_visible_text", {**addr, "locator": locator})
+        assert read["text"] == "DEPENDENCIES (2)", read
