@@ -126,7 +126,7 @@ async def _quiet_miss(page: Page, el: PwLocator, ctx: OperationContext, reserve_
             return False
         if count:
             return False
-        state = await quiet.quiet_for(page, ctx.deadline)
+        state = await quiet.quiet_for(page, ctx.deadline, from_load=True)
         if state is None:
             return False  # the detector is off
         if state[0] >= state[1]:

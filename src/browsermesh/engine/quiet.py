@@ -1,14 +1,16 @@
 """When a page is quiet (issue 31 item 13): the one detector of "the page has stopped changing".
 
 A page is quiet when no navigation is in flight (its document has finished parsing), no request
-that may change what it shows is pending, and neither the DOM nor a request has changed for the
-settle time (`BROWSERMESH_SETTLE_MS`, 500 ms by default). Two halves:
+that may change what it shows is pending, and neither the DOM nor a fetch/XHR answer has changed
+it for the settle time (`BROWSERMESH_SETTLE_MS`, 500 ms by default). Two halves:
 
 - in the page, an init script (installed on every context, and lazily on a document that lacks
-  it) keeps the time of the last DOM mutation of the main frame;
+  it) keeps the time of the last DOM mutation of the main frame after parsing (the parser's own
+  insertions are loading, not changes);
 - on the engine side, a `Quiet` per page counts its in-flight document, script, stylesheet,
-  fetch and XHR requests (Playwright request events, every frame) and the time the last one
-  ended. A request pending longer than `LONG_REQUEST_MS` (a long poll, a stream) stops counting.
+  fetch and XHR requests (Playwright request events, every frame) and the time the last fetch or
+  XHR ended. A request pending longer than `LONG_REQUEST_MS` (a long poll, a stream) stops
+  counting.
 
 The settle time counts from the last change, not from the call: an already quiet page answers
 after one read. Every wait here is bounded by the caller's deadline, and `settle` by
@@ -40,24 +42,34 @@ POLL_MS = 25
 READ_MS = 1_000
 """One read of the page's side gets at most this long (a busy page is not quiet)."""
 _TRACKED = frozenset({"document", "script", "stylesheet", "fetch", "xhr"})
+_RENDERS_AFTER = frozenset({"fetch", "xhr"})
+"""Requests whose end is a change: the page renders their answer a moment later. (A document,
+script or stylesheet is part of loading, or shows up as DOM changes.)"""
 
 # Kept under a registered symbol, not enumerable, read-only: the page cannot stumble on it.
+# While the document is still loading it is not quiet anyway, and the parser's own insertions
+# are not changes to wait out: a static page can be captured as soon as it has loaded. The
+# load time is kept too: a miss right after load waits for the page's first timers.
 _INSTALL = """(from) => {
   const key = Symbol.for('browsermesh.quiet');
   if (window[key]) return window[key];
-  const st = {last: from};
-  new MutationObserver(() => { st.last = performance.now(); }).observe(document,
-    {subtree: true, childList: true, characterData: true, attributes: true});
+  const st = {last: from, loaded: document.readyState === 'complete' ? from : null};
+  new MutationObserver(() => {
+    if (document.readyState !== 'loading') st.last = performance.now();
+  }).observe(document, {subtree: true, childList: true, characterData: true, attributes: true});
+  addEventListener('load', () => { st.loaded = performance.now(); }, {once: true});
   Object.defineProperty(window, key, {value: st});
   return st;
 }"""
-INIT_SCRIPT = f"({_INSTALL})(performance.now());"
+INIT_SCRIPT = f"({_INSTALL})(-1e9);"
 """Every document of a context gets the observer before its own scripts run."""
 # A document without the init script (opened before it was added) counts as changed when the
 # observer is first installed on it: that is conservative, and happens once per document.
 _READ = f"""() => {{
   const st = ({_INSTALL})(performance.now());
-  return [performance.now() - st.last, document.readyState === 'loading'];
+  const now = performance.now();
+  return [now - st.last, document.readyState === 'loading',
+          st.loaded === null ? 0 : now - st.loaded];
 }}"""
 
 _TRACKERS: weakref.WeakKeyDictionary[Any, Quiet] = weakref.WeakKeyDictionary()
@@ -69,7 +81,7 @@ class Quiet:
 
     settle_ms: float
     _pending: dict[Any, float] = field(default_factory=dict)
-    _last: float = field(default_factory=time.monotonic)
+    _last: float = -1e9  # no fetch ended yet
 
     def started(self, request: Request) -> None:
         try:
@@ -78,10 +90,15 @@ class Quiet:
             return
         if tracked and len(self._pending) < 1_000:
             self._pending[request] = time.monotonic()
-            self._last = time.monotonic()
 
     def ended(self, request: Request) -> None:
-        if self._pending.pop(request, None) is not None:
+        if self._pending.pop(request, None) is None:
+            return
+        try:
+            renders = request.resource_type in _RENDERS_AFTER
+        except Exception:
+            renders = True
+        if renders:
             self._last = time.monotonic()
 
     def pending(self) -> int:
@@ -105,9 +122,12 @@ def track(page: Page, settle_ms: float) -> Quiet:
     return quiet
 
 
-async def quiet_for(page: Page, deadline: Deadline) -> tuple[float, float] | None:
+async def quiet_for(
+    page: Page, deadline: Deadline, *, from_load: bool = False
+) -> tuple[float, float] | None:
     """(ms the page has been quiet, its settle time): 0 ms while a request or the document is
-    pending. None when the page is not tracked or the detector is off (settle time 0)."""
+    pending; with `from_load`, the load event counts as a change too (a miss: the page's first
+    timers may still render). None when the page is not tracked or the detector is off."""
     quiet = _TRACKERS.get(page)
     if quiet is None or quiet.settle_ms <= 0:
         return None
@@ -115,12 +135,17 @@ async def quiet_for(page: Page, deadline: Deadline) -> tuple[float, float] | Non
         return 0.0, quiet.settle_ms
     timeout = min(READ_MS, max(deadline.remaining_ms(), 1)) / 1000
     try:
-        since_dom, loading = await asyncio.wait_for(page.evaluate(_READ), timeout=timeout)
+        since_dom, loading, since_load = await asyncio.wait_for(
+            page.evaluate(_READ), timeout=timeout
+        )
     except Exception:  # navigating (the context is gone), or too busy to answer: not quiet
         return 0.0, quiet.settle_ms
     if loading:
         return 0.0, quiet.settle_ms
-    return min(float(since_dom), quiet.since_request_ms()), quiet.settle_ms
+    since = min(float(since_dom), quiet.since_request_ms())
+    if from_load:
+        since = min(since, float(since_load))
+    return since, quiet.settle_ms
 
 
 async def settle(page: Page, deadline: Deadline, cap_ms: float = SETTLE_CAP_MS) -> bool:

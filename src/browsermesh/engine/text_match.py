@@ -34,11 +34,11 @@ _COMMON = """
   const plain = s => norm(s).replace(/[\\s:*]+$/, '') || norm(s);
   const skip = new Set(['SCRIPT', 'STYLE', 'NOSCRIPT', 'TEMPLATE']);
   const domText = root => {
-    const walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT, {acceptNode: n =>
-      n.parentElement && skip.has(n.parentElement.tagName) ? 2 : 1});
+    // No filter callback: a page that opens windows can make one "no longer runnable".
+    const walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);
     let out = '';
     for (let n = walker.nextNode(); n && out.length < maxChars; n = walker.nextNode())
-      out += n.data;
+      if (!(n.parentElement && skip.has(n.parentElement.tagName))) out += n.data;
     return out;
   };
 """
