@@ -348,7 +348,8 @@ def help_text() -> str:
         "--allowed-origins, --session-idle-ms, --max-mcp-sessions-per-principal and --no-view",
         "need --transport http. Output budgets (observability, screenshots, visible text, saved",
         "states, artifacts), the element-ref lifetime (BROWSERMESH_REF_TTL_MS) and the",
-        "actionability settle time (BROWSERMESH_ACTIONABILITY_SETTLE_MS) are set through",
+        "actionability settle time (BROWSERMESH_ACTIONABILITY_SETTLE_MS) and the page settle",
+        "time (BROWSERMESH_SETTLE_MS) are set through",
         "BROWSERMESH_* variables only.",
     ]
     return "\n".join(lines) + "\n"

@@ -245,6 +245,11 @@ _CANDIDATE_NEXT_STEPS: dict[ErrorCode, str] = {
 }
 _FIELD_NEXT_STEP = "Fix details.field so that it satisfies details.rule, then call again."
 _FRESH_REF_NEXT_STEP = "The same element is still there: retry with details.freshRef."
+_NEAREST_NEXT_STEP = (
+    "The text never appeared; details.nearest is the closest text the page shows: wait for "
+    "that, or check the page with browser_find or browser_snapshot."
+)
+MAX_NEAREST_CHARS = 200
 
 Reason = Literal[
     "timeout",
@@ -421,6 +426,8 @@ class BrowserMeshError(Exception):
             return _CANDIDATE_NEXT_STEPS[self.code]
         if self.code is ErrorCode.STALE_ELEMENT_REFERENCE and "freshRef" in details:
             return _FRESH_REF_NEXT_STEP
+        if self.code is ErrorCode.OPERATION_TIMEOUT and "nearest" in details:
+            return _NEAREST_NEXT_STEP
         return _NEXT_STEPS[self.code]
 
     def __str__(self) -> str:  # never the cause: str(err) may end up in a log line
@@ -595,6 +602,9 @@ def clean_details(code: ErrorCode, raw: Any) -> dict[str, Any]:
     fresh = get("freshRef")
     if isinstance(fresh, str) and _REF_TOKEN.match(fresh):
         out["freshRef"] = fresh
+    nearest = _clean_text(get("nearest"), MAX_NEAREST_CHARS)  # page text, already redacted
+    if nearest:
+        out["nearest"] = nearest
     return out
 
 

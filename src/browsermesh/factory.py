@@ -61,6 +61,7 @@ def create_engine(config: Config) -> Engine[Any, Any]:
         backend,
         ref_ttl_s=config.ref_ttl_ms / 1000,
         settle_ms=config.actionability_settle_ms,
+        quiet_ms=config.settle_ms,
     )
 
 

@@ -143,6 +143,7 @@ DEFAULTS: list[tuple[str, Any]] = [
     ("shutdown_grace_ms", 5_000),
     ("ref_ttl_ms", 30_000),
     ("actionability_settle_ms", 1_000),
+    ("settle_ms", 500),
     ("max_artifacts", 100),
     ("max_artifact_session_bytes", 104_857_600),
     ("max_artifact_principal_bytes", 268_435_456),
@@ -226,6 +227,7 @@ INTS: list[tuple[str, str, int, int]] = [
     ("BROWSERMESH_SHUTDOWN_GRACE_MS", "shutdown_grace_ms", 0, 300_000),
     ("BROWSERMESH_REF_TTL_MS", "ref_ttl_ms", 1_000, 1_800_000),
     ("BROWSERMESH_ACTIONABILITY_SETTLE_MS", "actionability_settle_ms", 0, 30_000),
+    ("BROWSERMESH_SETTLE_MS", "settle_ms", 0, 10_000),
     ("BROWSERMESH_MAX_ARTIFACTS", "max_artifacts", 1, 10_000),
     ("BROWSERMESH_MAX_ARTIFACT_SESSION_BYTES", "max_artifact_session_bytes", 1_024, 10_737_418_240),
     (

@@ -7,6 +7,7 @@ from typing import Any
 
 from browsermesh.errors import (
     ACTIONABILITY_REASONS,
+    MAX_NEAREST_CHARS,
     Bound,
     BrowserMeshError,
     ErrorCode,
@@ -144,3 +145,13 @@ def test_locator_detail_keeps_within() -> None:
         "name": "Blue teapot",
         "exact": True,
     }
+
+
+def test_nearest_text_is_cleaned_bounded_and_names_its_next_step() -> None:
+    error = BrowserMeshError(
+        ErrorCode.OPERATION_TIMEOUT, details={"timeoutMs": 800, "nearest": "x\x07" + "y" * 500}
+    )
+    body = error_payload(error)["error"]
+    assert body["details"]["nearest"] == "x" + "y" * (MAX_NEAREST_CHARS - 2) + "…"
+    assert "details.nearest" in body["nextStep"]
+    assert "nearest" not in clean_details(ErrorCode.OPERATION_TIMEOUT, {"nearest": 7})

@@ -5,7 +5,13 @@ from __future__ import annotations
 import pytest
 
 from browsermesh.errors import BrowserMeshError, ErrorCode
-from browsermesh.model.table_diff import MAX_DIFF_LINES, TableLines, parse_follow, table_diff
+from browsermesh.model.table_diff import (
+    MAX_DIFF_LINES,
+    TableLines,
+    parse_follow,
+    shown_lines,
+    table_diff,
+)
 
 
 def test_added_lines_carry_fresh_refs_removed_lines_none() -> None:
@@ -46,3 +52,41 @@ def test_follow_mode_is_checked(value: object) -> None:
     assert info.value.code is ErrorCode.INVALID_ARGUMENT
     assert info.value.details == {"field": "snapshot", "rule": "one of: diff, actions"}
     assert parse_follow(None) is None and parse_follow("diff") == "diff"
+
+
+ARIA = """- banner:
+  - link "Home":
+    - /url: /
+- main:
+  - heading "Orders" [level=1]
+  - button "Save"
+  - textbox "Note": hello
+  - combobox "Size":
+    - option "S" [selected]
+    - option "M"
+"""
+
+
+def test_an_aria_snapshot_keeps_role_and_name_lines_by_the_table_rules() -> None:
+    from browsermesh.model.aria import parse_aria
+
+    nodes = parse_aria(ARIA)
+    shown = shown_lines(nodes)
+    assert shown.by_name
+    assert shown.keys == ('h1 "Orders"',)
+    # Main first, as the table orders it; a native select's options are not lines.
+    assert shown.lines == ('button "Save"', 'textbox "Note"', 'combobox "Size"', 'link "Home"')
+    assert all(n.pw_ref is None for n in nodes)  # the tree given is left as it was
+
+
+def test_a_diff_after_an_aria_snapshot_compares_by_role_and_name() -> None:
+    old = TableLines(('h1 "Orders"',), ('button "Save"', 'textbox "Note"'), by_name=True)
+    new = TableLines(
+        ('h1 "Orders"',),
+        (
+            'button "Save" · disabled — click',
+            'textbox "Note" = "hello" — fill',
+            'link "Undo" — click',
+        ),
+    )
+    assert table_diff(old, new, ["s2e1", "s2e2", "s2e3"]) == '+ [s2e3] link "Undo" — click'

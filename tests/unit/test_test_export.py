@@ -187,7 +187,7 @@ def test_every_step_kind_renders_as_valid_lint_clean_python(tmp_path: Path) -> N
         "expect(buyer_page).to_have_url(BASE_URL + '/done')",
         "expect(buyer_page).to_have_url(url_glob('**/done?x=*'))",
         "buyer_page.wait_for_load_state('domcontentloaded')",
-        "not_to_contain_text('Bye', use_inner_text=True)",
+        "not_to_contain_text('Bye', use_inner_text=True, ignore_case=True)",
         ".to_be_attached(attached=False)",
         ".to_be_disabled()",
         "with buyer_page.expect_navigation(wait_until='load'):",

@@ -96,6 +96,10 @@ class Config:
     # How long a single match that is disabled, hidden or read-only may take to change before
     # the action answers with that reason (issue 13), instead of waiting the whole budget.
     actionability_settle_ms: int = 1_000
+    # How long a page must show no DOM change and no pending request to count as quiet (issue
+    # 31): a locator miss on a quiet page answers at once, and captures wait (at most 2 s) for
+    # it. 0 turns the detector off.
+    settle_ms: int = 500
     # Artifacts (issue 14: downloads and PDFs, kept under <data_dir>/artifacts while their
     # session lives): per session, bytes per session / principal / server.
     max_artifacts: int = 100

@@ -12,7 +12,7 @@ import re
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
-from browsermesh.engine import actionability, candidates
+from browsermesh.engine import actionability, candidates, quiet
 from browsermesh.engine.blocked import (
     OPERATION_DETAIL,
     PROBE_RESERVE_MS,
@@ -90,19 +90,50 @@ def build_locator(root: Root, locator: Locator) -> PwLocator:
 
 
 def _not_found(
-    locator: Locator, ctx: OperationContext, op: str, cause: str | None = None
+    locator: Locator,
+    ctx: OperationContext,
+    op: str,
+    cause: str | None = None,
+    *,
+    quiet_page: bool = False,
 ) -> BrowserMeshError:
+    # A miss on a quiet page did not run out of time: no budget in its details.
+    details: dict[str, Any] = {
+        "reason": "element_not_found",
+        "operation": OPERATION_DETAIL.get(op),
+        "locator": locator.detail(),
+    }
+    if not quiet_page:
+        details["timeoutMs"] = ctx.deadline.timeout_ms
     return BrowserMeshError(
         ErrorCode.ELEMENT_NOT_FOUND,
-        details={
-            "reason": "element_not_found",
-            "timeoutMs": ctx.deadline.timeout_ms,
-            "operation": OPERATION_DETAIL.get(op),
-            "locator": locator.detail(),
-        },
+        details=details,
         cause=cause,
         internal={"locator": locator.describe()},
     )
+
+
+async def _quiet_miss(page: Page, el: PwLocator, ctx: OperationContext, reserve_ms: float) -> bool:
+    """Whether `el` still matches nothing once the page is quiet (engine.quiet): polled while
+    the page changes, False as soon as something matches or when only the reserve is left (the
+    caller's own wait then runs into the budget as before)."""
+    while True:
+        try:
+            count = await asyncio.wait_for(
+                el.count(), timeout=max(ctx.deadline.remaining_ms() - reserve_ms, 1) / 1000
+            )
+        except Exception:  # out of time or not countable: the caller's own path decides
+            return False
+        if count:
+            return False
+        state = await quiet.quiet_for(page, ctx.deadline, from_load=True)
+        if state is None:
+            return False  # the detector is off
+        if state[0] >= state[1]:
+            return True
+        if ctx.deadline.remaining_ms() - reserve_ms < quiet.POLL_MS * 2:
+            return False
+        await ctx.sleep(quiet.POLL_MS * 2)
 
 
 def _ambiguous(
@@ -129,11 +160,11 @@ def _reserve(remaining_ms: float) -> float:
 
 
 async def _single(
-    el: PwLocator, locator: Locator, ctx: OperationContext, op: str, **where: Any
+    page: Page, el: PwLocator, locator: Locator, ctx: OperationContext, op: str, **where: Any
 ) -> None:
     """Poll `el` (a chain step: an iframe or the `within` container) every 25 ms until it
-    matches exactly one element; several → LOCATOR_AMBIGUOUS at once, none by the deadline →
-    ELEMENT_NOT_FOUND."""
+    matches exactly one element; several → LOCATOR_AMBIGUOUS at once, none by the deadline or
+    on a quiet page → ELEMENT_NOT_FOUND."""
     while True:
         try:
             count = await asyncio.wait_for(
@@ -149,6 +180,8 @@ async def _single(
             raise _ambiguous(locator, op, matchCount=count, **where)
         if ctx.deadline.remaining_ms() < FRAME_POLL_MS:
             raise _not_found(locator, ctx, op)
+        if await _quiet_miss(page, el, ctx, FRAME_POLL_MS):
+            raise _not_found(locator, ctx, op, "no match on a quiet page", quiet_page=True)
         await ctx.sleep(FRAME_POLL_MS)
 
 
@@ -157,7 +190,7 @@ async def resolve_root(page: Page, locator: Locator, ctx: OperationContext, op: 
     root: Root = page
     for index, step in enumerate(locator.frames):
         frame_el = build(root, step)
-        await _single(frame_el, locator, ctx, op, frameIndex=index, selector=step.describe())
+        await _single(page, frame_el, locator, ctx, op, frameIndex=index, selector=step.describe())
         root = frame_el.content_frame
     return root
 
@@ -166,7 +199,7 @@ async def resolve(page: Page, locator: Locator, ctx: OperationContext, op: str) 
     """The final locator: frame chain and `within` container resolved strictly, afresh."""
     root = await resolve_root(page, locator, ctx, op)
     if locator.within is not None:
-        await _single(build(root, locator.within), locator, ctx, op, within=True)
+        await _single(page, build(root, locator.within), locator, ctx, op, within=True)
     return build_locator(root, locator)
 
 
@@ -215,13 +248,18 @@ async def on_locator(
     `registry` when given). With `pick`, that read also decides the operation (`Pick`)."""
     root = await resolve_root(page, locator, ctx, op)
     if locator.within is not None:
-        await _single(build(root, locator.within), locator, ctx, op, within=True)
+        await _single(page, build(root, locator.within), locator, ctx, op, within=True)
     loc = build_locator(root, locator)
     reserve = _reserve(ctx.deadline.budget_ms())
     checked = pick is not None or actionability.checks(op)
     hit = pick is None and actionability.pointer(op)
     reading = await actionability.read(loc, reserve, hit_test=hit) if checked else None
     settle_ms = actionability.SETTLE_MS if registry is None else registry.settle_ms
+    if (reading is None or reading.count == 0) and await _quiet_miss(page, loc, ctx, reserve):
+        error = _not_found(locator, ctx, op, "no match on a quiet page", quiet_page=True)
+        raise await _with_candidates(error, page, root, locator, registry, ctx)
+    if reading is not None and reading.count == 0:
+        reading = await actionability.read(loc, reserve, hit_test=hit)  # it has appeared
     try:
         if pick is not None:
             reading = await _present(loc, locator, reading, ctx, op, reserve)

@@ -79,6 +79,12 @@ def operation_timeout(
     )
 
 
+def is_operation_timeout(error: BaseException) -> bool:
+    """Whether `error` is the OPERATION_TIMEOUT of a budget that ran out (a caller may add to
+    its details, as a text wait adds the nearest text)."""
+    return isinstance(error, BrowserMeshError) and error.code is ErrorCode.OPERATION_TIMEOUT
+
+
 def not_actionable(reason: str, cause: str | None = None, **details: object) -> BrowserMeshError:
     """ELEMENT_NOT_ACTIONABLE in its one shape: `{reason, ...details}` (an actionability reason
     of `errors.ACTIONABILITY_REASONS`; `operation`, `locator`, `coveredBy` as known)."""

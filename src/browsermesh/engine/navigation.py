@@ -15,6 +15,7 @@ import re
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
+from browsermesh.engine import quiet
 from browsermesh.engine.failures import navigation_error
 from browsermesh.engine.landing import document_status, landing
 from browsermesh.errors import BrowserMeshError
@@ -50,8 +51,10 @@ async def goto(page: Page, url: str, deadline: Deadline) -> str:
 
 
 async def navigate(page: Page, url: str, deadline: Deadline) -> Landing:
-    """`goto`, answered as a `Landing` (status, title, key text: issue 31 item 2)."""
+    """`goto`, answered as a `Landing` (status, title, key text: issue 31 item 2), read once
+    the page has settled (engine.quiet: a single-page app renders after its fetches)."""
     status = await _goto(page, url, deadline)
+    await quiet.settle(page, deadline)
     return await landing(page, status, deadline)
 
 

@@ -26,6 +26,7 @@ from browsermesh.engine import (
     files,
     forms,
     navigation,
+    quiet,
     select,
     snapshot,
     waits,
@@ -116,10 +117,12 @@ class PlaywrightEngine:
         no_sandbox: bool = False,
         ref_ttl_s: float = REF_TTL_S,
         settle_ms: float = SETTLE_MS,
+        quiet_ms: float = quiet.SETTLE_MS,
     ) -> None:
         self.events = EngineEvents()
         self.ref_ttl_s = ref_ttl_s
         self.settle_ms = settle_ms
+        self.quiet_ms = quiet_ms  # the page settle time (engine/quiet.py)
         if backend is None:
             sandbox = not (no_sandbox or running_as_root())
             binary = None if executable_path is None else binary_kind(executable_path)
@@ -246,6 +249,8 @@ class PlaywrightEngine:
             slot.track(context)
             router = RequestRouter.for_settings(options.settings)
             try:
+                if self.quiet_ms > 0:  # every document keeps its last DOM change (engine/quiet)
+                    await timed(context.add_init_script(quiet.INIT_SCRIPT), deadline)
                 for origin in grant_origins(options.settings):
                     await timed(context.grant_permissions(["geolocation"], origin=origin), deadline)
                 if router.routing:  # before any page: the first navigation is routed too
@@ -351,6 +356,7 @@ class PlaywrightEngine:
             if handle.page is page:
                 self.events.on_download(handle, files.EngineDownload(download))
 
+        quiet.track(page, self.quiet_ms)
         page.on("close", on_close)
         page.on("framenavigated", on_navigated)
         page.on("crash", on_crash)
@@ -398,6 +404,7 @@ class PlaywrightEngine:
             raise navigation_error(exc, p.url, deadline.timeout_ms) from None
         finally:
             await release_retired(page.refs)  # the refs the navigation replaced
+        await quiet.settle(p, deadline)  # a single-page app renders after its fetches
         return await landing(p, document_status(p, response), deadline)
 
     def current_url(self, page: PwPage) -> str:
@@ -520,6 +527,7 @@ class PlaywrightEngine:
         """Capture a snapshot; a ref capture starts a new generation for the page."""
         with_refs = opts.format == "actions" or opts.include_refs
         generation = self.next_generation() if with_refs else page.refs.generation
+        await quiet.settle(page.page, ctx.deadline)  # taken once the page has rendered
         return await snapshot.capture(page, opts, scope, generation, self.clock.monotonic(), ctx)
 
     async def evaluate(

@@ -33,6 +33,7 @@ from browsermesh.model.deadline import OperationContext
 from browsermesh.model.ids import base36
 from browsermesh.model.locators import Locator, RefTarget
 from browsermesh.model.paging import SnapshotOptions, clip_retained
+from browsermesh.model.table_diff import TableLines, shown_lines
 from browsermesh.model.text import well_formed
 from browsermesh.redact import SecretValues
 
@@ -122,6 +123,8 @@ class Capture:
     page_refs: list[int] = field(default_factory=list)
     lines: list[str] = field(default_factory=list)
     keys: list[str] = field(default_factory=list)
+    # The lines are an ARIA snapshot's `role "name"` lines (model.table_diff.shown_lines).
+    by_name: bool = False
 
 
 async def _scope(
@@ -245,12 +248,19 @@ async def capture(
     needs_tree = (
         with_refs or opts.interactive_only or opts.max_children is not None or bool(secrets)
     )
+    shown: TableLines | None = None
+    # A whole-page capture is what a later diff compares against, whatever its format.
+    whole = scope is None and opts.format == "aria" and opts.max_depth is None
     if not needs_tree:
         text = raw
+        if whole:
+            shown = await _shown(page, await asyncio.to_thread(parse_aria, raw), ctx)
     else:
         nodes = await asyncio.to_thread(parse_aria, raw)
         redact_tree(nodes, secrets)
         strip_iframe_children(nodes)
+        if whole:  # before any filter: the diff compares whole pages
+            shown = await _shown(page, nodes, ctx)
         if opts.format == "actions":
             text = await _action_table(
                 page,
@@ -294,9 +304,29 @@ async def capture(
         kept = {id(e.handle) for e in entries.values()}
         await release_retired(page.refs)
         await _dispose_unused(fetched, kept)
+    if shown is not None:
+        table.lines, table.keys = list(shown.lines), list(shown.keys)
     lines = [secrets.text(line) for line in table.lines]
     keys = [secrets.text(line) for line in table.keys]
-    return Capture(content, refs, omissions, clipped, table.stops, table.page_refs, lines, keys)
+    return Capture(
+        content,
+        refs,
+        omissions,
+        clipped,
+        table.stops,
+        table.page_refs,
+        lines,
+        keys,
+        by_name=shown is not None,
+    )
+
+
+async def _shown(page: PwPage, nodes: list[AriaNode], ctx: OperationContext) -> TableLines:
+    """An unscoped ARIA capture's key and element lines for a later diff: the notices are read
+    as an action table reads them (the tree's names are already redacted, or had no secrets)."""
+    raw_notices = await timed(page.page.evaluate(NOTICES_SCRIPT, NOTICES_SELECTOR), ctx.deadline)
+    notices = [well_formed(str(n)) for n in raw_notices]
+    return await asyncio.to_thread(shown_lines, nodes, notices)
 
 
 @dataclass

@@ -12,11 +12,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from browsermesh.engine import elements
+from browsermesh.engine import elements, text_match
 from browsermesh.engine.bounded import quietly
 from browsermesh.engine.failures import (
     browser_error,
     classify_reason,
+    is_operation_timeout,
     name_failed_response,
     operation_timeout,
     raw_cause,
@@ -37,6 +38,7 @@ from browsermesh.model.matchers import (
     NavigationWait,
     PopupWait,
     ResponseWait,
+    TextCondition,
     UrlCondition,
     WaitSpec,
 )
@@ -52,7 +54,6 @@ if TYPE_CHECKING:
 
 POLL_MS = 25
 EVENT_URL_CHARS = 2000
-_BODY_TEXT = "() => document.body ? document.body.innerText.slice(0, 1000000) : null"
 _READY_STATE = "() => document.readyState"
 
 
@@ -93,15 +94,26 @@ async def _satisfied(page: Page, cond: Condition, ctx: OperationContext) -> bool
         return state == "complete" or (cond.state == "domcontentloaded" and state == "interactive")
     if isinstance(cond, LocatorCondition):
         return await _locator_state(page, cond, ctx)
-    body = await within(page.evaluate(_BODY_TEXT), ctx.deadline)
-    present = isinstance(body, str) and cond.text in body
-    return present == cond.present
+    return await text_match.present(page, cond, ctx) == cond.present
 
 
 async def wait_for(page: Page, cond: Condition, ctx: OperationContext) -> None:
-    """Poll `cond` until satisfied; the deadline gives OPERATION_TIMEOUT for every kind."""
+    """Poll `cond` until satisfied; the deadline gives OPERATION_TIMEOUT for every kind (a
+    text that never appeared names the nearest text shown, `details.nearest`)."""
     if progress.active():
         progress.report(condition_phase(cond), total_ms=ctx.deadline.remaining_ms())
+    try:
+        await _poll(page, cond, ctx)
+    except BrowserMeshError as error:
+        if not is_operation_timeout(error) or not isinstance(cond, TextCondition):
+            raise
+        near = await text_match.nearest(page, cond) if cond.present else None
+        if near:
+            error.details["nearest"] = near
+        raise
+
+
+async def _poll(page: Page, cond: Condition, ctx: OperationContext) -> None:
     while True:
         try:
             if await _satisfied(page, cond, ctx):

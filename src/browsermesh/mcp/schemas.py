@@ -121,7 +121,8 @@ FLAG_OUTPUT: Schema = {"type": "object"}
 FOLLOW: Schema = {"enum": ["diff", "actions"]}
 FOLLOW_HINT = (
     "changes: url, title, navigation, dialogs, popups, opened, downloads, alerts, controls; "
-    'snapshot:"diff" (changed lines, new refs) or "actions" (table) saves a snapshot.'
+    'snapshot:"diff" (changes since last snapshot, new refs) or "actions" (table), '
+    "taken once the page is quiet, saves a snapshot."
 )
 
 

@@ -245,7 +245,9 @@ def _wait(page: str, condition: Condition, base: str | None) -> list[str]:
     assert isinstance(condition, TextCondition)
     check = "to_contain_text" if condition.present else "not_to_contain_text"
     body = f'{page}.locator("body")'
-    return [f"expect({body}).{check}({literal(condition.text)}, use_inner_text=True)"]
+    # A case-insensitive wait (the default) matches what CSS text-transform shows, too.
+    case = "" if condition.exact else ", ignore_case=True"
+    return [f"expect({body}).{check}({literal(condition.text)}, use_inner_text=True{case})"]
 
 
 def _around(head: str, action: str, after: list[str]) -> list[str]:

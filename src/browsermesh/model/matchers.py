@@ -177,8 +177,14 @@ class LocatorCondition:
 
 @dataclass(frozen=True, slots=True)
 class TextCondition:
+    """Text the page shows (issue 31 item 11): `exact` false (the default) matches a
+    case-insensitive substring of the page's text, true an element's whole text, as a text
+    locator does; both whitespace-normalized, against the rendered text (CSS `text-transform`
+    applied) and the DOM text alike."""
+
     text: str
     present: bool
+    exact: bool = False
 
 
 Condition = UrlCondition | LoadCondition | LocatorCondition | TextCondition
@@ -210,15 +216,21 @@ def parse_condition(raw: object) -> Condition:
     if kind == "url":
         _keys(condition, "condition", ("matcher",))
         return UrlCondition(parse_matcher(condition["matcher"], "condition.matcher"))
-    _keys(condition, "condition", ("state",) if kind == "load" else (kind, "state"))
+    optional = ("exact",) if kind == "text" else ()
+    _keys(condition, "condition", ("state",) if kind == "load" else (kind, "state"), optional)
     if kind == "load":
         return LoadCondition(_enum(condition, "state", "condition", _LOAD_STATES))
     if kind == "locator":
         state = _enum(condition, "state", "condition", _LOCATOR_STATES)
         return LocatorCondition(parse_locator(condition["locator"], "condition.locator"), state)
     text = bounded_string(condition["text"], "condition.text", MAX_TEXT_CHARS, min_chars=1)
+    if not text.strip():
+        raise invalid_argument("condition.text", "text other than whitespace")
     state = _enum(condition, "state", "condition", _TEXT_STATES)
-    return TextCondition(text, state == "present")
+    exact = condition.get("exact", False)
+    if not isinstance(exact, bool):
+        raise invalid_argument("condition.exact", "boolean")
+    return TextCondition(text, state == "present", exact)
 
 
 # ------------------------------------------------------------------ action-and-wait

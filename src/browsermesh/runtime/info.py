@@ -85,6 +85,7 @@ def runtime_info(runtime: RuntimeCore, transport: str) -> dict[str, Any]:
         "shutdownGraceMs": cfg.shutdown_grace_ms,
         "refTtlMs": cfg.ref_ttl_ms,
         "actionabilitySettleMs": cfg.actionability_settle_ms,
+        "settleMs": cfg.settle_ms,
         "activeSessions": active,
         "failedSessions": failed,
     }

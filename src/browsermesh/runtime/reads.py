@@ -106,10 +106,11 @@ class PageReads(Recorded):
                 )
             cap = await self.engine.snapshot(page.handle, parsed, scope, ctx)
             piece, pagination, bounds = first_page(page, parsed, scope_wire, cap)
-            # A rows view (tables: "rows") is a reading aid: `snapshot: "diff"` keeps comparing
-            # against the last default table, not against every row.
-            if parsed.format == "actions" and scope is None and parsed.tables == "summary":
-                page.last_table = TableLines(tuple(cap.keys), tuple(cap.lines))
+            # A whole-page capture of either format is what a later diff compares against; a
+            # rows view (tables: "rows") is a reading aid, so the diff keeps the default table.
+            default = parsed.format == "actions" and parsed.tables == "summary"
+            if (default and scope is None) or cap.by_name:
+                page.last_table = TableLines(tuple(cap.keys), tuple(cap.lines), cap.by_name)
             given = any(key in args for key in SNAPSHOT_OPTION_KEYS if key != "format")
             return snapshot_result(
                 piece, pagination, parsed.format, bounds, cap.refs, given=given, stops=cap.stops

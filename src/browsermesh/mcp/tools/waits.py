@@ -22,7 +22,8 @@ _CONDITION: Schema = {
     "description": "{kind:url,"
     + _MATCHER
     + "}|{kind:load,state:load|domcontentloaded}|{kind:locator,locator,state:visible|hidden|"
-    "attached|detached|enabled|disabled}|{kind:text,text,state:present|absent}",
+    "attached|detached|enabled|disabled}|{kind:text,text,exact?,state:present|absent} (text: "
+    "any-case substring, shown or DOM text; exact: whole element text)",
 }
 _ACTION: Schema = {
     "type": "object",
