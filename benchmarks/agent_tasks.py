@@ -91,6 +91,8 @@ from typing import Any, TypeVar
 
 from tests.fixtures.apps import ADMIN, EDITOR, AdminApp, Credentials, start_django_admin
 
+from benchmarks.agent_reads import READ_TASKS, MeshReads, PeerReads
+from benchmarks.agent_targets import figures_table, targets, targets_section
 from benchmarks.common import (
     PEER_CLI,
     REPO,
@@ -115,6 +117,7 @@ TASKS: tuple[tuple[str, str], ...] = (
     ("search", "3. search the product list, read the result count"),
     ("editor_change_price", "4. second isolated context: sign in as editor, change the price"),
     ("bulk_delete", "5. list page: filter, select all, bulk action, confirm, read the outcome"),
+    *READ_TASKS,
 )
 PRODUCT = {
     "name": "Copper kettle",
@@ -467,11 +470,15 @@ class MeshClient:
     went and what the page announced) and asks a click for the next page's table with
     ``snapshot: "actions"`` when it must read that page anyway."""
 
-    def __init__(self, call: Caller, app: AdminApp, exact_names: bool) -> None:
+    def __init__(
+        self, call: Caller, app: AdminApp, exact_names: bool, has_find: bool = False
+    ) -> None:
         self.call = call
         self.app = app
         self.exact = exact_names
+        self.has_find = has_find
         self.mem = MeshMemory()
+        self.editor: dict[str, str] = {}
 
     def _name(self, controls: list[tuple[str, str, str]], role: str, name: str) -> str:
         shown = find_control(controls, role, name)[2]
@@ -594,6 +601,7 @@ class MeshClient:
         async def editor_change_price() -> tuple[bool, str, str | None]:
             before = last_login(app, EDITOR.username)
             editor = await self.session(EDITOR.username)
+            self.editor.update(editor)
             await self.sign_in(editor, EDITOR, read=False)  # the login form was read in task 1
             signed_in, login_check = check_signed_in(app, EDITOR.username, before)
             list_url = self.mem.list_url or app.url(LIST_PATH)
@@ -618,6 +626,9 @@ class MeshClient:
             ("bulk_delete", bulk_delete),
         ):
             await run_task(recorder, task, body)
+        reads = MeshReads(self.call, app, self.has_find).bodies(admin, self.editor)
+        for task, _ in READ_TASKS:
+            await run_task(recorder, task, reads[task])
 
     # Task 5, one small function per step: navigate, click the filter link, fill_form (select
     # all + the action), click "Go" asking for the confirmation page's table, click "Yes, I'm
@@ -672,14 +683,16 @@ async def run_browsermesh(app: AdminApp, recorder: Recorder, exact_names: bool) 
 
     async with Client(browsermesh_params()) as client:
         tools = [t.name for t in (await client.list_tools()).tools]
-        mesh = MeshClient(recorder.caller(client, "browsermesh"), app, exact_names)
+        has_find = "browser_find" in tools
+        mesh = MeshClient(recorder.caller(client, "browsermesh"), app, exact_names, has_find)
         await mesh.run(recorder)
         # Cleanup, not part of any task (and not counted).
         listed = await client.call_tool("browser_session_list", {})
         for s in (listed.structured_content or {}).get("sessions", []):
             if s.get("status") == "ready":
                 await client.call_tool("browser_session_close", {"sessionId": s["sessionId"]})
-    return {"tools": tools, "processes": 1}
+    reader = "browser_find" if has_find else "browser_visible_text"
+    return {"tools": tools, "processes": 1, "reader": reader}
 
 
 # ------------------------------------------------------------------------------- the peer
@@ -895,9 +908,18 @@ async def run_peer(app: AdminApp, recorder: Recorder, lean: bool) -> dict[str, A
             tools = [t.name for t in (await client.list_tools()).tools]
             await peer.admin_tasks(recorder.caller(client, "peer-1"), recorder)
             # Task 4 needs a second browser context: the peer has one per server process.
+            reads = PeerReads(app, lean)
             async with Client(peer_params(workdir / "editor")) as second:
-                await peer.editor_task(recorder.caller(second, "peer-2"), recorder)
-            await peer.bulk_task(recorder.caller(client, "peer-1"), recorder)
+                call2 = recorder.caller(second, "peer-2")
+                await peer.editor_task(call2, recorder)
+                # Task 9 needs the editor signed in: it runs here, in the second process.
+                await run_task(recorder, "notice_403", reads.editor_bodies(call2)["notice_403"])
+            call1 = recorder.caller(client, "peer-1")
+            await peer.bulk_task(call1, recorder)
+            admin_reads = reads.admin_bodies(call1)
+            for task, _ in READ_TASKS:
+                if task in admin_reads:
+                    await run_task(recorder, task, admin_reads[task])
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
     return {"tools": tools, "processes": 2}
@@ -911,6 +933,8 @@ def task_totals(calls: list[CallRecord], task: str | None = None) -> dict[str, i
     return {
         "calls": len(mine),
         "text_bytes": sum(c.text_bytes for c in mine),
+        # What a client that forwards structuredContent too pays (issue 31's raw bytes).
+        "raw_bytes": sum(c.text_bytes + c.structured_bytes for c in mine),
         "image_b64_chars": sum(c.image_b64_chars for c in mine),
         "args_bytes": sum(c.args_bytes for c in mine),
         "errors": sum(1 for c in mine if c.is_error),
@@ -940,6 +964,9 @@ def summarize(ways: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
                     if peer["text_bytes"]
                     else None,
                     "calls_delta": mesh["calls"] - peer["calls"],
+                    "raw_ratio": round(mesh["raw_bytes"] / peer["raw_bytes"], 3)
+                    if peer["raw_bytes"]
+                    else None,
                 }
         rows.append(row)
     return rows
@@ -1122,6 +1149,24 @@ def render(data: dict[str, Any]) -> str:
         "goal lines are over all five tasks (issue 13 set its goal on tasks 1–4).",
         "",
     ]
+    reader = ways.get("browsermesh", {}).get("reader")
+    if reader:
+        lines += [
+            f"BrowserMesh's client read counts and rows with `{reader}` (it uses "
+            "`browser_find` when the server lists it, else `browser_visible_text`).",
+            "",
+        ]
+    present = [w for w in WAYS if w in ways]
+    lines += [
+        "## Per task: calls, text bytes, raw bytes",
+        "",
+        "Raw bytes = text blocks + compact JSON of `structuredContent` (what a client that "
+        "forwards the structured part pays).",
+        "",
+        figures_table(rows, present),
+        "",
+        *targets_section(rows, data.get("targets", {}), LABELS),
+    ]
     if bulk_line(rows):
         lines += [bulk_line(rows), ""]
     if "peer" in ways:
@@ -1234,6 +1279,7 @@ async def run_way(way: str, root: Path, exact_names: bool) -> dict[str, Any]:
     return {
         "tools": got["tools"],
         "processes": got["processes"],
+        "reader": got.get("reader"),
         "results": [asdict(r) for r in recorder.results],
         "calls": [asdict(c) for c in recorder.calls],
         "seconds": round(time.perf_counter() - started, 1),
@@ -1307,6 +1353,7 @@ async def run_all(args: argparse.Namespace) -> dict[str, Any]:
         "per_call": per_call(ways),
         "goal": check_goal(rows, "peer"),
         "goal_lean": check_goal(rows, "peer_lean"),
+        "targets": targets(rows, PEER_WAYS),
     }
 
 
