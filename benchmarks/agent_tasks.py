@@ -91,6 +91,7 @@ from typing import Any, TypeVar
 
 from tests.fixtures.apps import ADMIN, EDITOR, AdminApp, Credentials, start_django_admin
 
+from benchmarks.agent_mlflow import MLFLOW_TASKS, MeshMlflow, PeerMlflow
 from benchmarks.agent_reads import READ_TASKS, MeshReads, PeerReads
 from benchmarks.agent_targets import figures_table, targets, targets_section
 from benchmarks.common import (
@@ -103,6 +104,7 @@ from benchmarks.common import (
     peer_params,
     write_json,
 )
+from benchmarks.mlflow_app import MlflowApp, MlflowUnavailable, start_mlflow
 
 WAYS = ("browsermesh", "peer", "peer_lean")
 PEER_WAYS = ("peer", "peer_lean")
@@ -111,7 +113,7 @@ LABELS = {
     "peer": "@playwright/mcp",
     "peer_lean": "@playwright/mcp, lean client",
 }
-TASKS: tuple[tuple[str, str], ...] = (
+ADMIN_TASKS: tuple[tuple[str, str], ...] = (
     ("sign_in", "1. sign in as admin"),
     ("create_product", "2. create a product (select, date, select, checkbox), save"),
     ("search", "3. search the product list, read the result count"),
@@ -119,6 +121,8 @@ TASKS: tuple[tuple[str, str], ...] = (
     ("bulk_delete", "5. list page: filter, select all, bulk action, confirm, read the outcome"),
     *READ_TASKS,
 )
+# Every task; the MLflow ones run only when MLflow could be installed and started.
+TASKS: tuple[tuple[str, str], ...] = (*ADMIN_TASKS, *MLFLOW_TASKS)
 PRODUCT = {
     "name": "Copper kettle",
     "category": "Kitchen",
@@ -140,7 +144,7 @@ ADD_PATH = "/admin/shop/product/add/"
 BYTES_GOAL = 0.8
 CALL_TIMEOUT_S = 60.0
 NAVIGATION = {"kind": "navigation"}  # browser_action_and_wait: wait for the page it loads
-RUN_TIMEOUT_S = 180.0
+RUN_TIMEOUT_S = 300.0
 
 
 # ------------------------------------------------------------------------------ the recorder
@@ -479,6 +483,7 @@ class MeshClient:
         self.has_find = has_find
         self.mem = MeshMemory()
         self.editor: dict[str, str] = {}
+        self.admin: dict[str, str] = {}
 
     def _name(self, controls: list[tuple[str, str, str]], role: str, name: str) -> str:
         shown = find_control(controls, role, name)[2]
@@ -533,7 +538,7 @@ class MeshClient:
 
     async def run(self, recorder: Recorder) -> None:
         app = self.app
-        admin: dict[str, str] = {}
+        admin = self.admin
 
         async def sign_in() -> tuple[bool, str, str | None]:
             before = last_login(app, ADMIN.username)
@@ -678,7 +683,9 @@ class MeshClient:
         return "\n".join(result["changes"].get("text", []))
 
 
-async def run_browsermesh(app: AdminApp, recorder: Recorder, exact_names: bool) -> dict[str, Any]:
+async def run_browsermesh(
+    app: AdminApp, recorder: Recorder, exact_names: bool, mlflow: MlflowApp | None
+) -> dict[str, Any]:
     from mcp import Client
 
     async with Client(browsermesh_params()) as client:
@@ -686,6 +693,10 @@ async def run_browsermesh(app: AdminApp, recorder: Recorder, exact_names: bool) 
         has_find = "browser_find" in tools
         mesh = MeshClient(recorder.caller(client, "browsermesh"), app, exact_names, has_find)
         await mesh.run(recorder)
+        if mlflow is not None:  # the SPA, in the admin's session (a page of its own is no help)
+            spa = MeshMlflow(mesh.call, mlflow, has_find).bodies(mesh.admin)
+            for task, _ in MLFLOW_TASKS:
+                await run_task(recorder, task, spa[task])
         # Cleanup, not part of any task (and not counted).
         listed = await client.call_tool("browser_session_list", {})
         for s in (listed.structured_content or {}).get("sessions", []):
@@ -896,7 +907,9 @@ class PeerClient:
         await run_task(recorder, "bulk_delete", bulk_delete)
 
 
-async def run_peer(app: AdminApp, recorder: Recorder, lean: bool) -> dict[str, Any]:
+async def run_peer(
+    app: AdminApp, recorder: Recorder, lean: bool, mlflow: MlflowApp | None
+) -> dict[str, Any]:
     from mcp import Client
 
     workdir = Path(tempfile.mkdtemp(prefix="bench-agent-peer-"))
@@ -920,6 +933,10 @@ async def run_peer(app: AdminApp, recorder: Recorder, lean: bool) -> dict[str, A
             for task, _ in READ_TASKS:
                 if task in admin_reads:
                     await run_task(recorder, task, admin_reads[task])
+            if mlflow is not None:
+                spa = PeerMlflow(mlflow, lean).bodies(call1)
+                for task, _ in MLFLOW_TASKS:
+                    await run_task(recorder, task, spa[task])
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
     return {"tools": tools, "processes": 2}
@@ -941,17 +958,19 @@ def task_totals(calls: list[CallRecord], task: str | None = None) -> dict[str, i
     }
 
 
-def summarize(ways: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
+def summarize(
+    ways: dict[str, dict[str, Any]], tasks: tuple[tuple[str, str], ...] = TASKS
+) -> list[dict[str, Any]]:
     """Per task and in total, for every way: calls, bytes, verified; BrowserMesh's byte ratio
     and call difference against each peer way."""
     rows = []
-    for task, title in (*TASKS, ("total", "total")):
+    for task, title in (*tasks, ("total", "total")):
         row: dict[str, Any] = {"task": task, "title": title}
         for way, data in ways.items():
             totals = task_totals(data["calls"], None if task == "total" else task)
             results = data["results"]
             if task == "total":
-                verified = len(results) == len(TASKS) and all(r["verified"] for r in results)
+                verified = len(results) == len(tasks) and all(r["verified"] for r in results)
             else:
                 verified = any(r["task"] == task and r["verified"] for r in results)
             row[way] = {**totals, "verified": verified}
@@ -991,14 +1010,16 @@ def check_goal(rows: list[dict[str, Any]], other: str = "peer") -> dict[str, Any
     }
 
 
-def per_call(ways: dict[str, dict[str, Any]]) -> dict[str, dict[str, list[list[Any]]]]:
+def per_call(
+    ways: dict[str, dict[str, Any]], tasks: tuple[tuple[str, str], ...] = TASKS
+) -> dict[str, dict[str, list[list[Any]]]]:
     """For every task and way, its calls in order as ``[tool, text bytes]``."""
     return {
         task: {
             way: [[c["tool"], c["text_bytes"]] for c in data["calls"] if c["task"] == task]
             for way, data in ways.items()
         }
-        for task, _ in TASKS
+        for task, _ in tasks
     }
 
 
@@ -1072,7 +1093,7 @@ def per_call_tables(data: dict[str, Any]) -> list[str]:
         "result's text blocks.",
         "",
     ]
-    for task, title in TASKS:
+    for task, title in data.get("tasks", TASKS):
         columns = [data["per_call"][task].get(w, []) for w in ways]
         depth = max((len(c) for c in columns), default=0)
         rows: list[list[object]] = []
@@ -1260,21 +1281,25 @@ def django_admin(root: Path, name: str) -> Iterator[AdminApp]:
         app.stop()
 
 
-async def run_way(way: str, root: Path, exact_names: bool) -> dict[str, Any]:
-    """One server's five tasks against a fresh copy of the application."""
+async def run_way(
+    way: str, root: Path, exact_names: bool, mlflow: MlflowApp | None
+) -> dict[str, Any]:
+    """One server's tasks against a fresh copy of the Django application (and the MLflow
+    server, shared: its tasks only read)."""
+    tasks = TASKS if mlflow is not None else ADMIN_TASKS
     recorder = Recorder()
     started = time.perf_counter()
     with django_admin(root, way) as app:
         if way == "browsermesh":
-            coro = run_browsermesh(app, recorder, exact_names)
+            coro = run_browsermesh(app, recorder, exact_names, mlflow)
         else:
-            coro = run_peer(app, recorder, way == "peer_lean")
+            coro = run_peer(app, recorder, way == "peer_lean", mlflow)
         try:
             got = await asyncio.wait_for(coro, RUN_TIMEOUT_S)
         except Exception as exc:  # a server that fails to run is a result
             error = f"{type(exc).__name__}: {exc}"
             done = {r.task for r in recorder.results}
-            recorder.results += [TaskResult(t, error=error) for t, _ in TASKS if t not in done]
+            recorder.results += [TaskResult(t, error=error) for t, _ in tasks if t not in done]
             got = {"tools": [], "processes": 0}
     return {
         "tools": got["tools"],
@@ -1316,14 +1341,28 @@ async def run_all(args: argparse.Namespace) -> dict[str, Any]:
     root = Path(tempfile.mkdtemp(prefix="bench-agent-"))
     began = time.monotonic()
     ways: dict[str, dict[str, Any]] = {}
+    mlflow: MlflowApp | None = None
+    mlflow_info: dict[str, Any] = {"ran": False}
+    if args.mlflow:
+        try:
+            mlflow = start_mlflow(root / "mlflow")
+            mlflow_info = {"ran": True, "version": mlflow.version, "startup_s": mlflow.startup_s}
+        except MlflowUnavailable as exc:
+            mlflow_info = {"ran": False, "reason": str(exc)}
+            print(f"MLFLOW NOT RUN: {exc}", file=sys.stderr, flush=True)
+    else:
+        mlflow_info = {"ran": False, "reason": "--no-mlflow"}
+    tasks = TASKS if mlflow is not None else ADMIN_TASKS
     try:
         for way in args.ways:
             print(f"{LABELS[way]} ...", file=sys.stderr, flush=True)
-            ways[way] = await run_way(way, root, args.exact_names)
+            ways[way] = await run_way(way, root, args.exact_names, mlflow)
             for r in ways[way]["results"]:
                 state = "verified" if r["verified"] else "FAILED"
                 print(f"  {r['task']}: {state} {r['error'] or ''}", file=sys.stderr)
     finally:
+        if mlflow is not None:
+            mlflow.stop()
         shutil.rmtree(root, ignore_errors=True)
     payloads = [p for d in ways.values() for p in d.pop("payloads")]
     if args.dump:
@@ -1331,8 +1370,10 @@ async def run_all(args: argparse.Namespace) -> dict[str, Any]:
         args.dump.write_text("".join(json.dumps(p, ensure_ascii=False) + "\n" for p in payloads))
     # Calls as records again, for the totals.
     records = {w: {**d, "calls": [CallRecord(**c) for c in d["calls"]]} for w, d in ways.items()}
-    rows = summarize(records)
+    rows = summarize(records, tasks)
     return {
+        "tasks": [list(t) for t in tasks],
+        "mlflow": mlflow_info,
         "started": time.strftime("%Y-%m-%d %H:%M:%S %Z"),
         "duration_s": round(time.monotonic() - began, 1),
         "exact_names": args.exact_names,
@@ -1350,7 +1391,7 @@ async def run_all(args: argparse.Namespace) -> dict[str, Any]:
         },
         "ways": ways,
         "rows": rows,
-        "per_call": per_call(ways),
+        "per_call": per_call(ways, tasks),
         "goal": check_goal(rows, "peer"),
         "goal_lean": check_goal(rows, "peer_lean"),
         "targets": targets(rows, PEER_WAYS),
@@ -1365,6 +1406,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         action="store_true",
         help="BrowserMesh locators use the names exactly as the snapshot shows them "
         '("Username:") instead of as a person writes them ("Username")',
+    )
+    parser.add_argument(
+        "--no-mlflow",
+        dest="mlflow",
+        action="store_false",
+        help="skip the MLflow tasks (and the install of MLflow into its own virtualenv)",
     )
     parser.add_argument("--out", type=Path, default=RESULTS, help="results directory")
     parser.add_argument(
