@@ -100,7 +100,8 @@ def compare_in(text: str, names: list[str], key: str) -> dict[str, str]:
     if at < 0:
         raise ReadError("no 'Run Name' row in the answer")
     order = sorted((text.find(n, at), n) for n in names if text.find(n, at) >= 0)
-    m = re.search(re.escape(key) + r'[\s|"]+(\S+?)[ \t|]+(\S+?)(?=["\s|]|$)', text[at:])
+    cell = r'([^\s\[|"-][^\s|"]*)'  # a value on the key's line: "12", not "[ref=..]" or "-"
+    m = re.search(re.escape(key) + r'[ \t|"]+' + cell + r"[ \t|]+" + cell, text[at:])
     if not m:  # the peer's YAML: 'rowheader "max_depth"', then one 'cell "12"' per run
         m = re.search(
             re.escape(f'"{key}"') + r'.*?cell "([^"]*)".*?cell "([^"]*)"', text[at:], re.S

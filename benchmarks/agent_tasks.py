@@ -1,6 +1,12 @@
-"""Agent tasks on a real third-party application: the stock Django admin, two MCP servers.
+"""Agent tasks on real third-party applications: the stock Django admin and (issue 31) the
+MLflow tracking UI, two MCP servers.
 
-The same five tasks are scripted once for BrowserMesh and once for ``@playwright/mcp`` (the
+Tasks 6-9 (reads on the admin) are in ``benchmarks.agent_reads``, tasks 10-12 (the MLflow UI, a
+single-page app, MLflow in a virtualenv of its own) in ``benchmarks.agent_mlflow`` and
+``benchmarks.mlflow_app``, issue 31's per-task targets (calls, text bytes <= 0.5x, raw bytes =
+text + structuredContent <= 1.0x) in ``benchmarks.agent_targets``. ``--no-mlflow`` skips MLflow.
+
+The first five tasks are scripted once for BrowserMesh and once for ``@playwright/mcp`` (the
 peer), the way an AI client writes its calls after reading each server's answers:
 
 1. sign in as ``admin`` (open ``/admin/``, fill Username and Password, click "Log in");
@@ -1145,7 +1151,7 @@ def render(data: dict[str, Any]) -> str:
     total = rows[-1]
     images = ", ".join(f"{LABELS[w]} {total[w]['image_b64_chars']}" for w in WAYS if w in total)
     lines = [
-        "# Agent tasks on the stock Django admin: BrowserMesh vs @playwright/mcp",
+        "# Agent tasks on the stock Django admin and the MLflow UI: BrowserMesh vs @playwright/mcp",
         "",
         f"{data['started']}; {env['cpus']} CPUs, {env['chromium']}, Python "
         f"{env['python']}, browsermesh {env['browsermesh']}, mcp {env['mcp']}, Django "
@@ -1163,13 +1169,26 @@ def render(data: dict[str, Any]) -> str:
         "",
         "Text bytes: UTF-8 bytes of every text content block of every tool result (errors "
         "included). Image blocks are excluded (counted apart as base64 characters: "
-        f"{images}). BrowserMesh's structuredContent repeats its text block and is not "
-        "counted. BrowserMesh runs the five tasks in one server (task 4 in a second session); "
+        f"{images}). BrowserMesh's structuredContent repeats its text block: it is not in the "
+        "text bytes, it is in the raw bytes. BrowserMesh runs the Django tasks in one server "
+        "(task 4 in a second session); "
         "the peer needs a second `@playwright/mcp` process (`--isolated`) for task 4, because "
         "it has one browser context per server (task 5 runs in the first one again). The "
-        "goal lines are over all five tasks (issue 13 set its goal on tasks 1–4).",
+        "goal lines are over all tasks (issue 13 set its goal on tasks 1–4). Tasks 6–9 only "
+        "read (`benchmarks/agent_reads.py`); tasks 10–12 run on the MLflow tracking UI, a "
+        "single-page app (`benchmarks/agent_mlflow.py`), in the same BrowserMesh session and "
+        "the peer's first process, verified against MLflow's REST API.",
         "",
     ]
+    spa = data.get("mlflow", {})
+    if spa.get("ran"):
+        lines += [
+            f"MLflow {spa['version']} (its own virtualenv, `benchmarks/mlflow_app.py`), served "
+            f"on loopback and seeded in {spa['startup_s']} s.",
+            "",
+        ]
+    else:
+        lines += [f"**MLflow tasks NOT RUN**: {spa.get('reason', 'unknown')}", ""]
     reader = ways.get("browsermesh", {}).get("reader")
     if reader:
         lines += [
