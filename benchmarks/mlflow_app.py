@@ -72,9 +72,9 @@ def ensure_mlflow() -> str:
     if have == wanted:
         return have
     print(f"benchmarks: installing {MLFLOW_SPEC} into {VENV} (once)", file=sys.stderr, flush=True)
-    VENV.parent.mkdir(parents=True, exist_ok=True)
     log = VENV.parent / "mlflow-install.log"
     try:
+        VENV.parent.mkdir(parents=True, exist_ok=True)
         if not _venv_python().exists():
             subprocess.run(
                 [sys.executable, "-m", "venv", str(VENV)], check=True, timeout=300, cwd=VENV.parent
