@@ -216,7 +216,7 @@ class MeshMlflow:
             body = {"strategy": "css", "value": "body"}
             names = [r for r, p, _ in _runs_with(FILTER)]
             read = await reread(
-                lambda: self.read(addr, (f"Run Name|{PARAM}", True, 5), body),
+                lambda: self.read(addr, (f"Run Name|{PARAM}", True, 10), body),
                 lambda t: compare_in(t, names, PARAM),
             )
             return (*check_compare(app, read), json.dumps(read))
