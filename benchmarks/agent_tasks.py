@@ -1,6 +1,12 @@
-"""Agent tasks on a real third-party application: the stock Django admin, two MCP servers.
+"""Agent tasks on real third-party applications: the stock Django admin and (issue 31) the
+MLflow tracking UI, two MCP servers.
 
-The same five tasks are scripted once for BrowserMesh and once for ``@playwright/mcp`` (the
+Tasks 6-9 (reads on the admin) are in ``benchmarks.agent_reads``, tasks 10-12 (the MLflow UI, a
+single-page app, MLflow in a virtualenv of its own) in ``benchmarks.agent_mlflow`` and
+``benchmarks.mlflow_app``, issue 31's per-task targets (calls, text bytes <= 0.5x, raw bytes =
+text + structuredContent <= 1.0x) in ``benchmarks.agent_targets``. ``--no-mlflow`` skips MLflow.
+
+The first five tasks are scripted once for BrowserMesh and once for ``@playwright/mcp`` (the
 peer), the way an AI client writes its calls after reading each server's answers:
 
 1. sign in as ``admin`` (open ``/admin/``, fill Username and Password, click "Log in");
@@ -92,6 +98,9 @@ from typing import Any, TypeVar
 
 from tests.fixtures.apps import ADMIN, EDITOR, AdminApp, Credentials, start_django_admin
 
+from benchmarks.agent_mlflow import MLFLOW_TASKS, MeshMlflow, PeerMlflow
+from benchmarks.agent_reads import READ_TASKS, MeshReads, PeerReads
+from benchmarks.agent_targets import figures_table, targets, targets_section
 from benchmarks.common import (
     PEER_CLI,
     REPO,
@@ -102,6 +111,7 @@ from benchmarks.common import (
     peer_params,
     write_json,
 )
+from benchmarks.mlflow_app import MlflowApp, MlflowUnavailable, start_mlflow
 
 WAYS = ("browsermesh", "peer", "peer_lean")
 PEER_WAYS = ("peer", "peer_lean")
@@ -110,13 +120,16 @@ LABELS = {
     "peer": "@playwright/mcp",
     "peer_lean": "@playwright/mcp, lean client",
 }
-TASKS: tuple[tuple[str, str], ...] = (
+ADMIN_TASKS: tuple[tuple[str, str], ...] = (
     ("sign_in", "1. sign in as admin"),
     ("create_product", "2. create a product (select, date, select, checkbox), save"),
     ("search", "3. search the product list, read the result count"),
     ("editor_change_price", "4. second isolated context: sign in as editor, change the price"),
     ("bulk_delete", "5. list page: filter, select all, bulk action, confirm, read the outcome"),
+    *READ_TASKS,
 )
+# Every task; the MLflow ones run only when MLflow could be installed and started.
+TASKS: tuple[tuple[str, str], ...] = (*ADMIN_TASKS, *MLFLOW_TASKS)
 PRODUCT = {
     "name": "Copper kettle",
     "category": "Kitchen",
@@ -138,7 +151,7 @@ ADD_PATH = "/admin/shop/product/add/"
 BYTES_GOAL = 0.8
 CALL_TIMEOUT_S = 60.0
 NAVIGATION = {"kind": "navigation"}  # browser_action_and_wait: wait for the page it loads
-RUN_TIMEOUT_S = 180.0
+RUN_TIMEOUT_S = 300.0
 
 
 # ------------------------------------------------------------------------------ the recorder
@@ -468,11 +481,16 @@ class MeshClient:
     went and what the page announced) and asks a click for the next page's table with
     ``snapshot: "actions"`` when it must read that page anyway."""
 
-    def __init__(self, call: Caller, app: AdminApp, exact_names: bool) -> None:
+    def __init__(
+        self, call: Caller, app: AdminApp, exact_names: bool, has_find: bool = False
+    ) -> None:
         self.call = call
         self.app = app
         self.exact = exact_names
+        self.has_find = has_find
         self.mem = MeshMemory()
+        self.editor: dict[str, str] = {}
+        self.admin: dict[str, str] = {}
 
     def _name(self, controls: list[tuple[str, str, str]], role: str, name: str) -> str:
         shown = find_control(controls, role, name)[2]
@@ -527,7 +545,7 @@ class MeshClient:
 
     async def run(self, recorder: Recorder) -> None:
         app = self.app
-        admin: dict[str, str] = {}
+        admin = self.admin
 
         async def sign_in() -> tuple[bool, str, str | None]:
             before = last_login(app, ADMIN.username)
@@ -595,6 +613,7 @@ class MeshClient:
         async def editor_change_price() -> tuple[bool, str, str | None]:
             before = last_login(app, EDITOR.username)
             editor = await self.session(EDITOR.username)
+            self.editor.update(editor)
             await self.sign_in(editor, EDITOR, read=False)  # the login form was read in task 1
             signed_in, login_check = check_signed_in(app, EDITOR.username, before)
             list_url = self.mem.list_url or app.url(LIST_PATH)
@@ -619,6 +638,9 @@ class MeshClient:
             ("bulk_delete", bulk_delete),
         ):
             await run_task(recorder, task, body)
+        reads = MeshReads(self.call, app, self.has_find).bodies(admin, self.editor)
+        for task, _ in READ_TASKS:
+            await run_task(recorder, task, reads[task])
 
     # Task 5, one small function per step: navigate, click the filter link, fill_form (select
     # all + the action), click "Go" asking for the confirmation page's table, click "Yes, I'm
@@ -668,19 +690,27 @@ class MeshClient:
         return "\n".join(result["changes"].get("text", []))
 
 
-async def run_browsermesh(app: AdminApp, recorder: Recorder, exact_names: bool) -> dict[str, Any]:
+async def run_browsermesh(
+    app: AdminApp, recorder: Recorder, exact_names: bool, mlflow: MlflowApp | None
+) -> dict[str, Any]:
     from mcp import Client
 
     async with Client(browsermesh_params()) as client:
         tools = [t.name for t in (await client.list_tools()).tools]
-        mesh = MeshClient(recorder.caller(client, "browsermesh"), app, exact_names)
+        has_find = "browser_find" in tools
+        mesh = MeshClient(recorder.caller(client, "browsermesh"), app, exact_names, has_find)
         await mesh.run(recorder)
+        if mlflow is not None:  # the SPA, in the admin's session (a page of its own is no help)
+            spa = MeshMlflow(mesh.call, mlflow, has_find).bodies(mesh.admin)
+            for task, _ in MLFLOW_TASKS:
+                await run_task(recorder, task, spa[task])
         # Cleanup, not part of any task (and not counted).
         listed = await client.call_tool("browser_session_list", {})
         for s in (listed.structured_content or {}).get("sessions", []):
             if s.get("status") == "ready":
                 await client.call_tool("browser_session_close", {"sessionId": s["sessionId"]})
-    return {"tools": tools, "processes": 1}
+    reader = "browser_find" if has_find else "browser_visible_text"
+    return {"tools": tools, "processes": 1, "reader": reader}
 
 
 # ------------------------------------------------------------------------------- the peer
@@ -884,7 +914,9 @@ class PeerClient:
         await run_task(recorder, "bulk_delete", bulk_delete)
 
 
-async def run_peer(app: AdminApp, recorder: Recorder, lean: bool) -> dict[str, Any]:
+async def run_peer(
+    app: AdminApp, recorder: Recorder, lean: bool, mlflow: MlflowApp | None
+) -> dict[str, Any]:
     from mcp import Client
 
     workdir = Path(tempfile.mkdtemp(prefix="bench-agent-peer-"))
@@ -896,9 +928,22 @@ async def run_peer(app: AdminApp, recorder: Recorder, lean: bool) -> dict[str, A
             tools = [t.name for t in (await client.list_tools()).tools]
             await peer.admin_tasks(recorder.caller(client, "peer-1"), recorder)
             # Task 4 needs a second browser context: the peer has one per server process.
+            reads = PeerReads(app, lean)
             async with Client(peer_params(workdir / "editor")) as second:
-                await peer.editor_task(recorder.caller(second, "peer-2"), recorder)
-            await peer.bulk_task(recorder.caller(client, "peer-1"), recorder)
+                call2 = recorder.caller(second, "peer-2")
+                await peer.editor_task(call2, recorder)
+                # Task 9 needs the editor signed in: it runs here, in the second process.
+                await run_task(recorder, "notice_403", reads.editor_bodies(call2)["notice_403"])
+            call1 = recorder.caller(client, "peer-1")
+            await peer.bulk_task(call1, recorder)
+            admin_reads = reads.admin_bodies(call1)
+            for task, _ in READ_TASKS:
+                if task in admin_reads:
+                    await run_task(recorder, task, admin_reads[task])
+            if mlflow is not None:
+                spa = PeerMlflow(mlflow, lean).bodies(call1)
+                for task, _ in MLFLOW_TASKS:
+                    await run_task(recorder, task, spa[task])
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
     return {"tools": tools, "processes": 2}
@@ -913,7 +958,7 @@ def task_totals(calls: list[CallRecord], task: str | None = None) -> dict[str, i
         "calls": len(mine),
         "text_bytes": sum(c.text_bytes for c in mine),
         "structured_bytes": sum(c.structured_bytes for c in mine),
-        # what a client that forwards the whole result pays (issue 31 item 9)
+        # What a client that forwards structuredContent too pays (issue 31's raw bytes).
         "raw_bytes": sum(c.text_bytes + c.structured_bytes for c in mine),
         "image_b64_chars": sum(c.image_b64_chars for c in mine),
         "args_bytes": sum(c.args_bytes for c in mine),
@@ -921,17 +966,19 @@ def task_totals(calls: list[CallRecord], task: str | None = None) -> dict[str, i
     }
 
 
-def summarize(ways: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
+def summarize(
+    ways: dict[str, dict[str, Any]], tasks: tuple[tuple[str, str], ...] = TASKS
+) -> list[dict[str, Any]]:
     """Per task and in total, for every way: calls, bytes, verified; BrowserMesh's byte ratio
     and call difference against each peer way."""
     rows = []
-    for task, title in (*TASKS, ("total", "total")):
+    for task, title in (*tasks, ("total", "total")):
         row: dict[str, Any] = {"task": task, "title": title}
         for way, data in ways.items():
             totals = task_totals(data["calls"], None if task == "total" else task)
             results = data["results"]
             if task == "total":
-                verified = len(results) == len(TASKS) and all(r["verified"] for r in results)
+                verified = len(results) == len(tasks) and all(r["verified"] for r in results)
             else:
                 verified = any(r["task"] == task and r["verified"] for r in results)
             row[way] = {**totals, "verified": verified}
@@ -944,6 +991,9 @@ def summarize(ways: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
                     if peer["text_bytes"]
                     else None,
                     "calls_delta": mesh["calls"] - peer["calls"],
+                    "raw_ratio": round(mesh["raw_bytes"] / peer["raw_bytes"], 3)
+                    if peer["raw_bytes"]
+                    else None,
                 }
         rows.append(row)
     return rows
@@ -968,14 +1018,16 @@ def check_goal(rows: list[dict[str, Any]], other: str = "peer") -> dict[str, Any
     }
 
 
-def per_call(ways: dict[str, dict[str, Any]]) -> dict[str, dict[str, list[list[Any]]]]:
+def per_call(
+    ways: dict[str, dict[str, Any]], tasks: tuple[tuple[str, str], ...] = TASKS
+) -> dict[str, dict[str, list[list[Any]]]]:
     """For every task and way, its calls in order as ``[tool, text bytes]``."""
     return {
         task: {
             way: [[c["tool"], c["text_bytes"]] for c in data["calls"] if c["task"] == task]
             for way, data in ways.items()
         }
-        for task, _ in TASKS
+        for task, _ in tasks
     }
 
 
@@ -1049,7 +1101,7 @@ def per_call_tables(data: dict[str, Any]) -> list[str]:
         "result's text blocks.",
         "",
     ]
-    for task, title in TASKS:
+    for task, title in data.get("tasks", TASKS):
         columns = [data["per_call"][task].get(w, []) for w in ways]
         depth = max((len(c) for c in columns), default=0)
         rows: list[list[object]] = []
@@ -1101,7 +1153,7 @@ def render(data: dict[str, Any]) -> str:
     total = rows[-1]
     images = ", ".join(f"{LABELS[w]} {total[w]['image_b64_chars']}" for w in WAYS if w in total)
     lines = [
-        "# Agent tasks on the stock Django admin: BrowserMesh vs @playwright/mcp",
+        "# Agent tasks on the stock Django admin and the MLflow UI: BrowserMesh vs @playwright/mcp",
         "",
         f"{data['started']}; {env['cpus']} CPUs, {env['chromium']}, Python "
         f"{env['python']}, browsermesh {env['browsermesh']}, mcp {env['mcp']}, Django "
@@ -1119,13 +1171,43 @@ def render(data: dict[str, Any]) -> str:
         "",
         "Text bytes: UTF-8 bytes of every text content block of every tool result (errors "
         "included). Image blocks are excluded (counted apart as base64 characters: "
-        f"{images}). BrowserMesh's structuredContent repeats its text block and is not "
-        "counted here (raw bytes below count both). BrowserMesh runs the five tasks in one "
-        "server (task 4 in a second session); the peer needs a second `@playwright/mcp` "
-        "process (`--isolated`) for task 4, because "
+        f"{images}). BrowserMesh's structuredContent repeats its text block: it is not in the "
+        "text bytes, it is in the raw bytes. BrowserMesh runs the Django tasks in one server "
+        "(task 4 in a second session); "
+        "the peer needs a second `@playwright/mcp` process (`--isolated`) for task 4, because "
         "it has one browser context per server (task 5 runs in the first one again). The "
-        "goal lines are over all five tasks (issue 13 set its goal on tasks 1–4).",
+        "goal lines are over all tasks (issue 13 set its goal on tasks 1–4). Tasks 6–9 only "
+        "read (`benchmarks/agent_reads.py`); tasks 10–12 run on the MLflow tracking UI, a "
+        "single-page app (`benchmarks/agent_mlflow.py`), in the same BrowserMesh session and "
+        "the peer's first process, verified against MLflow's REST API.",
         "",
+    ]
+    spa = data.get("mlflow", {})
+    if spa.get("ran"):
+        lines += [
+            f"MLflow {spa['version']} (its own virtualenv, `benchmarks/mlflow_app.py`), served "
+            f"on loopback and seeded in {spa['startup_s']} s.",
+            "",
+        ]
+    else:
+        lines += [f"**MLflow tasks NOT RUN**: {spa.get('reason', 'unknown')}", ""]
+    reader = ways.get("browsermesh", {}).get("reader")
+    if reader:
+        lines += [
+            f"BrowserMesh's client read counts and rows with `{reader}` (it uses "
+            "`browser_find` when the server lists it, else `browser_visible_text`).",
+            "",
+        ]
+    present = [w for w in WAYS if w in ways]
+    lines += [
+        "## Per task: calls, text bytes, raw bytes",
+        "",
+        "Raw bytes = text blocks + compact JSON of `structuredContent` (what a client that "
+        "forwards the structured part pays).",
+        "",
+        figures_table(rows, present),
+        "",
+        *targets_section(rows, data.get("targets", {}), LABELS),
     ]
     if bulk_line(rows):
         lines += [bulk_line(rows), ""]
@@ -1230,25 +1312,30 @@ def django_admin(root: Path, name: str) -> Iterator[AdminApp]:
         app.stop()
 
 
-async def run_way(way: str, root: Path, exact_names: bool) -> dict[str, Any]:
-    """One server's five tasks against a fresh copy of the application."""
+async def run_way(
+    way: str, root: Path, exact_names: bool, mlflow: MlflowApp | None
+) -> dict[str, Any]:
+    """One server's tasks against a fresh copy of the Django application (and the MLflow
+    server, shared: its tasks only read)."""
+    tasks = TASKS if mlflow is not None else ADMIN_TASKS
     recorder = Recorder()
     started = time.perf_counter()
     with django_admin(root, way) as app:
         if way == "browsermesh":
-            coro = run_browsermesh(app, recorder, exact_names)
+            coro = run_browsermesh(app, recorder, exact_names, mlflow)
         else:
-            coro = run_peer(app, recorder, way == "peer_lean")
+            coro = run_peer(app, recorder, way == "peer_lean", mlflow)
         try:
             got = await asyncio.wait_for(coro, RUN_TIMEOUT_S)
         except Exception as exc:  # a server that fails to run is a result
             error = f"{type(exc).__name__}: {exc}"
             done = {r.task for r in recorder.results}
-            recorder.results += [TaskResult(t, error=error) for t, _ in TASKS if t not in done]
+            recorder.results += [TaskResult(t, error=error) for t, _ in tasks if t not in done]
             got = {"tools": [], "processes": 0}
     return {
         "tools": got["tools"],
         "processes": got["processes"],
+        "reader": got.get("reader"),
         "results": [asdict(r) for r in recorder.results],
         "calls": [asdict(c) for c in recorder.calls],
         "seconds": round(time.perf_counter() - started, 1),
@@ -1285,14 +1372,28 @@ async def run_all(args: argparse.Namespace) -> dict[str, Any]:
     root = Path(tempfile.mkdtemp(prefix="bench-agent-"))
     began = time.monotonic()
     ways: dict[str, dict[str, Any]] = {}
+    mlflow: MlflowApp | None = None
+    mlflow_info: dict[str, Any] = {"ran": False}
+    if args.mlflow:
+        try:
+            mlflow = start_mlflow(root / "mlflow")
+            mlflow_info = {"ran": True, "version": mlflow.version, "startup_s": mlflow.startup_s}
+        except MlflowUnavailable as exc:
+            mlflow_info = {"ran": False, "reason": str(exc)}
+            print(f"MLFLOW NOT RUN: {exc}", file=sys.stderr, flush=True)
+    else:
+        mlflow_info = {"ran": False, "reason": "--no-mlflow"}
+    tasks = TASKS if mlflow is not None else ADMIN_TASKS
     try:
         for way in args.ways:
             print(f"{LABELS[way]} ...", file=sys.stderr, flush=True)
-            ways[way] = await run_way(way, root, args.exact_names)
+            ways[way] = await run_way(way, root, args.exact_names, mlflow)
             for r in ways[way]["results"]:
                 state = "verified" if r["verified"] else "FAILED"
                 print(f"  {r['task']}: {state} {r['error'] or ''}", file=sys.stderr)
     finally:
+        if mlflow is not None:
+            mlflow.stop()
         shutil.rmtree(root, ignore_errors=True)
     payloads = [p for d in ways.values() for p in d.pop("payloads")]
     if args.dump:
@@ -1300,8 +1401,10 @@ async def run_all(args: argparse.Namespace) -> dict[str, Any]:
         args.dump.write_text("".join(json.dumps(p, ensure_ascii=False) + "\n" for p in payloads))
     # Calls as records again, for the totals.
     records = {w: {**d, "calls": [CallRecord(**c) for c in d["calls"]]} for w, d in ways.items()}
-    rows = summarize(records)
+    rows = summarize(records, tasks)
     return {
+        "tasks": [list(t) for t in tasks],
+        "mlflow": mlflow_info,
         "started": time.strftime("%Y-%m-%d %H:%M:%S %Z"),
         "duration_s": round(time.monotonic() - began, 1),
         "exact_names": args.exact_names,
@@ -1319,9 +1422,10 @@ async def run_all(args: argparse.Namespace) -> dict[str, Any]:
         },
         "ways": ways,
         "rows": rows,
-        "per_call": per_call(ways),
+        "per_call": per_call(ways, tasks),
         "goal": check_goal(rows, "peer"),
         "goal_lean": check_goal(rows, "peer_lean"),
+        "targets": targets(rows, PEER_WAYS),
     }
 
 
@@ -1333,6 +1437,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         action="store_true",
         help="BrowserMesh locators use the names exactly as the snapshot shows them "
         '("Username:") instead of as a person writes them ("Username")',
+    )
+    parser.add_argument(
+        "--no-mlflow",
+        dest="mlflow",
+        action="store_false",
+        help="skip the MLflow tasks (and the install of MLflow into its own virtualenv)",
     )
     parser.add_argument("--out", type=Path, default=RESULTS, help="results directory")
     parser.add_argument(
