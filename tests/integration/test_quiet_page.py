@@ -141,8 +141,11 @@ async def test_diff_after_an_aria_snapshot_lists_only_real_changes(
         "browser_click", {**addr, "locator": role("button", "Publish"), "snapshot": "diff"}
     )
     diff = clicked["diff"].splitlines()
-    assert len(diff) == 1, diff
-    assert diff[0].startswith("+ [") and diff[0].endswith('link "Undo publish" — click'), diff
+    # The two real changes: the new paragraph under the heading (key text) and the new link;
+    # none of the controls the aria snapshot already showed is re-listed.
+    assert len(diff) == 2, diff
+    assert diff[0] == '+ p "Saved at noon"', diff
+    assert diff[1].startswith("+ [") and diff[1].endswith('link "Undo publish" — click'), diff
     # Nothing changes: nothing listed, after an aria snapshot as after a table.
     await mcp_client.ok("browser_snapshot", {**addr, "format": "aria", "interactiveOnly": True})
     again = await mcp_client.ok(
