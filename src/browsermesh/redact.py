@@ -1,7 +1,7 @@
-"""The URL sanitizer and the text redactor (contract §17).
+"""The URL sanitizer and page secret values (contract §17.1, §6.4).
 
-This module is the single place that decides what URL and free-text data may leave the
-process (observability events, action-and-wait events, error details, endpoint listings and
+This module (with :mod:`browsermesh.text_redact` for free text) decides what URL data may leave
+the process (observability events, action-and-wait events, error details, endpoint listings and
 log fields).  Everything here is a pure function over ``str``; it uses only the standard
 library and never raises on hostile input (only a programming error such as a non-positive
 bound raises).
@@ -23,14 +23,11 @@ URL sanitizer (§17.1), :func:`sanitize_url`:
 4. The result is cut to the caller's bound, ending with ``…`` when cut.
 5. Origin-and-path mode drops the query entirely and bounds the result to at most 256 chars.
 
-Text redactor (§17.2), :func:`redact_text`: ``Bearer <token>`` becomes ``Bearer [REDACTED]``,
-and a run following a sensitive keyword and a ``whitespace/:/=`` separator becomes
-``[REDACTED]``; the result is then cut to the bound.
+The text redactor (§17.2) is :func:`browsermesh.text_redact.redact_text`; it shares
+:func:`is_sensitive_name` with the query rule above.
 
-All regular expressions are precompiled and linear time: every quantified group is followed by a
-constraint that either succeeds on the first character or fails immediately, and separator
-characters never overlap keyword letters, so hostile inputs of any length cannot trigger
-catastrophic backtracking.
+All regular expressions are precompiled and linear time, so hostile inputs of any length cannot
+trigger catastrophic backtracking.
 """
 
 from __future__ import annotations
@@ -51,10 +48,9 @@ __all__ = [
     "REDACTED",
     "REDACTED_URL",
     "SENSITIVE_NAME_PARTS",
-    "TEXT_KEYWORDS",
     "SecretValues",
     "cut_chars",
-    "redact_text",
+    "is_sensitive_name",
     "sanitize_url",
     "sanitize_url_or_none",
 ]
@@ -99,61 +95,6 @@ SENSITIVE_NAME_PARTS: Final[tuple[str, ...]] = (
 )
 """A query name whose decoded, case-folded form contains one of these has its value redacted."""
 
-TEXT_KEYWORDS: Final[tuple[str, ...]] = (
-    "authorization",
-    "cookie",
-    "password",
-    "passwd",
-    "token",
-    "secret",
-    "api_key",
-    "api-key",
-    "apikey",
-    "session",
-)
-"""Keywords whose following value run is redacted by :func:`redact_text`."""
-
-# HTTP authentication scheme names.  When one of them is the first run after a keyword (as in
-# "Authorization: Basic abc"), the run after the scheme name is redacted instead, so the
-# credential never survives.  ("Bearer" is also handled by its own rule.)
-_AUTH_SCHEMES: Final[tuple[str, ...]] = (
-    "aws4-hmac-sha256",
-    "basic",
-    "bearer",
-    "digest",
-    "dpop",
-    "gnap",
-    "hoba",
-    "mac",
-    "mutual",
-    "negotiate",
-    "ntlm",
-    "oauth",
-    "privatetoken",
-    "scram-sha-1",
-    "scram-sha-256",
-    "token",
-    "vapid",
-)
-
-# "bearer", whitespace, then a run of non-whitespace characters.  Linear: after the greedy
-# whitespace run, "\S+" either matches its first character (and succeeds) or fails at once.
-_BEARER_RE: Final = re.compile(r"(bearer\s+)\S+", re.IGNORECASE)
-
-# keyword [optional closing quote] separator-run [optional opening quote]
-# [optional auth-scheme name + whitespace] value-run.
-# Separator characters (whitespace, ":", "=", quotes) never occur in a keyword, so each
-# separator run is reachable from exactly one keyword occurrence, and the value run succeeds as
-# soon as it matches one character; the total work is linear in the input length.
-_KEYWORD_RE: Final = re.compile(
-    r"((?:"
-    + "|".join(re.escape(k) for k in TEXT_KEYWORDS)
-    + r")[\"']?[\s:=]+[\"']?(?:(?:"
-    + "|".join(re.escape(s) for s in _AUTH_SCHEMES)
-    + r")\s+)?)[^ ,;]+",
-    re.IGNORECASE,
-)
-
 # An IPv6 (or IPvFuture) literal in brackets, optionally followed by ":port" (already validated).
 _BRACKETED_HOST_RE: Final = re.compile(r"\[[^\[\]]*\](?::[0-9]*)?")
 
@@ -196,7 +137,7 @@ def _decode_name(name: str) -> str:
     return name
 
 
-def _is_sensitive_name(name: str) -> bool:
+def is_sensitive_name(name: str) -> bool:
     """Return whether a raw (still encoded) parameter name designates a secret value.
 
     The name is decoded up to three rounds and case-folded; it is sensitive when it contains any
@@ -217,7 +158,7 @@ def _redact_query_pair(pair: str) -> str:
     pieces = pair.split(";")
     for index, piece in enumerate(pieces):
         name, eq, _value = piece.partition("=")
-        if eq and _is_sensitive_name(name):
+        if eq and is_sensitive_name(name):
             return ";".join([*pieces[:index], name + "=" + REDACTED])
     return pair
 
@@ -237,7 +178,7 @@ def _redact_path_segment(segment: str) -> str:
     pieces = segment.split(";")
     for index in range(1, len(pieces)):
         name, eq, _value = pieces[index].partition("=")
-        if eq and _is_sensitive_name(name):
+        if eq and is_sensitive_name(name):
             return ";".join([*pieces[:index], name + "=" + REDACTED])
     return segment
 
@@ -328,36 +269,6 @@ def sanitize_url_or_none(url: str, *, max_chars: int) -> str | None:
     if isinstance(rebuilt, _Failure):
         return None
     return cut_chars(rebuilt, max_chars)
-
-
-def _keep_prefix(match: re.Match[str]) -> str:
-    """Replacement callback: keep group 1 (keyword and separator), redact the rest."""
-    return match.group(1) + REDACTED
-
-
-def redact_text(text: str, *, max_chars: int) -> str:
-    """Redact secrets from free text (console, page-error and request-failure text, §17.2).
-
-    * ``Bearer <run>`` (case-insensitive, whitespace, then a run of non-whitespace characters)
-      becomes ``Bearer [REDACTED]`` (the keyword and whitespace are kept as written).
-    * For each keyword of :data:`TEXT_KEYWORDS` (case-insensitive; it may end a longer word such
-      as ``x-auth-token`` or ``mysession``) followed by one or more whitespace/``:``/``=``
-      characters, the following run of characters other than space, ``,`` and ``;`` becomes
-      ``[REDACTED]``; the keyword and separator are kept.  Two safe extensions: a quote may
-      close the keyword and open the value (``"token": "abc"``), and when the run is an HTTP
-      authentication scheme name followed by whitespace (``Authorization: Basic abc``) the run
-      after the scheme name is redacted instead, so the credential never survives.
-
-    The result is then cut to ``max_chars`` code points (last char ``…`` when cut).
-
-    Raises:
-        ValueError: ``max_chars`` is smaller than 1.
-    """
-    if max_chars < 1:
-        raise ValueError("max_chars must be >= 1")
-    redacted = _BEARER_RE.sub(_keep_prefix, text)
-    redacted = _KEYWORD_RE.sub(_keep_prefix, redacted)
-    return cut_chars(redacted, max_chars)
 
 
 class SecretValues:

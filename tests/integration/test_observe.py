@@ -12,7 +12,7 @@ import pytest
 from browsermesh.log import EventLog
 from browsermesh.model.observe import MAX_EVENTS_PER_SECOND
 from tests.conftest import ToolClient, open_page, real_runtime, tool_client
-from tests.fixtures.site import FixtureSite
+from tests.fixtures.site import PROSE_CONSOLE, SECRET_CONSOLE, FixtureSite
 
 pytestmark = pytest.mark.anyio
 
@@ -52,6 +52,21 @@ async def test_secrets_never_leave(tmp_path: Path, site: FixtureSite) -> None:
         assert rejected.is_error and "includeText" in rejected.content[0].text
     everything = "\n".join(outputs) + json.dumps(lines)
     assert "abc123" not in everything and "hunter2" not in everything
+
+
+async def test_console_prose_is_kept_and_credentials_are_not(
+    mcp_client: ToolClient, site: FixtureSite
+) -> None:
+    """Issue 31 item 12: redaction by value, never by word, on a real page's console."""
+    c = mcp_client
+    addr = await open_page(c, site.url("/console-prose"))
+    count = len(PROSE_CONSOLE) + len(SECRET_CONSOLE)
+    data = await read_until(c, addr, "console", lambda e: len(e) >= count, includeText=True)
+    texts = [e["text"] for e in data["events"]]
+    assert texts[: len(PROSE_CONSOLE)] == list(PROSE_CONSOLE)
+    for text, (line, secret) in zip(texts[len(PROSE_CONSOLE) :], SECRET_CONSOLE, strict=True):
+        assert secret not in text and "[REDACTED]" in text
+        assert text.split()[0] == line.split()[0]  # the words around the secret stay
 
 
 async def test_network_sources_and_cursors(mcp_client: ToolClient, site: FixtureSite) -> None:

@@ -16,12 +16,11 @@ from browsermesh.redact import (
     REDACTED,
     REDACTED_URL,
     SENSITIVE_NAME_PARTS,
-    TEXT_KEYWORDS,
     cut_chars,
-    redact_text,
     sanitize_url,
     sanitize_url_or_none,
 )
+from browsermesh.text_redact import TEXT_KEYWORDS, redact_text
 from tests.support.examples import examples
 
 BIG = 10_000
@@ -325,9 +324,9 @@ class TestRedactText:
             ("token=abc123", f"token={REDACTED}"),
             ("password=hunter2", f"password={REDACTED}"),
             ("passwd: hunter2", f"passwd: {REDACTED}"),
-            ("api-key: k", f"api-key: {REDACTED}"),
+            ("api-key: k3y", f"api-key: {REDACTED}"),
             ("api_key=k", f"api_key={REDACTED}"),
-            ("apikey k", f"apikey {REDACTED}"),
+            ("apikey k3y", f"apikey {REDACTED}"),
             ("session=1; other=2", f"session={REDACTED}; other=2"),
             ("x-auth-token: abc", f"x-auth-token: {REDACTED}"),
             ("sessiontoken=abc", f"sessiontoken={REDACTED}"),
@@ -336,12 +335,12 @@ class TestRedactText:
             ("secret=a,b", f"secret={REDACTED},b"),
             ("Bearer x.y.z", f"Bearer {REDACTED}"),
             ("bearer   x.y.z tail", f"bearer   {REDACTED} tail"),
-            ("BEARER abc", f"BEARER {REDACTED}"),
+            ("BEARER abc123", f"BEARER {REDACTED}"),
             ("Authorization: Bearer abc", f"Authorization: Bearer {REDACTED}"),
             ("Authorization: Basic abc", f"Authorization: Basic {REDACTED}"),
             ("authorization=Digest abc", f"authorization=Digest {REDACTED}"),
             ("Authorization: abc", f"Authorization: {REDACTED}"),
-            ('{"token":"abc","x":1}', f'{{"token":"{REDACTED},"x":1}}'),
+            ('{"token":"abc","x":1}', f'{{"token":"{REDACTED}","x":1}}'),
             ("GET /api/result?token=abc 500", f"GET /api/result?token={REDACTED} 500"),
         ],
     )
@@ -428,15 +427,17 @@ class TestHostileInputs:
     def test_many_keywords(self) -> None:
         text = "token:" * (self.N // 6)
         out = r(text, max_chars=self.N)
-        assert out == "token:" + REDACTED
+        assert out == "token:" + REDACTED + ":"  # the closing ":" is punctuation, not value
 
     def test_alternating_keywords_and_separators(self) -> None:
         text = "token= ;" * (self.N // 8)
         assert r(text, max_chars=self.N) == text
 
     def test_many_bearers(self) -> None:
-        out = r("Bearer , " * (self.N // 9), max_chars=3 * self.N)
-        assert out == f"Bearer {REDACTED} " * (self.N // 9)
+        text = "Bearer , " * (self.N // 9)
+        assert r(text, max_chars=3 * self.N) == text  # a comma is not a token
+        out = r("Bearer a1, " * (self.N // 11), max_chars=3 * self.N)
+        assert out == f"Bearer {REDACTED}, " * (self.N // 11)
 
     def test_long_separator_run(self) -> None:
         text = "password" + "=: \t" * (self.N // 4) + "hunter2"

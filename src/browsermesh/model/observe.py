@@ -7,7 +7,7 @@ capture time, so the rings only ever hold output-safe data:
 
 * URLs pass through :func:`browsermesh.redact.sanitize_url_or_none` (events whose URL is not
   ``http``/``https`` are dropped entirely); console, page-error and failure text pass through
-  :func:`browsermesh.redact.redact_text`; both are bounded to the configured string length.
+  :func:`browsermesh.text_redact.redact_text`; both are bounded to the configured string length.
 * Two bounded rings per page (:class:`browsermesh.model.observe_ring.EventRing`): the **console
   ring** (``console``, ``page_error``, ``popup``) and the **network ring** (``request``,
   ``response``, ``request_failed``), so network floods cannot evict console evidence. Each ring
@@ -72,12 +72,8 @@ from browsermesh.model.observe_read import (
 from browsermesh.model.observe_ring import EventRing, Kind, Ring
 from browsermesh.model.request_detail import RequestDetail, allowed_headers, rounded_timing
 from browsermesh.model.text import well_formed
-from browsermesh.redact import (
-    cut_chars,
-    redact_text,
-    sanitize_url,
-    sanitize_url_or_none,
-)
+from browsermesh.redact import cut_chars, sanitize_url, sanitize_url_or_none
+from browsermesh.text_redact import redact_text
 
 __all__ = [
     "DEFAULT_LIMIT",

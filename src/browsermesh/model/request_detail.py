@@ -17,7 +17,8 @@ from typing import Any, Final
 from urllib.parse import urljoin
 
 from browsermesh.model.text import well_formed
-from browsermesh.redact import redact_text, sanitize_url
+from browsermesh.redact import sanitize_url
+from browsermesh.text_redact import redact_text
 
 __all__ = [
     "MAX_HEADER_CHARS",

@@ -33,10 +33,11 @@ from browsermesh.engine.screencast import FrameSink, Screencaster
 from browsermesh.model.clock import iso_from_epoch
 from browsermesh.model.frame_pacing import Frame, PictureBounds
 from browsermesh.model.tasks import TaskOwner, cancel_and_await
-from browsermesh.redact import redact_text, sanitize_url
+from browsermesh.redact import sanitize_url
 from browsermesh.runtime.core import RuntimeCore
 from browsermesh.runtime.session import PageRecord, SessionRecord
 from browsermesh.runtime.watchers import SessionChange
+from browsermesh.text_redact import redact_text
 
 __all__ = [
     "MAX_PICTURE_STREAMS",
