@@ -307,6 +307,7 @@ OPERATIONS: frozenset[str] = frozenset(
         "drag",
         "evaluate",
         "fill",
+        "find text",
         "focus",
         "hover over",
         "press",
