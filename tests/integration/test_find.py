@@ -10,7 +10,9 @@ from typing import Any
 import pytest
 
 from tests.conftest import ToolClient, open_page
+from tests.fixtures.apps import AdminApp
 from tests.fixtures.site import FixtureSite
+from tests.integration.test_thirdparty_apps import PRODUCTS, sign_in
 
 pytestmark = pytest.mark.anyio
 
@@ -25,6 +27,7 @@ PAGE = (
 <h2 style="text-transform:uppercase">dependencies (2)</h2>
 <p style="display:none">Hidden gem text</p>
 <p style="visibility:hidden">Invisible words</p>
+<details><summary>More details</summary><p>Folded text</p></details>
 <label for=pw>Password</label><input id=pw type=password>
 <p id=echo></p>
 <label for=q>Search</label><input id=q value="blue widget">
@@ -102,6 +105,8 @@ async def test_hidden_text_and_password_values_are_never_found(
     addr = await open_page(client, pages.url("/find/page"))
     assert (await find(client, addr, "Hidden gem"))["count"] == 0
     assert (await find(client, addr, "Invisible words"))["count"] == 0
+    assert (await find(client, addr, "Folded text"))["count"] == 0  # a closed <details>
+    assert (await find(client, addr, "more details"))["matches"][0]["role"] == "button"
     await client.ok("browser_fill", {**addr, "locator": {"strategy": "css", "value": "#pw"},
                                      "value": "hunter2secret"})  # fmt: skip
     assert (await find(client, addr, "hunter2"))["count"] == 0
@@ -192,3 +197,26 @@ async def test_hostile_and_invalid_patterns_answer_invalid_argument(
     invalid = await client.err("browser_find", {**addr, "text": "(unclosed", "regex": True})
     assert (invalid["code"], invalid["details"]["field"]) == ("INVALID_ARGUMENT", "text")
     assert invalid["details"]["rule"].startswith("a valid regular expression (")
+
+
+async def test_django_admin_count_and_a_row_price(
+    client: ToolClient, django_admin: AdminApp
+) -> None:
+    """On the stock Django admin: the search's result count and one product's row (price)."""
+    c = client
+    addr = await sign_in(c, django_admin, django_admin.admin)
+    await c.ok("browser_navigate", {**addr, "url": django_admin.url(PRODUCTS + "?q=watering")})
+    matches = django_admin.query("SELECT count(*) FROM shop_product WHERE name LIKE '%watering%'")
+    total = django_admin.query("SELECT count(*) FROM shop_product")[0][0]
+    counted = await find(c, addr, "total)")
+    plural = "" if matches[0][0] == 1 else "s"
+    assert f"{matches[0][0]} result{plural} ({total} total)" in texts(counted)[0]
+    await c.ok("browser_navigate", {**addr, "url": django_admin.url(PRODUCTS)})
+    (price,) = django_admin.query(
+        "SELECT printf('%.2f', price) FROM shop_product WHERE name = ?", ["Watering can"]
+    )[0]
+    row = await find(c, addr, price)
+    (hit,) = row["matches"]
+    assert hit["role"] == "row" and hit["text"].startswith("Watering can | Garden | " + price)
+    await c.ok("browser_hover", {**addr, "ref": hit["ref"]})  # a ref every element tool takes
+    assert texts(await find(c, addr, "0 of")) == [f"Action: --------- Go 0 of {total} selected"]

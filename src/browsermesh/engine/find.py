@@ -15,6 +15,7 @@ one line, its cells joined with " | ". Every line passes the page's password val
 from __future__ import annotations
 
 import asyncio
+import json
 from typing import TYPE_CHECKING, Any
 
 from browsermesh.engine import elements
@@ -31,6 +32,7 @@ from browsermesh.model.find import (
     build_line,
     result,
     search,
+    slow_pattern,
 )
 from browsermesh.model.text import well_formed
 from browsermesh.redact import SecretValues
@@ -122,7 +124,13 @@ READ_SCRIPT = """(root, lim) => {
     if (over || !text) return;
     chars += text.length;
     if (chars > lim.chars) { over = true; return; }
-    segs.push([text, dom === text ? null : dom, anchor]);
+    if (dom === null) dom = text;
+    const last = segs[segs.length - 1];
+    if (last && last[2] === anchor) {  // one segment per run of one anchor: less to carry
+      const joined = (last[1] === null ? last[0] : last[1]) + dom;
+      last[0] += text;
+      last[1] = joined === last[0] ? null : joined;
+    } else segs.push([text, dom === text ? null : dom, anchor]);
   };
   const flush = () => {
     if (segs.some(s => /\\S/.test(s[0]))) {
@@ -158,7 +166,8 @@ READ_SCRIPT = """(root, lim) => {
     }
     if (node.nodeType !== 1 || SKIP.has(node.tagName)) return;
     const e = node, s = style(e);
-    if (s.display === 'none' || s.contentVisibility === 'hidden') return;
+    // checkVisibility: no box in the flat tree (a closed <details>, content-visibility).
+    if (s.display === 'none' || (s.display !== 'contents' && !e.checkVisibility())) return;
     const shown = s.visibility === 'visible';
     const role = roleOf(e);
     const anchor = row >= 0 ? row : anchorOf(e);
@@ -174,8 +183,10 @@ READ_SCRIPT = """(root, lim) => {
       push(' | ', null, row);
     else if (e.tagName === 'BR' || block) { if (row >= 0) push(' ', null, row); else flush(); }
     if (shown) {
-      const label = e.getAttribute('aria-label') || (e.tagName === 'IMG' ? e.alt : '') ||
-        (NAMED.has(role) && role !== 'row' && !norm(e.textContent) ? e.title : '');
+      // In a row only what its cells show: a row checkbox's "Select this object" is noise.
+      const alt = e.tagName === 'IMG' ? e.alt : '';
+      const label = row >= 0 ? alt : e.getAttribute('aria-label') || alt ||
+        (NAMED.has(role) && !norm(e.textContent) ? e.title : '');
       if (label && !norm(e.textContent).includes(norm(label)))
         push(' ' + label + ' ', null, anchor);
       if (['INPUT', 'TEXTAREA', 'SELECT'].includes(e.tagName)) {
@@ -190,10 +201,11 @@ READ_SCRIPT = """(root, lim) => {
   };
   visit(root, -1);
   flush();
-  return {data: {lines, anchors, over}, els};
+  return {data: JSON.stringify({lines, anchors, over}), els};
 }"""
 
 _PICK = "(r, idx) => idx.map(i => r.els[i])"
+_DOCUMENT = "document.body || document.documentElement"
 
 
 async def _read(page: PwPage, query: FindQuery, ctx: OperationContext) -> JSHandle:
@@ -201,7 +213,7 @@ async def _read(page: PwPage, query: FindQuery, ctx: OperationContext) -> JSHand
     limits = {"nodes": MAX_SOURCE_NODES * 5, "chars": MAX_SOURCE_CHARS, "lines": MAX_LINES}
     if query.scope is None:
         return await timed(
-            page.page.evaluate_handle(f"lim => ({READ_SCRIPT})(document.body, lim)", limits),
+            page.page.evaluate_handle(f"lim => ({READ_SCRIPT})({_DOCUMENT}, lim)", limits),
             ctx.deadline,
         )
 
@@ -233,10 +245,11 @@ def _lines(raw: list[Any], secrets: SecretValues) -> list[Line]:
         line = build_line(segments)
         if line is None:
             continue
-        joined = build_line([(str(s[0]), s[1], int(s[2])) for s in raw_line])
-        whole = secrets.text(joined.text) if joined is not None else line.text
-        if secrets and whole != line.text:  # a value split over elements
-            line = Line(whole, (0,), (-1,))
+        if secrets and len(segments) > 1:
+            joined = build_line([(str(s[0]), s[1], int(s[2])) for s in raw_line])
+            whole = secrets.text(joined.text) if joined is not None else line.text
+            if whole != line.text:  # a value split over elements
+                line = Line(whole, (0,), (-1,))
         out.append(line)
     return out
 
@@ -246,6 +259,7 @@ async def _refs(
 ) -> tuple[list[str | None], list[str | None]]:
     """One ref per distinct anchor of the chosen matches (registry `add`: the refs a snapshot
     handed out stay valid), and its role."""
+    await asyncio.gather(*(quietly(e.handle.dispose()) for e in page.refs.drop_expired()))
     distinct = [i for i in dict.fromkeys(wanted) if 0 <= i < len(anchors)]
     tokens: dict[int, str] = {}
     if distinct:
@@ -272,18 +286,25 @@ async def find(page: PwPage, query: FindQuery, ctx: OperationContext) -> dict[st
     secrets = await page_secrets(page.page, ctx.deadline)
     handle = await _read(page, query, ctx)
     try:
-        data_handle = await timed(handle.get_property("data"), ctx.deadline)
-        data = await timed(data_handle.json_value(), ctx.deadline)
-        await quietly(data_handle.dispose())
+        # One string: Playwright's own serialization of a large object takes seconds.
+        data = json.loads(await timed(handle.evaluate("r => r.data"), ctx.deadline))
         # Values typed meanwhile are redacted too (as a capture does).
         await page_secrets(page.page, ctx.deadline, secrets)
-        lines = _lines(list(data.get("lines", [])), secrets)
         anchors = [
             Anchor(str(a.get("role", ""))[:32], int(a.get("up", -1)))
             for a in data.get("anchors", [])
         ]
         budget_s = max(0.1, min(MATCH_BUDGET_S, ctx.deadline.remaining_ms() / 1000 - 0.5))
-        hits = await asyncio.to_thread(search, lines, anchors, query, budget_s)
+
+        # Worker threads: a large page's lines take a while, and a pattern's search is
+        # bounded by the wall clock here (an answer at the budget; the thread stops at its
+        # next line or at `regex`'s own timeout, never holding the event loop).
+        lines = await asyncio.to_thread(_lines, list(data.get("lines", [])), secrets)
+        searching = asyncio.to_thread(search, lines, anchors, query, budget_s)
+        try:
+            hits = await (asyncio.wait_for(searching, budget_s) if query.regex else searching)
+        except TimeoutError:
+            raise slow_pattern(budget_s) from None
         refs, roles = await _refs(page, handle, anchors, [h.anchor for h in hits.page], ctx)
     finally:
         await quietly(handle.dispose())
