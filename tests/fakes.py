@@ -20,6 +20,7 @@ from browsermesh.engine.protocol import ContextOptions, EngineEvents, HistorySte
 from browsermesh.engine.snapshot import Capture
 from browsermesh.errors import BrowserMeshError, ErrorCode
 from browsermesh.model.deadline import OperationContext
+from browsermesh.model.find import FindQuery
 from browsermesh.model.locators import Locator, RefTarget, Target
 from browsermesh.model.matchers import (
     ActionSpec,
@@ -251,6 +252,10 @@ class FakeEngine:
     async def visible_text(self, page: FakePage, locator: Locator, ctx: OperationContext) -> str:
         await self._step("visible_text", ctx)
         return f"Text of {page.url}"
+
+    async def find(self, page: FakePage, query: FindQuery, ctx: OperationContext) -> dict[str, Any]:
+        await self._step("find", ctx)
+        return {"count": 1, "matches": [{"text": f"{query.text} on {page.url}"}]}
 
     async def scroll(self, page: FakePage, dx: int, dy: int, ctx: OperationContext) -> None:
         await self._step("scroll", ctx)

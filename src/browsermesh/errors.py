@@ -312,6 +312,7 @@ OPERATIONS: frozenset[str] = frozenset(
         "drag",
         "evaluate",
         "fill",
+        "find text",
         "focus",
         "hover over",
         "press",

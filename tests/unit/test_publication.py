@@ -21,7 +21,7 @@ from tests.fakes import FakeEngine
 pytestmark = pytest.mark.anyio
 
 DIALECT = "https://json-schema.org/draft/2020-12/schema"
-CORE = 33
+CORE = 34
 
 
 async def tools_of(**config: Any) -> tuple[list[Any], int]:
@@ -45,7 +45,7 @@ async def fake_client(request: pytest.FixtureRequest) -> AsyncIterator[ToolClien
 
 def test_profiles_are_total_and_disjoint() -> None:
     specs = all_tool_specs()
-    assert len(specs) == 44 and len({s.name for s in specs}) == 44
+    assert len(specs) == 45 and len({s.name for s in specs}) == 45
     counts = {
         p: sum(1 for s in specs if s.profile == p)
         for p in ("core", "observability", "persistence", "files", "eval", "testing")
@@ -62,7 +62,7 @@ def test_profiles_are_total_and_disjoint() -> None:
 
 async def test_profile_selection() -> None:
     default, _ = await tools_of()
-    assert len(default) == 41 and "browser_evaluate" not in {t.name for t in default}
+    assert len(default) == 42 and "browser_evaluate" not in {t.name for t in default}
     core, _ = await tools_of(tools=("core",))
     assert len(core) == CORE
     with_eval, _ = await tools_of(tools=("core", "eval"))

@@ -39,6 +39,7 @@ OPERATION_DETAIL = {
     "select_option": "select option",
     "set_files": "set files",
     "visible_text": "read visible text",
+    "find": "find text",
     "drag": "drag",
     "snapshot": "capture snapshot",
     "screenshot": "capture screenshot",

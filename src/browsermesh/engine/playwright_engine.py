@@ -24,6 +24,7 @@ from browsermesh.engine import (
     describe,
     elements,
     files,
+    find,
     forms,
     navigation,
     quiet,
@@ -57,6 +58,7 @@ from browsermesh.errors import BrowserMeshError, ErrorCode
 from browsermesh.model.clock import Clock
 from browsermesh.model.deadline import Deadline, OperationContext
 from browsermesh.model.devices import emulated
+from browsermesh.model.find import FindQuery
 from browsermesh.model.locators import Locator, RefTarget, Target
 from browsermesh.model.matchers import ActionSpec, Condition, WaitSpec
 from browsermesh.model.navigation import Landing
@@ -463,6 +465,9 @@ class PlaywrightEngine:
         )
         secrets = await snapshot.page_secrets(page.page, ctx.deadline)
         return secrets.text(text)
+
+    async def find(self, page: PwPage, query: FindQuery, ctx: OperationContext) -> dict[str, Any]:
+        return await find.find(page, query, ctx)
 
     async def set_files(
         self, page: PwPage, target: Target, payloads: list[files.FilePayload], ctx: OperationContext

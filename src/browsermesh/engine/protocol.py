@@ -12,6 +12,7 @@ from typing import Any, Protocol, TypeVar
 
 from browsermesh.engine.snapshot import Capture
 from browsermesh.model.deadline import OperationContext
+from browsermesh.model.find import FindQuery
 from browsermesh.model.locators import Locator, RefTarget, Target
 from browsermesh.model.matchers import ActionSpec, Condition, WaitSpec
 from browsermesh.model.navigation import HistoryStep, Landing
@@ -160,6 +161,11 @@ class Engine(Protocol[ContextT, PageT]):
         ...
 
     async def visible_text(self, page: PageT, locator: Locator, ctx: OperationContext) -> str: ...
+    async def find(self, page: PageT, query: FindQuery, ctx: OperationContext) -> dict[str, Any]:
+        """browser_find (issue 31): the page's (or the scope's) matching lines, bounded and
+        paged by `query`, with refs for the elements they lie in (engine.find)."""
+        ...
+
     async def scroll(self, page: PageT, dx: int, dy: int, ctx: OperationContext) -> None: ...
     async def set_files(
         self, page: PageT, target: Target, payloads: list[Any], ctx: OperationContext

@@ -95,6 +95,21 @@ class RefRegistry:
             )
         return entry
 
+    def drop_expired(self) -> list[RefEntry]:
+        """Remove the expired entries that `candidates.renew` could never renew (no role or no
+        name: browser_find's refs) and return them for release. Their lookup answers
+        STALE_ELEMENT_REFERENCE either way; without this, a page searched often between two
+        captures would keep every handle ever handed out."""
+        now = self.clock.monotonic()
+        dropped = {
+            token: entry
+            for token, entry in self.entries.items()
+            if entry.expires_at <= now and not entry.region and (not entry.role or not entry.name)
+        }
+        for token in dropped:
+            del self.entries[token]
+        return list(dropped.values())
+
     def add(self, handle: ElementHandle, role: str | None, name: str | None) -> str | None:
         """Register `handle` as a new ref of the current generation (`s{gen}c{n}`); None when
         the page never had a generation and none can be started here."""

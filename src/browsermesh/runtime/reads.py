@@ -8,6 +8,7 @@ from typing import Any
 from browsermesh.errors import Bound, BrowserMeshError, ErrorCode, invalid_argument
 from browsermesh.model.arguments import bounded_int, bounded_string
 from browsermesh.model.deadline import OperationContext
+from browsermesh.model.find import parse_find
 from browsermesh.model.ids import short_id
 from browsermesh.model.jsonvalue import MAX_JSON_BYTES
 from browsermesh.model.jsonvalue import compact as compact_json
@@ -117,6 +118,18 @@ class PageReads(Recorded):
             )
 
         return await self.run_page_op(call, "browser_snapshot", job)
+
+    async def find(self, call: PageCall, args: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+        """browser_find: the page's lines matching a text or a pattern (model.find), with refs;
+        the arguments are checked (and a pattern compiled) before the call is queued."""
+        query = parse_find(args)
+
+        async def job(
+            rec: SessionRecord, page: PageRecord, ctx: OperationContext
+        ) -> dict[str, Any]:
+            return await self.engine.find(page.handle, query, ctx)
+
+        return await self.run_page_op(call, "browser_find", job)
 
     async def screenshot(
         self,
