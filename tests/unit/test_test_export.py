@@ -295,7 +295,9 @@ def test_hostile_text_stays_inside_its_literals(text: str, label: str) -> None:
     files = (UploadFile(name=text, mime_type="x/y", data=text.encode("utf-8", "surrogatepass")),)
     prompt = ExpectDialog(dialog_type="prompt", accept=True, prompt_text=Value.literal(text))
     css = {"strategy": "css", "value": text}
-    present = parse_condition({"kind": "text", "text": text, "state": "present"})
+    # A text wait refuses whitespace only (it would match every page): wrap such a text.
+    wait_text = text if text.strip() else f"[{text}]"
+    present = parse_condition({"kind": "text", "text": wait_text, "state": "present"})
     steps: list[Step] = [
         Navigate(seq=1, **where, url=BASE + "/" + text),
         Action(seq=2, **where, op="fill", locator=css, value=Value.literal(text)),
