@@ -57,6 +57,12 @@ ACTIONS = """<!doctype html><title>Actions</title>
 <button id=later disabled onclick="document.title='later clicked'">Later</button>
 <script>setTimeout(() => { later.disabled = false; }, 300);</script>"""
 
+# "Go" is disabled by "Arm" and enabled again 2.5 s later: longer than the default settle time
+# (1 s) and the page settle after a click (at most 2 s), shorter than a 5 s settle time.
+REARM = """<!doctype html><title>Rearm</title>
+<button onclick="go.disabled = true; setTimeout(() => { go.disabled = false; }, 2500)">Arm</button>
+<button id=go onclick="document.title='go clicked'">Go</button>"""
+
 ROWS = """<!doctype html><title>Rows</title>
 <table><tr><th>Item</th><th>Action</th></tr>
 <tr aria-label="Row A"><td>Blue teapot</td>
@@ -85,6 +91,7 @@ def pages(site: FixtureSite) -> FixtureSite:
             "/rules/rows": ROWS,
             "/rules/roles": ROLE_PAGE,
             "/rules/cover-secret": COVER_SECRET,
+            "/rules/rearm": REARM,
         }
     )
     return site
@@ -278,6 +285,19 @@ async def test_settle_time_is_configurable_and_reported(tmp_path: Path, pages: F
         )
         assert err["details"]["reason"] == "disabled"
         assert time.monotonic() - started < 5
+
+
+async def test_a_longer_settle_time_reaches_every_page(tmp_path: Path, pages: FixtureSite) -> None:
+    """The configured settle time is the page's, not the built-in 1 s (it never reached the
+    per-page ref registry before): a button disabled for 2.5 s is clicked under a 5 s one."""
+    async with (
+        real_runtime(tmp_path, EventLog("silent"), actionability_settle_ms=5_000) as runtime,
+        tool_client(runtime) as c,
+    ):
+        addr = await open_page(c, pages.url("/rules/rearm"))
+        await c.ok("browser_click", {**addr, "locator": role("button", "Arm")})
+        await c.ok("browser_click", {**addr, "locator": role("button", "Go"), "timeoutMs": 20_000})
+        assert await title(c, addr) == "go clicked"
 
 
 @pytest.mark.parametrize(

@@ -327,7 +327,9 @@ class PlaywrightEngine:
     def adopt_page(self, context: PwContext, page: Page) -> PwPage:
         """Wrap a Playwright page as a managed page and watch for its closing."""
         handle = PwPage(
-            page, context, RefRegistry(self.clock, self.ref_ttl_s, self.next_generation)
+            page,
+            context,
+            RefRegistry(self.clock, self.ref_ttl_s, self.next_generation, settle_ms=self.settle_ms),
         )
         self.watch(handle, page)
         return handle
