@@ -482,12 +482,19 @@ class MeshClient:
     ``snapshot: "actions"`` when it must read that page anyway."""
 
     def __init__(
-        self, call: Caller, app: AdminApp, exact_names: bool, has_find: bool = False
+        self,
+        call: Caller,
+        app: AdminApp,
+        exact_names: bool,
+        has_find: bool = False,
+        opens_at_url: bool = False,
     ) -> None:
         self.call = call
         self.app = app
         self.exact = exact_names
         self.has_find = has_find
+        # browser_session_create takes `url` (issue 31): the session opens where the task starts.
+        self.opens_at_url = opens_at_url
         self.mem = MeshMemory()
         self.editor: dict[str, str] = {}
         self.admin: dict[str, str] = {}
@@ -496,9 +503,16 @@ class MeshClient:
         shown = find_control(controls, role, name)[2]
         return shown if self.exact else name
 
-    async def session(self, name: str) -> dict[str, str]:
-        reply = await self.call("session", "browser_session_create", {"name": name})
+    async def session(self, name: str, url: str | None = None) -> dict[str, str]:
+        """A new session; opened at `url` in the same call when the server can."""
+        args: dict[str, str] = {"name": name}
+        if url is not None and self.opens_at_url:
+            args["url"] = url
+        reply = await self.call("session", "browser_session_create", args)
         page = json.loads(reply.text)["initialPage"]
+        if url is not None and not self.opens_at_url:
+            addr = {"sessionId": page["sessionId"], "pageId": page["pageId"]}
+            await self.call("navigate", "browser_navigate", {**addr, "url": url})
         return {"sessionId": page["sessionId"], "pageId": page["pageId"]}
 
     async def snapshot(self, addr: dict[str, str]) -> list[tuple[str, str, str]]:
@@ -527,7 +541,7 @@ class MeshClient:
         return result
 
     async def sign_in(self, addr: dict[str, str], who: Credentials, read: bool) -> None:
-        await self.call("navigate", "browser_navigate", {**addr, "url": self.app.url("/admin/")})
+        """Sign in on the login page the session was opened at (`session(url=...)`)."""
         if read:
             controls = await self.snapshot(addr)
             self.mem.login = {
@@ -549,7 +563,7 @@ class MeshClient:
 
         async def sign_in() -> tuple[bool, str, str | None]:
             before = last_login(app, ADMIN.username)
-            admin.update(await self.session(ADMIN.username))
+            admin.update(await self.session(ADMIN.username, app.url("/admin/")))
             await self.sign_in(admin, ADMIN, read=True)
             return (*check_signed_in(app, ADMIN.username, before), None)
 
@@ -612,7 +626,7 @@ class MeshClient:
 
         async def editor_change_price() -> tuple[bool, str, str | None]:
             before = last_login(app, EDITOR.username)
-            editor = await self.session(EDITOR.username)
+            editor = await self.session(EDITOR.username, app.url("/admin/"))
             self.editor.update(editor)
             await self.sign_in(editor, EDITOR, read=False)  # the login form was read in task 1
             signed_in, login_check = check_signed_in(app, EDITOR.username, before)
@@ -697,8 +711,12 @@ async def run_browsermesh(
 
     async with Client(browsermesh_params()) as client:
         tools = [t.name for t in (await client.list_tools()).tools]
+        listed = {t.name: t for t in (await client.list_tools()).tools}
         has_find = "browser_find" in tools
-        mesh = MeshClient(recorder.caller(client, "browsermesh"), app, exact_names, has_find)
+        create = listed["browser_session_create"].input_schema.get("properties", {})
+        mesh = MeshClient(
+            recorder.caller(client, "browsermesh"), app, exact_names, has_find, "url" in create
+        )
         await mesh.run(recorder)
         if mlflow is not None:  # the SPA, in the admin's session (a page of its own is no help)
             spa = MeshMlflow(mesh.call, mlflow, has_find).bodies(mesh.admin)

@@ -122,7 +122,7 @@ FOLLOW: Schema = {"enum": ["diff", "actions"]}
 FOLLOW_HINT = (
     "changes: url, title, navigation, dialogs, popups, opened, downloads, alerts, controls; "
     'snapshot:"diff" (changes since last snapshot, new refs) or "actions" (table), '
-    "taken once the page is quiet, saves a snapshot."
+    "taken once the page is quiet."
 )
 
 

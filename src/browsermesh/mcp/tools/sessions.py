@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from typing import Any
 
 from browsermesh.mcp.registry import Hints, ToolCall, ToolOutput, ToolSpec
@@ -21,6 +22,8 @@ from browsermesh.mcp.schemas import (
     session_address,
     string,
 )
+from browsermesh.runtime.calls import PageCall
+from browsermesh.runtime.checks import validate_http_url
 from browsermesh.runtime.info import summary_text
 
 _POSITIVE = integer(1)
@@ -53,6 +56,8 @@ async def session_create(call: ToolCall) -> dict[str, Any]:
     """The first (usually only) session as `session` + `initialPage`; with `count` > 1 also
     `sessions: [{session, initialPage}, ...]`, every one of them, first included."""
     a = call.args
+    # A `url` is checked before anything is made: a bad one creates no session.
+    target = None if a.get("url") is None else validate_http_url(a["url"])
     op_id, made = await call.runtime.create_sessions(
         call.principal,
         name=a.get("name"),
@@ -66,10 +71,33 @@ async def session_create(call: ToolCall) -> dict[str, Any]:
         {"session": view, "initialPage": {"sessionId": view["sessionId"], "pageId": page_id}}
         for view, page_id in made
     ]
+    if target is not None:
+        await _open_first_pages(call, created, target)
     out: dict[str, Any] = {"operationId": op_id, **created[0]}
     if len(created) > 1:
         out["sessions"] = created
     return out
+
+
+async def _open_first_pages(call: ToolCall, created: list[dict[str, Any]], url: str) -> None:
+    """Navigate each new session's first page to `url` (issue 31: sign-in in one call fewer),
+    adding where it landed (url, status, title, keys) to its `initialPage`. The navigations are
+    ordinary `browser_navigate` operations (queued, recorded, policy-checked). If one fails,
+    every session this call made is closed and the navigation's error is the answer: the
+    client is never left holding sessions it was not told about."""
+    try:
+        for item in created:
+            first = item["initialPage"]
+            page = PageCall(
+                principal=call.principal, session_id=first["sessionId"], page_id=first["pageId"]
+            )
+            _, landed = await call.runtime.navigate(page, url)
+            first.update(landed.fields())
+    except BaseException:
+        for item in created:
+            with contextlib.suppress(Exception):
+                await call.runtime.close_session(call.principal, item["session"]["sessionId"])
+        raise
 
 
 async def session_list(call: ToolCall) -> dict[str, Any]:
@@ -119,6 +147,7 @@ def create_input_schema(context_settings: Schema) -> Schema:
             "contextSettings": context_settings,
             "fromSessionId": SESSION_ID,
             "count": integer(),
+            "url": string(),
         }
     )
 
@@ -141,8 +170,8 @@ def specs(context_settings: Schema) -> list[ToolSpec]:
             title="Create isolated browser session",
             description=(
                 "Isolated session (own cookies, storage, tabs) + its first page: one per role, "
-                "auth state or workflow. fromSessionId: copies its storage; count: "
-                "1-10 (in sessions)."
+                "auth state or workflow. url: opens it there (as browser_navigate); "
+                "fromSessionId: copies its storage; count: 1-10."
             ),
             profile="core",
             hints=Hints(),
