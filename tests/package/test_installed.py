@@ -399,7 +399,8 @@ def test_http_browser_smoke(installed: Installed, http_server: HttpServer) -> No
         name = {"strategy": "label", "value": "Name"}
         call("browser_fill", {**page, "locator": name, "value": "Ada"})
         submit = {"strategy": "role", "value": "button", "name": "Submit"}
-        assert "changes" in call("browser_click", {**page, "locator": submit})
+        # Lean results: a click whose page change is only text no alert shows has no `changes`.
+        call("browser_click", {**page, "locator": submit})
         status = {"strategy": "testId", "value": "status"}
         assert call("browser_visible_text", {**page, "locator": status})["text"] == "clicked"
 
