@@ -2,9 +2,11 @@
 (issue 32 item 2): checked on the syntax trees of src/browsermesh.
 
 A private name is `_x` (not a dunder). `expr._x` is allowed only where `_x` is defined in the
-same file (a function, class, assignment, attribute assignment or parameter there); `self._x`
-and `cls._x` are the object's own. A class in runtime/ may not inherit from another runtime
-class: services receive the core in their constructor and `Runtime` delegates to them.
+same file (a function, class, assignment, attribute assignment or parameter there); that holds
+for `self._x` and `cls._x` too, so a name a base class in another file defines is caught. No
+module imports a private name of another (`from browsermesh.m import _x`). A class in runtime/
+may not inherit from another runtime class: services receive the core in their constructor
+and `Runtime` delegates to them. `ALLOWED` lists the few deliberate exceptions.
 """
 
 from __future__ import annotations
@@ -60,9 +62,10 @@ def defined_names(tree: ast.AST) -> set[str]:
     return names
 
 
-def foreign_private_uses(path: Path) -> Iterator[str]:
-    """`expr._x` uses in `path` where `_x` is not defined in `path` (not self/cls)."""
-    tree = ast.parse(path.read_text())
+def foreign_private_uses(source: str, rel: str) -> Iterator[str]:
+    """`expr._x` uses in the file `rel` (its text `source`) where `_x` is not defined there;
+    `self._x` and `cls._x` count too when `_x` is not defined in the file (inherited)."""
+    tree = ast.parse(source)
     own = defined_names(tree)
     for node in ast.walk(tree):
         if not isinstance(node, ast.Attribute) or not private(node.attr):
@@ -73,9 +76,17 @@ def foreign_private_uses(path: Path) -> Iterator[str]:
             # `self._x` not defined here: inherited from another file's class.
         elif node.attr in own:
             continue
-        rel = path.relative_to(SRC).as_posix()
         if (rel, node.attr) not in ALLOWED:
             yield f"{rel}:{node.lineno} .{node.attr}"
+
+
+def private_imports(source: str, rel: str) -> Iterator[str]:
+    """`from browsermesh... import _x` in the file `rel` (an alias `as _x` is fine)."""
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("browsermesh"):
+            for alias in node.names:
+                if private(alias.name):
+                    yield f"{rel}:{node.lineno} import {alias.name}"
 
 
 def checked_files() -> list[Path]:
@@ -83,31 +94,51 @@ def checked_files() -> list[Path]:
 
 
 def test_no_private_name_is_used_outside_its_file() -> None:
-    found = [use for path in checked_files() for use in foreign_private_uses(path)]
+    found = []
+    for path in checked_files():
+        source, rel = path.read_text(), path.relative_to(SRC).as_posix()
+        found += [*foreign_private_uses(source, rel), *private_imports(source, rel)]
     assert not found, "\n".join(found)
 
 
-def runtime_classes() -> dict[str, list[str]]:
-    """Each class defined in runtime/ -> the names of its bases."""
+def classes_and_bases(source: str) -> dict[str, list[str]]:
+    """Each class defined in `source` -> the (last part of the) names of its bases."""
     out: dict[str, list[str]] = {}
-    for path in sorted((SRC / "runtime").rglob("*.py")):
-        for node in ast.walk(ast.parse(path.read_text())):
-            if isinstance(node, ast.ClassDef):
-                out[node.name] = [ast.unparse(base).split(".")[-1] for base in node.bases]
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.ClassDef):
+            out[node.name] = [ast.unparse(base).split(".")[-1] for base in node.bases]
     return out
 
 
+def inheriting(classes: dict[str, list[str]]) -> dict[str, list[str]]:
+    """The classes among `classes` whose bases include another of them."""
+    found = {name: [b for b in bases if b in classes] for name, bases in classes.items()}
+    return {name: bases for name, bases in found.items() if bases}
+
+
 def test_no_runtime_class_inherits_from_another() -> None:
-    classes = runtime_classes()
-    inherited = {name: [b for b in bases if b in classes] for name, bases in classes.items()}
-    assert not {k: v for k, v in inherited.items() if v}, inherited
+    classes: dict[str, list[str]] = {}
+    for path in sorted((SRC / "runtime").rglob("*.py")):
+        classes.update(classes_and_bases(path.read_text()))
+    assert "RuntimeCore" in classes and "Runtime" in classes  # the walk sees the runtime
+    assert not inheriting(classes)
 
 
-def test_the_checks_can_fail(tmp_path: Path) -> None:
-    # The walker sees a foreign private use and spares a local one (the test is not vacuous).
-    sample = tmp_path / "sample.py"
-    sample.write_text("def _mine():\n    pass\n\nx = obj._theirs\ny = mod._mine\n")
-    tree = ast.parse(sample.read_text())
-    own = defined_names(tree)
-    uses = [n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute) and private(n.attr)]
-    assert [u for u in uses if u not in own] == ["_theirs"]
+def test_the_checks_can_fail() -> None:
+    # A foreign private use is found, a local one and self's own are spared; a subclass of a
+    # runtime class is found.
+    sample = (
+        "def _mine():\n    pass\n\n"
+        "class A:\n    def f(self):\n        self._own = 1\n        return self._inherited\n\n"
+        "x = obj._theirs\ny = mod._mine\nz = a.__dict__\n"
+    )
+    assert sorted(u.split(" ")[-1] for u in foreign_private_uses(sample, "x.py")) == [
+        "._inherited",
+        "._theirs",
+    ]
+    assert list(private_imports("from browsermesh.a import b, _c as d\n", "x.py")) == [
+        "x.py:1 import _c"
+    ]
+    assert inheriting(classes_and_bases("class Core: ...\nclass S(m.Core): ...\n")) == {
+        "S": ["Core"]
+    }

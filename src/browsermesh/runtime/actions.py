@@ -66,10 +66,8 @@ class PageActions:
     def __init__(self, core: RuntimeCore, recorder: Recorder) -> None:
         self.core = core
         self.recorder = recorder
-        # The core's parts this service uses, under the names its engine calls have always had.
-        self.config = core.config
+        # The engine under the name its calls have always had here (call lines unchanged).
         self.engine = core.engine
-        self.files = core.files
 
     async def navigate(self, call: PageCall, url: object) -> tuple[str, Landing]:
         """Load `url`; the operation id and where the page landed (status, title, key text)."""
@@ -261,8 +259,8 @@ class PageActions:
         ``tables: "rows"`` a table row's cells are joined with `` | `` (issue 31 item 3)."""
         loc = parse_locator(locator)
         rows = tables_option(args or {}) == "rows"
-        max_chars = self.config.visible_text_max_chars
-        max_bytes = self.config.visible_text_max_bytes
+        max_chars = self.core.config.visible_text_max_chars
+        max_bytes = self.core.config.visible_text_max_bytes
 
         async def job(
             rec: SessionRecord, page: PageRecord, ctx: OperationContext
@@ -313,7 +311,7 @@ class PageActions:
         follow = parse_follow(follow_snapshot)
         if isinstance(spec, FileChooserWait):  # files resolved (and refused) before any work
             owner = self.core.lookup(call.principal, call.session_id)
-            files = self.files.payloads(owner.session_id, list(spec.files), "wait.files")
+            files = self.core.files.payloads(owner.session_id, list(spec.files), "wait.files")
             spec = FileChooserWait(tuple(files))
 
         async def job(
@@ -352,7 +350,7 @@ class PageActions:
         raw_download = event.pop("_download", None)
         if raw_download is not None:
             try:
-                artifact = await self.files.finished(
+                artifact = await self.core.files.finished(
                     raw_download, ctx.deadline.remaining_ms() / 1000
                 )
             except TimeoutError:
@@ -364,14 +362,14 @@ class PageActions:
             }
         if popup is None:
             return event
-        if len(rec.pages) >= self.config.max_pages:
+        if len(rec.pages) >= self.core.config.max_pages:
             # Cleanup of a page nobody may keep: a short grace past the deadline.
             await self.engine.close_page(
                 popup, max(ctx.deadline.remaining_ms(), POPUP_CLOSE_GRACE_MS)
             )
             raise BrowserMeshError(
                 ErrorCode.LIMIT_EXCEEDED,
-                bound=Bound("pages", "<=", self.config.max_pages, "BROWSERMESH_MAX_PAGES"),
+                bound=Bound("pages", "<=", self.core.config.max_pages, "BROWSERMESH_MAX_PAGES"),
             )
         new_page = self.core.register_page(rec, popup)
         return {

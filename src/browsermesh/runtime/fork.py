@@ -101,10 +101,8 @@ class SessionForks:
     def __init__(self, core: RuntimeCore, sessions: SessionLifecycle) -> None:
         self.core = core
         self.sessions = sessions
-        # The core's parts this service uses, under the names its engine calls have always had.
-        self.config = core.config
+        # The engine under the name its calls have always had here (call lines unchanged).
         self.engine = core.engine
-        self.log = core.log
 
     async def create_sessions(
         self,
@@ -129,7 +127,7 @@ class SessionForks:
             op_id, view, page_id = await self.sessions.create_checked(args)
             return op_id, [(view, page_id)]
         op_id = short_id("o")
-        deadline = Deadline(self.config.timeout_ms)
+        deadline = Deadline(self.core.config.timeout_ms)
         seed: ContextOptions | None = None
         source: SessionRecord | None = None
         if from_session_id is not None:
@@ -162,7 +160,7 @@ class SessionForks:
                 if batch is not None:
                     batch.fail(exc)  # also when the job never ran (skipped, timed out queued)
                 raise
-            self.log.info(
+            self.core.log.info(
                 "session.created",
                 operationId=op_id,
                 sessionId=rec.session_id,
@@ -190,18 +188,21 @@ class SessionForks:
                 source.context, [p.handle for p in pages], ctx.deadline.budget_ms()
             )
             size = len(json.dumps([state, session], separators=(",", ":")).encode())
-            if size > self.config.max_state_bytes:
+            if size > self.core.config.max_state_bytes:
                 raise BrowserMeshError(
                     ErrorCode.LIMIT_EXCEEDED,
                     bound=Bound(
-                        "stateBytes", "<=", self.config.max_state_bytes, VAR_MAX_STATE_BYTES
+                        "stateBytes", "<=", self.core.config.max_state_bytes, VAR_MAX_STATE_BYTES
                     ),
                 )
-            if count_state_origins(state) > self.config.max_state_origins:
+            if count_state_origins(state) > self.core.config.max_state_origins:
                 raise BrowserMeshError(
                     ErrorCode.LIMIT_EXCEEDED,
                     bound=Bound(
-                        "stateOrigins", "<=", self.config.max_state_origins, VAR_MAX_STATE_ORIGINS
+                        "stateOrigins",
+                        "<=",
+                        self.core.config.max_state_origins,
+                        VAR_MAX_STATE_ORIGINS,
                     ),
                 )
             return ContextOptions(storage_state=state, session_storage=session)

@@ -68,12 +68,8 @@ class SessionLifecycle:
     def __init__(self, core: RuntimeCore, recorder: Recorder) -> None:
         self.core = core
         self.recorder = recorder
-        # The core's parts this service uses, under the names its engine calls have always had.
-        self.config = core.config
+        # The engine under the name its calls have always had here (call lines unchanged).
         self.engine = core.engine
-        self.log = core.log
-        self.files = core.files
-        self.tasks = core.tasks
         self._close_tasks: dict[str, asyncio.Task[None]] = {}
         self._shutdown_task: asyncio.Task[None] | None = None
         # A second stop signal cuts the shutdown's grace short (issue 30 #10): the scope of the
@@ -100,7 +96,7 @@ class SessionLifecycle:
         principal = args.principal
         self.check_capacity(principal)
         rec = self.new_record(args)
-        deadline = Deadline(self.config.timeout_ms)
+        deadline = Deadline(self.core.config.timeout_ms)
 
         async def create(ctx: OperationContext) -> str:
             try:
@@ -110,7 +106,7 @@ class SessionLifecycle:
                 raise
 
         op_id, page_id = await self.core.run_queued(rec, "browser_session_create", deadline, create)
-        self.log.info(
+        self.core.log.info(
             "session.created",
             operationId=op_id,
             sessionId=rec.session_id,
@@ -122,12 +118,14 @@ class SessionLifecycle:
     def check_capacity(self, principal: str, wanted: int = 1) -> None:
         """`LIMIT_EXCEEDED` unless `wanted` more active sessions fit, server-wide and for the
         principal."""
-        if self.core.active_count() + wanted > self.config.max_sessions:
+        if self.core.active_count() + wanted > self.core.config.max_sessions:
             raise BrowserMeshError(
                 ErrorCode.LIMIT_EXCEEDED,
-                bound=Bound("sessions", "<=", self.config.max_sessions, "BROWSERMESH_MAX_SESSIONS"),
+                bound=Bound(
+                    "sessions", "<=", self.core.config.max_sessions, "BROWSERMESH_MAX_SESSIONS"
+                ),
             )
-        per_principal = self.config.max_sessions_per_principal
+        per_principal = self.core.config.max_sessions_per_principal
         if per_principal is not None and self.core.active_count(principal) + wanted > per_principal:
             raise BrowserMeshError(
                 ErrorCode.LIMIT_EXCEEDED,
@@ -209,7 +207,7 @@ class SessionLifecycle:
             code = ErrorCode.BROWSER_DISCONNECTED
         context, rec.context = rec.context, None
         self.core.drop_pages(rec)
-        await self.files.close(rec.session_id)
+        await self.core.files.close(rec.session_id)
         if context is not None and not rec.disconnected:
             try:
                 await self.engine.close_context(context)
@@ -220,7 +218,7 @@ class SessionLifecycle:
             rec.failure_code = code
             rec.last_activity_at = self.core.now()
             self.core.make_terminal(rec)
-            self.log.warn(
+            self.core.log.warn(
                 "session.failed", sessionId=rec.session_id, principal=rec.principal, code=code.value
             )
             self.core.changed(rec, "closed")
@@ -232,7 +230,7 @@ class SessionLifecycle:
 
     def get_session(self, principal: str, session_id: object) -> tuple[str, dict[str, Any]]:
         rec = self.core.lookup(principal, session_id)
-        count, size = self.files.store.usage(rec.session_id)
+        count, size = self.core.files.store.usage(rec.session_id)
         return short_id("o"), {**rec.view(), "artifacts": {"count": count, "bytes": size}}
 
     async def session_pages(
@@ -271,7 +269,7 @@ class SessionLifecycle:
             rec.last_activity_at = self.core.now()
             self.core.drop_pages(rec)
             self.core.make_terminal(rec)
-            self.log.info("session.closed", sessionId=rec.session_id, reason=reason)
+            self.core.log.info("session.closed", sessionId=rec.session_id, reason=reason)
             self.core.changed(rec, "state")  # a failed record closed: it was not live before
             return
         task = self._close_tasks.get(rec.session_id)
@@ -284,7 +282,7 @@ class SessionLifecycle:
                 await self._close_now(rec, reason, ctx.operation_id)
 
             queued = rec.queue.submit(ctx, close_job)
-            task = self.tasks.spawn(self._bounded_close(rec, queued))
+            task = self.core.tasks.spawn(self._bounded_close(rec, queued))
             self._close_tasks[rec.session_id] = task
             task.add_done_callback(lambda _t: self._close_tasks.pop(rec.session_id, None))
         await asyncio.shield(task)
@@ -300,7 +298,7 @@ class SessionLifecycle:
             if queued.done():
                 break
             if rec.queue.abort(ErrorCode.SESSION_CLOSED, keep=queued):
-                self.log.warn("session.drain_aborted", sessionId=rec.session_id)
+                self.core.log.warn("session.drain_aborted", sessionId=rec.session_id)
         await _settle(queued)
 
     async def _close_now(self, rec: SessionRecord, reason: str, op_id: str) -> None:
@@ -318,7 +316,7 @@ class SessionLifecycle:
         rec.status = "closed"
         rec.last_activity_at = self.core.now()
         self.core.make_terminal(rec)
-        self.log.info(
+        self.core.log.info(
             "session.closed",
             operationId=op_id,
             sessionId=rec.session_id,
@@ -327,11 +325,13 @@ class SessionLifecycle:
         )
         self.core.changed(rec, "closed")
         if failure is not None:
-            self.log.warn("operation.failed", sessionId=rec.session_id, code=failure.code.value)
+            self.core.log.warn(
+                "operation.failed", sessionId=rec.session_id, code=failure.code.value
+            )
 
     def _repository(self) -> Any:
         """The saved-state store, else `PERSISTENCE_DISABLED`."""
-        if not self.config.persistence or self.core.states is None:
+        if not self.core.config.persistence or self.core.states is None:
             raise BrowserMeshError(ErrorCode.PERSISTENCE_DISABLED)
         return self.core.states
 
@@ -369,7 +369,7 @@ class SessionLifecycle:
 
     async def create_page(self, principal: str, session_id: object) -> tuple[str, dict[str, Any]]:
         async def job(rec: SessionRecord, ctx: OperationContext) -> dict[str, Any]:
-            limit = self.config.max_pages
+            limit = self.core.config.max_pages
             if len(rec.pages) >= limit:
                 raise BrowserMeshError(
                     ErrorCode.LIMIT_EXCEEDED,
@@ -410,7 +410,7 @@ class SessionLifecycle:
         Idempotent: a second call awaits the same shutdown."""
         if self._shutdown_task is None:
             self.core.begin_shutdown()
-            self._shutdown_task = self.tasks.spawn(self._shutdown())
+            self._shutdown_task = self.core.tasks.spawn(self._shutdown())
         await asyncio.shield(self._shutdown_task)
 
     def hurry_shutdown(self) -> None:
@@ -427,7 +427,7 @@ class SessionLifecycle:
         # In-flight work gets a short grace to finish; what is still running is then cancelled
         # (its callers get RUNTIME_SHUTTING_DOWN), so exit never waits for a call's whole budget.
         # `hurry_shutdown` (a second stop signal) ends the grace at once.
-        with anyio.move_on_after(self.config.shutdown_grace_ms / 1000) as grace:
+        with anyio.move_on_after(self.core.config.shutdown_grace_ms / 1000) as grace:
             self._grace_scope = grace
             if self._hurried:
                 grace.cancel()
@@ -435,12 +435,12 @@ class SessionLifecycle:
         self._grace_scope = None
         aborted = sum(rec.queue.abort() for rec in live)
         if aborted:
-            self.log.info("runtime.shutdown_aborted", operations=aborted)
+            self.core.log.info("runtime.shutdown_aborted", operations=aborted)
         results = await asyncio.gather(
             *(self._close(rec, "shutdown") for rec in live), return_exceptions=True
         )
         errors = [r for r in results if isinstance(r, BaseException)]
-        await self.files.stop()
+        await self.core.files.stop()
         try:
             await self.engine.stop()
         except BrowserMeshError as err:

@@ -34,7 +34,7 @@ class SessionNetwork:
 
     def __init__(self, core: RuntimeCore) -> None:
         self.core = core
-        # The core's part this service uses, under the name its engine call has always had.
+        # The engine under the name its calls have always had here (call lines unchanged).
         self.engine = core.engine
 
     async def update_session(

@@ -28,7 +28,6 @@ from browsermesh.persistence.states import LOCAL_PRINCIPAL as LOCAL_PRINCIPAL  #
 from browsermesh.runtime.calls import PageCall
 from browsermesh.runtime.checks import MAX_EXPRESSION_CHARS, parse_capture
 from browsermesh.runtime.core import RuntimeCore, first_page
-from browsermesh.runtime.recording import Recorder
 from browsermesh.runtime.session import (
     PageRecord,
     SessionRecord,
@@ -38,13 +37,10 @@ from browsermesh.runtime.session import (
 class PageReads:
     """What reads a page: observations, evaluate, snapshots, find and screenshots."""
 
-    def __init__(self, core: RuntimeCore, recorder: Recorder) -> None:
+    def __init__(self, core: RuntimeCore) -> None:
         self.core = core
-        self.recorder = recorder
-        # The core's parts this service uses, under the names its engine calls have always had.
-        self.config = core.config
+        # The engine under the name its calls have always had here (call lines unchanged).
         self.engine = core.engine
-        self.files = core.files
 
     async def observe(self, call: PageCall, args: dict[str, Any]) -> tuple[str, dict[str, Any]]:
         """Read one source's captured events (non-destructive, cursor-paged, optionally
@@ -138,7 +134,7 @@ class PageReads:
     ) -> tuple[str, tuple[bytes, int, int]]:
         """A PNG of the viewport, the full page or one element, within the configured limits."""
         kind, locator = parse_capture(capture)
-        cfg = self.config
+        cfg = self.core.config
         limits = ScreenshotLimits(
             cfg.screenshot_max_dimension, cfg.screenshot_max_pixels, cfg.screenshot_max_bytes
         )

@@ -62,7 +62,7 @@ class Runtime:
         self.sessions = SessionLifecycle(core, recorder)
         self.forks = SessionForks(core, self.sessions)
         self.actions = PageActions(core, recorder)
-        self.reads = PageReads(core, recorder)
+        self.reads = PageReads(core)
         self.transfers = FileTransfers(core, recorder)
         self.network = SessionNetwork(core)
         self.exports = TestExports(core)

@@ -35,9 +35,8 @@ class FileTransfers:
     def __init__(self, core: RuntimeCore, recorder: Recorder) -> None:
         self.core = core
         self.recorder = recorder
-        # The core's parts this service uses, under the names its engine calls have always had.
+        # The engine under the name its calls have always had here (call lines unchanged).
         self.engine = core.engine
-        self.files = core.files
 
     async def file_upload(
         self,
@@ -47,7 +46,7 @@ class FileTransfers:
         """Set files on a file input, or answer the chooser a click on the target opens."""
         target = parse_target(args)
         rec = self.core.lookup(call.principal, call.session_id)
-        payloads = self.files.payloads(rec.session_id, args.get("files"))
+        payloads = self.core.files.payloads(rec.session_id, args.get("files"))
 
         async def job(
             rec: SessionRecord, page: PageRecord, ctx: OperationContext
@@ -76,7 +75,7 @@ class FileTransfers:
         rec = self.core.lookup(principal, session_id)
         count = 20 if limit is None else bounded_int(limit, "limit", 1, 100)
         start = 0 if offset is None else bounded_int(offset, "offset", 0, 1_000_000)
-        artifacts = self.files.store.list(rec.session_id)
+        artifacts = self.core.files.store.list(rec.session_id)
         page = [a.view() for a in artifacts[start : start + count]]
         out: dict[str, Any] = {"artifacts": page, "total": len(artifacts)}
         if start + count < len(artifacts):
@@ -104,8 +103,8 @@ class FileTransfers:
             if max_bytes is None
             else bounded_int(max_bytes, "maxBytes", 1, READ_MAX_BYTES)
         )
-        artifact = self.files.store.get(rec.session_id, artifact_id)
-        read = await asyncio.to_thread(self.files.store.read, artifact, mode, start, size)
+        artifact = self.core.files.store.get(rec.session_id, artifact_id)
+        read = await asyncio.to_thread(self.core.files.store.read, artifact, mode, start, size)
         return short_id("o"), read
 
     async def pdf(self, call: PageCall) -> tuple[str, dict[str, Any]]:
@@ -116,7 +115,7 @@ class FileTransfers:
         ) -> dict[str, Any]:
             data = await self.engine.pdf(page.handle, ctx)
             artifact = await asyncio.to_thread(
-                self.files.store.put,
+                self.core.files.store.put,
                 rec.session_id,
                 rec.principal,
                 page.page_id,
