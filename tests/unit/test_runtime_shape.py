@@ -87,24 +87,24 @@ def anyio_backend() -> str:
 
 
 @pytest.fixture
-async def runtime(tmp_path: Path) -> AsyncIterator[Runtime]:
+async def rig(tmp_path: Path) -> AsyncIterator[Runtime]:
     config = default_config(timeout_ms=2000, max_sessions=6, data_dir=tmp_path)
     async with Runtime(config, FakeEngine(), EventLog("silent")) as rt:
         yield rt
 
 
-async def test_the_facade_keeps_the_public_api(runtime: Runtime) -> None:
+async def test_the_facade_keeps_the_public_api(rig: Runtime) -> None:
     for name in OPERATIONS:
-        method = getattr(runtime, name)
+        method = getattr(rig, name)
         assert callable(method), name
         # Bound to a service or the core, never a forwarding copy on the facade itself.
-        assert getattr(method, "__self__", None) is not runtime, name
+        assert getattr(method, "__self__", None) is not rig, name
     for name in ATTRIBUTES:
-        assert hasattr(runtime, name), name
-    assert isinstance(runtime.core, RuntimeCore)
-    assert runtime.watchers is runtime.core.watchers  # a watcher added here is the core's
-    runtime.transport = "http"
-    assert runtime.info()["transport"] == "http"
+        assert hasattr(rig, name), name
+    assert isinstance(rig.core, RuntimeCore)
+    assert rig.watchers is rig.core.watchers  # a watcher added here is the core's
+    rig.transport = "http"
+    assert rig.info()["transport"] == "http"
 
 
 def counting(monkeypatch: pytest.MonkeyPatch, module: Any, name: str) -> list[object]:
@@ -122,11 +122,11 @@ def counting(monkeypatch: pytest.MonkeyPatch, module: Any, name: str) -> list[ob
 
 @pytest.mark.parametrize("count", [None, 1, 3])
 async def test_a_creation_is_checked_once(
-    runtime: Runtime, monkeypatch: pytest.MonkeyPatch, count: int | None
+    rig: Runtime, monkeypatch: pytest.MonkeyPatch, count: int | None
 ) -> None:
     seen_settings = counting(monkeypatch, settings, "normalize_context_settings")
     seen_labels = counting(monkeypatch, labels, "validate_labels")
-    _, created = await runtime.create_sessions(
+    _, created = await rig.create_sessions(
         LOCAL_PRINCIPAL, name="n", context_settings={"locale": "en-GB"}, count=count
     )
     assert len(created) == (count or 1)
@@ -135,10 +135,10 @@ async def test_a_creation_is_checked_once(
     assert all(view["contextSettings"]["locale"] == "en-GB" for view, _ in created)
 
 
-async def test_a_fork_is_checked_once(runtime: Runtime, monkeypatch: pytest.MonkeyPatch) -> None:
-    _, view, _ = await runtime.create_session(LOCAL_PRINCIPAL)
+async def test_a_fork_is_checked_once(rig: Runtime, monkeypatch: pytest.MonkeyPatch) -> None:
+    _, view, _ = await rig.create_session(LOCAL_PRINCIPAL)
     seen = counting(monkeypatch, settings, "normalize_context_settings")
-    _, created = await runtime.create_sessions(
+    _, created = await rig.create_sessions(
         LOCAL_PRINCIPAL, from_session_id=view["sessionId"], count=2
     )
     assert len(created) == 2 and seen == [None]
