@@ -47,9 +47,9 @@ from browsermesh.model.text import bound_text
 from browsermesh.persistence.states import LOCAL_PRINCIPAL as LOCAL_PRINCIPAL  # mcp imports it
 from browsermesh.runtime.calls import PageCall
 from browsermesh.runtime.checks import scroll_delta, validate_http_url
-from browsermesh.runtime.core import first_page
+from browsermesh.runtime.core import RuntimeCore, first_page
 from browsermesh.runtime.forms import fill_fields
-from browsermesh.runtime.recording import Recorded, Replay, expectation, step_at
+from browsermesh.runtime.recording import Recorder, Replay, expectation, step_at
 from browsermesh.runtime.session import (
     PageRecord,
     SessionRecord,
@@ -59,21 +59,27 @@ POPUP_CLOSE_GRACE_MS = 1_000
 """How long closing a popup over the page limit may take past the call's deadline."""
 
 
-class PageActions(Recorded):
+class PageActions:
     """What changes a page: navigation, element actions and forms (with `changes` and the
     follow-up snapshot), scrolling, dragging, waits and action-and-wait."""
+
+    def __init__(self, core: RuntimeCore, recorder: Recorder) -> None:
+        self.core = core
+        self.recorder = recorder
+        # The engine under the name its calls have always had here (call lines unchanged).
+        self.engine = core.engine
 
     async def navigate(self, call: PageCall, url: object) -> tuple[str, Landing]:
         """Load `url`; the operation id and where the page landed (status, title, key text)."""
         target = validate_http_url(url)
 
         async def job(rec: SessionRecord, page: PageRecord, ctx: OperationContext) -> Landing:
-            self._clear_snapshots(page)
+            self.core.clear_snapshots(page)
             landed = await self.engine.navigate(page.handle, target, ctx.deadline.budget_ms())
-            self._record(rec, Navigate(**step_at(rec, page, ctx), url=target))
+            self.recorder.record(rec, Navigate(**step_at(rec, page, ctx), url=target))
             return landed
 
-        return await self.run_page_op(call, "browser_navigate", job)
+        return await self.core.run_page_op(call, "browser_navigate", job)
 
     async def history(
         self,
@@ -83,24 +89,24 @@ class PageActions(Recorded):
         """One history step; the operation id and where the page landed."""
 
         async def job(rec: SessionRecord, page: PageRecord, ctx: OperationContext) -> Landing:
-            self._clear_snapshots(page)
+            self.core.clear_snapshots(page)
             landed = await self.engine.history(page.handle, step, ctx.deadline.budget_ms())
-            self._record(rec, History(**step_at(rec, page, ctx), step=step))
+            self.recorder.record(rec, History(**step_at(rec, page, ctx), step=step))
             return landed
 
-        return await self.run_page_op(call, f"browser_{step}", job)
+        return await self.core.run_page_op(call, f"browser_{step}", job)
 
     async def get_url(self, call: PageCall) -> tuple[str, str]:
         async def job(rec: SessionRecord, page: PageRecord, ctx: OperationContext) -> str:
             return self.engine.current_url(page.handle)
 
-        return await self.run_page_op(call, "browser_get_url", job)
+        return await self.core.run_page_op(call, "browser_get_url", job)
 
     async def get_title(self, call: PageCall) -> tuple[str, str]:
         async def job(rec: SessionRecord, page: PageRecord, ctx: OperationContext) -> str:
             return await self.engine.title(page.handle, ctx.deadline.budget_ms())
 
-        return await self.run_page_op(call, "browser_get_title", job)
+        return await self.core.run_page_op(call, "browser_get_title", job)
 
     async def element_action(
         self,
@@ -121,19 +127,21 @@ class PageActions(Recorded):
         async def job(
             rec: SessionRecord, page: PageRecord, ctx: OperationContext
         ) -> dict[str, Any]:
-            replay = await self._replayable(rec, page.handle, target, ctx)
+            replay = await self.recorder.replayable(rec, page.handle, target, ctx)
             changes, own = await self.engine.act(page.handle, target, op, choice or arg, ctx)
             if replay is not None:
                 value = None
                 if arg is not None:
-                    password = await self._is_password(page.handle, target, ctx, replay)
-                    value = self._value(rec, replay.locator, arg, secret=(secret or password))
+                    password = await self.recorder.is_password(page.handle, target, ctx, replay)
+                    value = self.recorder.value(
+                        rec, replay.locator, arg, secret=(secret or password)
+                    )
                 where = step_at(rec, page, ctx)
                 step = Action(**where, op=op, locator=replay.locator, value=value, option=choice)
-                self._record(rec, step)
+                self.recorder.record(rec, step)
             return {**own, "changes": changes, **await self._follow(page, follow, changes, ctx)}
 
-        return await self.run_page_op(call, f"browser_{op}", job)
+        return await self.core.run_page_op(call, f"browser_{op}", job)
 
     async def _follow(
         self,
@@ -175,7 +183,7 @@ class PageActions(Recorded):
             rec: SessionRecord, page: PageRecord, ctx: OperationContext
         ) -> dict[str, Any]:
             async def describe(field: ParsedField) -> Replay | None:
-                return await self._replayable(rec, page.handle, field.target, ctx)
+                return await self.recorder.replayable(rec, page.handle, field.target, ctx)
 
             watch = await self.engine.watch_changes(page.handle, ctx)
             try:
@@ -188,7 +196,7 @@ class PageActions(Recorded):
             follow_up = await self._follow(page, follow, changes, ctx)
             return {"filled": len(done), "changes": changes, **follow_up}
 
-        return await self.run_page_op(call, "browser_fill_form", job)
+        return await self.core.run_page_op(call, "browser_fill_form", job)
 
     def _record_form(
         self,
@@ -205,9 +213,9 @@ class PageActions(Recorded):
             value = None
             if isinstance(field.value, str):
                 secret = field.secret or replay.password
-                value = self._value(rec, replay.locator, field.value, secret=secret)
+                value = self.recorder.value(rec, replay.locator, field.value, secret=secret)
             fields.append(FormField(locator=replay.locator, op=op, value=value))
-        self._record(rec, FormFill(**step_at(rec, page, ctx), fields=tuple(fields)))
+        self.recorder.record(rec, FormFill(**step_at(rec, page, ctx), fields=tuple(fields)))
 
     async def scroll(
         self,
@@ -219,9 +227,9 @@ class PageActions(Recorded):
 
         async def job(rec: SessionRecord, page: PageRecord, ctx: OperationContext) -> None:
             await self.engine.scroll(page.handle, dx, dy, ctx)
-            self._record(rec, Scroll(**step_at(rec, page, ctx), dx=dx, dy=dy))
+            self.recorder.record(rec, Scroll(**step_at(rec, page, ctx), dx=dx, dy=dy))
 
-        op_id, _ = await self.run_page_op(call, "browser_scroll", job)
+        op_id, _ = await self.core.run_page_op(call, "browser_scroll", job)
         return op_id
 
     async def drag(
@@ -234,9 +242,11 @@ class PageActions(Recorded):
 
         async def job(rec: SessionRecord, page: PageRecord, ctx: OperationContext) -> None:
             await self.engine.drag(page.handle, src, dst, ctx)
-            self._record(rec, Drag(**step_at(rec, page, ctx), source=src.wire(), target=dst.wire()))
+            self.recorder.record(
+                rec, Drag(**step_at(rec, page, ctx), source=src.wire(), target=dst.wire())
+            )
 
-        op_id, _ = await self.run_page_op(call, "browser_drag_and_drop", job)
+        op_id, _ = await self.core.run_page_op(call, "browser_drag_and_drop", job)
         return op_id
 
     async def visible_text(
@@ -249,8 +259,8 @@ class PageActions(Recorded):
         ``tables: "rows"`` a table row's cells are joined with `` | `` (issue 31 item 3)."""
         loc = parse_locator(locator)
         rows = tables_option(args or {}) == "rows"
-        max_chars = self.config.visible_text_max_chars
-        max_bytes = self.config.visible_text_max_bytes
+        max_chars = self.core.config.visible_text_max_chars
+        max_bytes = self.core.config.visible_text_max_bytes
 
         async def job(
             rec: SessionRecord, page: PageRecord, ctx: OperationContext
@@ -270,7 +280,7 @@ class PageActions(Recorded):
                 },
             }
 
-        return await self.run_page_op(call, "browser_visible_text", job)
+        return await self.core.run_page_op(call, "browser_visible_text", job)
 
     async def wait(
         self,
@@ -282,9 +292,9 @@ class PageActions(Recorded):
 
         async def job(rec: SessionRecord, page: PageRecord, ctx: OperationContext) -> None:
             await self.engine.wait(page.handle, cond, ctx)
-            self._record(rec, Wait(**step_at(rec, page, ctx), condition=cond))
+            self.recorder.record(rec, Wait(**step_at(rec, page, ctx), condition=cond))
 
-        op_id, _ = await self.run_page_op(call, "browser_wait", job)
+        op_id, _ = await self.core.run_page_op(call, "browser_wait", job)
         return op_id
 
     async def action_and_wait(
@@ -300,18 +310,18 @@ class PageActions(Recorded):
         spec = parse_wait(wait)
         follow = parse_follow(follow_snapshot)
         if isinstance(spec, FileChooserWait):  # files resolved (and refused) before any work
-            owner = self._lookup(call.principal, call.session_id)
-            files = self.files.payloads(owner.session_id, list(spec.files), "wait.files")
+            owner = self.core.lookup(call.principal, call.session_id)
+            files = self.core.files.payloads(owner.session_id, list(spec.files), "wait.files")
             spec = FileChooserWait(tuple(files))
 
         async def job(
             rec: SessionRecord, page: PageRecord, ctx: OperationContext
         ) -> dict[str, Any]:
-            replay = await self._replayable(rec, page.handle, act.target, ctx)
+            replay = await self.recorder.replayable(rec, page.handle, act.target, ctx)
             try:
                 result = await self._act_and_wait(rec, page, act, spec, ctx)
             finally:
-                self._clear_snapshots(page)
+                self.core.clear_snapshots(page)
             changes = result.pop("_changes", {})
             if replay is not None:
                 step = ActAndWait(
@@ -321,11 +331,11 @@ class PageActions(Recorded):
                     key=act.key,
                     expect=expectation(spec, result),
                 )
-                self._record(rec, step)
+                self.recorder.record(rec, step)
             follow_up = await self._follow(page, follow, changes, ctx)
             return {"event": result, "changes": changes, **follow_up}
 
-        return await self.run_page_op(call, "browser_action_and_wait", job)
+        return await self.core.run_page_op(call, "browser_action_and_wait", job)
 
     async def _act_and_wait(
         self,
@@ -340,7 +350,7 @@ class PageActions(Recorded):
         raw_download = event.pop("_download", None)
         if raw_download is not None:
             try:
-                artifact = await self.files.finished(
+                artifact = await self.core.files.finished(
                     raw_download, ctx.deadline.remaining_ms() / 1000
                 )
             except TimeoutError:
@@ -352,16 +362,16 @@ class PageActions(Recorded):
             }
         if popup is None:
             return event
-        if len(rec.pages) >= self.config.max_pages:
+        if len(rec.pages) >= self.core.config.max_pages:
             # Cleanup of a page nobody may keep: a short grace past the deadline.
             await self.engine.close_page(
                 popup, max(ctx.deadline.remaining_ms(), POPUP_CLOSE_GRACE_MS)
             )
             raise BrowserMeshError(
                 ErrorCode.LIMIT_EXCEEDED,
-                bound=Bound("pages", "<=", self.config.max_pages, "BROWSERMESH_MAX_PAGES"),
+                bound=Bound("pages", "<=", self.core.config.max_pages, "BROWSERMESH_MAX_PAGES"),
             )
-        new_page = self._register_page(rec, popup)
+        new_page = self.core.register_page(rec, popup)
         return {
             "kind": "popup",
             "page": rec.page_view(new_page, self.engine.current_url(popup)),

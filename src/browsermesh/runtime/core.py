@@ -1,7 +1,9 @@
 """The runtime's core: registry, page bookkeeping, queue execution, engine events, inspection.
 
-Every public coroutine of the runtime either returns `(operationId, result)` or raises
-`BrowserMeshError` carrying the operationId; `_run` is where that happens."""
+`RuntimeCore` is an ordinary object that the runtime's services receive in their constructor
+(runtime.runtime builds them). Every public coroutine of the runtime either returns
+`(operationId, result)` or raises `BrowserMeshError` carrying the operationId; `run_queued` is
+where that happens."""
 
 from __future__ import annotations
 
@@ -10,8 +12,6 @@ import itertools
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, TypeVar
-
-import anyio
 
 from browsermesh.config import Config
 from browsermesh.engine.protocol import Engine, EnginePage
@@ -59,8 +59,9 @@ CRASHED_PAGE_TOOLS = frozenset({"browser_reload", "browser_get_url"})
 class RuntimeCore:
     """The registry and how work runs: sessions and pages by id, acceptance checks, the
     queue execution every operation goes through (deadline, logging, classification), engine
-    events, change notification and inspection. The operations are in the classes built on it
-    (runtime.lifecycle, runtime.actions, runtime.reads); `runtime.Runtime` combines them."""
+    events, change notification and inspection. The operations are in the services that
+    receive it (runtime.lifecycle, runtime.actions, runtime.reads, ...); `runtime.Runtime` is
+    the facade over them."""
 
     def __init__(
         self,
@@ -86,12 +87,6 @@ class RuntimeCore:
         self._sessions: dict[str, SessionRecord] = {}
         self._page_owner: dict[int, tuple[str, str]] = {}
         self._shutting_down = False
-        self._shutdown_task: asyncio.Task[None] | None = None
-        # A second stop signal cuts the shutdown's grace short (issue 30 #10): the scope of the
-        # grace while it runs, and whether the hurry came before it started.
-        self._grace_scope: anyio.CancelScope | None = None
-        self._hurried = False
-        self._close_tasks: dict[str, asyncio.Task[None]] = {}
         self._accepted = itertools.count(1)  # OperationContext.accepted
         # Every task the runtime starts (bounded closes, the shutdown); `async with` awaits them.
         self.tasks = TaskOwner()
@@ -107,24 +102,39 @@ class RuntimeCore:
         self.files.on_change = self._artifacts_changed
         engine.events.page_limit = lambda _page: self.config.max_pages
 
-    def _now(self) -> str:
+    def now(self) -> str:
+        """The wall clock as the views show times (ISO 8601)."""
         return iso_from_epoch(self.clock.wall())
 
-    def _check_running(self) -> None:
+    def check_running(self) -> None:
+        """`RUNTIME_SHUTTING_DOWN` once the shutdown began (every entry checks it first)."""
         if self._shutting_down:
             raise BrowserMeshError(ErrorCode.RUNTIME_SHUTTING_DOWN)
 
-    def _lookup(self, principal: str, session_id: object) -> SessionRecord:
-        self._check_running()
+    def begin_shutdown(self) -> None:
+        """From now on no call is accepted (the lifecycle's shutdown, before it drains)."""
+        self._shutting_down = True
+
+    def add_session(self, rec: SessionRecord) -> None:
+        """Register a new (`creating`) record and tell the watchers."""
+        self._sessions[rec.session_id] = rec
+        self.changed(rec, "created")
+
+    def records(self) -> list[SessionRecord]:
+        """Every record in registry order (live ones and kept tombstones), as of now."""
+        return list(self._sessions.values())
+
+    def lookup(self, principal: str, session_id: object) -> SessionRecord:
+        self.check_running()
         rec = self._sessions.get(session_id) if isinstance(session_id, str) else None
         if rec is None or rec.principal != principal:
             raise BrowserMeshError(ErrorCode.SESSION_NOT_FOUND)
         rec.last_touch = self.clock.monotonic()
         return rec
 
-    def _accept(self, principal: str, session_id: object) -> SessionRecord:
+    def accept(self, principal: str, session_id: object) -> SessionRecord:
         """The §13.3 state checks, in order, for work on a session."""
-        rec = self._lookup(principal, session_id)
+        rec = self.lookup(principal, session_id)
         if rec.status == "closing" or (rec.status == "ready" and not rec.accepting):
             raise BrowserMeshError(ErrorCode.SESSION_CLOSING)
         if rec.status == "closed":
@@ -135,7 +145,8 @@ class RuntimeCore:
             raise BrowserMeshError(ErrorCode.SESSION_NOT_READY)
         return rec
 
-    def _page(self, rec: SessionRecord, page_id: object) -> PageRecord:
+    def page_of(self, rec: SessionRecord, page_id: object) -> PageRecord:
+        """`rec`'s page `page_id`, else `PAGE_NOT_FOUND`."""
         page = rec.pages.get(page_id) if isinstance(page_id, str) else None
         if page is None:
             raise BrowserMeshError(ErrorCode.PAGE_NOT_FOUND)
@@ -146,7 +157,7 @@ class RuntimeCore:
         rec = self._sessions.get(session_id)
         return None if rec is None else rec.principal
 
-    def _changed(self, rec: SessionRecord, kind: ChangeKind) -> None:
+    def changed(self, rec: SessionRecord, kind: ChangeKind) -> None:
         """Tell every watcher that `rec` changed (a raising watcher is logged and skipped)."""
         if not self.watchers:
             return
@@ -160,12 +171,12 @@ class RuntimeCore:
     def _artifacts_changed(self, session_id: str) -> None:
         rec = self._sessions.get(session_id)
         if rec is not None:
-            self._changed(rec, "artifacts")
+            self.changed(rec, "artifacts")
 
     def _pages_watched(self, rec: SessionRecord) -> bool:
         return any(w.watches_pages(rec.principal) for w in list(self.watchers))
 
-    async def _title_peek(self, page: PageRecord) -> str | None:
+    async def title_peek(self, page: PageRecord) -> str | None:
         """The page's title as browser_get_title shows it, or None when the page cannot say
         within `TITLE_PEEK_MS` (crashed, busy, navigating, closed)."""
         if page.handle.crashed:
@@ -177,10 +188,10 @@ class RuntimeCore:
         except Exception:
             return None
 
-    async def _page_views(self, rec: SessionRecord) -> list[dict[str, Any]]:
+    async def page_views(self, rec: SessionRecord) -> list[dict[str, Any]]:
         """Every page of `rec` as a PageView plus its `title` (read at once, not queued)."""
         pages = list(rec.pages.values())
-        titles = await asyncio.gather(*(self._title_peek(p) for p in pages))
+        titles = await asyncio.gather(*(self.title_peek(p) for p in pages))
         return [
             {**rec.page_view(p, self.engine.current_url(p.handle)), "title": title}
             for p, title in zip(pages, titles, strict=True)
@@ -195,12 +206,12 @@ class RuntimeCore:
         if not self._pages_watched(rec):
             rec.fingerprint = None
             return
-        now = fingerprint(await self._page_views(rec))
+        now = fingerprint(await self.page_views(rec))
         if now != rec.fingerprint:
             rec.fingerprint = now
-            self._changed(rec, "pages")
+            self.changed(rec, "pages")
 
-    def _make_terminal(self, rec: SessionRecord) -> None:
+    def make_terminal(self, rec: SessionRecord) -> None:
         """Move a record that just became terminal to the end and prune old tombstones; its
         artifacts go with it."""
         self.files.forget(rec.session_id)
@@ -211,17 +222,19 @@ class RuntimeCore:
         for old in terminal[: max(0, len(terminal) - keep)]:
             del self._sessions[old.session_id]
 
-    def _drop_pages(self, rec: SessionRecord) -> None:
+    def drop_pages(self, rec: SessionRecord) -> None:
+        """Forget every page of `rec` (its context is gone or going)."""
         for page in rec.pages.values():
             self._page_owner.pop(id(page.handle), None)
         rec.pages.clear()
         rec.default_page_id = None
 
-    def _register_page(self, rec: SessionRecord, handle: EnginePage) -> PageRecord:
+    def register_page(self, rec: SessionRecord, handle: EnginePage) -> PageRecord:
+        """A new managed page of `rec` for the engine's `handle` (the first is the default)."""
         page = PageRecord(
             short_id("p"),
             rec.session_id,
-            self._now(),
+            self.now(),
             handle,
             snapshots=SnapshotStore(now=self.clock.monotonic, wall_now=self.clock.wall),
         )
@@ -238,7 +251,8 @@ class RuntimeCore:
         )
         return page
 
-    def _remove_page(self, rec: SessionRecord, page: PageRecord) -> None:
+    def remove_page(self, rec: SessionRecord, page: PageRecord) -> None:
+        """Forget one page of `rec`; the oldest remaining becomes the default if it was."""
         rec.pages.pop(page.page_id, None)
         self._page_owner.pop(id(page.handle), None)
         if rec.default_page_id == page.page_id:
@@ -256,16 +270,16 @@ class RuntimeCore:
             rec.disconnected = True
             rec.failure_code = ErrorCode.BROWSER_DISCONNECTED
             rec.context = None
-            rec.last_activity_at = self._now()
-            self._drop_pages(rec)
-            self._make_terminal(rec)
+            rec.last_activity_at = self.now()
+            self.drop_pages(rec)
+            self.make_terminal(rec)
             self.log.warn(
                 "session.failed",
                 sessionId=rec.session_id,
                 principal=rec.principal,
                 code=ErrorCode.BROWSER_DISCONNECTED.value,
             )
-            self._changed(rec, "closed")
+            self.changed(rec, "closed")
 
     def _on_download(self, handle: EnginePage, download: Any) -> None:
         owner = self._page_owner.get(id(handle))
@@ -280,12 +294,12 @@ class RuntimeCore:
             return
         rec = self._sessions.get(owner[0])
         if rec is not None and owner[1] in rec.pages:
-            self._remove_page(rec, rec.pages[owner[1]])
+            self.remove_page(rec, rec.pages[owner[1]])
             # The page closed itself (window.close, a crash of its context): maybe between
             # operations, where no fingerprint would notice.
-            self._changed(rec, "pages")
+            self.changed(rec, "pages")
 
-    async def _run(
+    async def run_queued(
         self,
         rec: SessionRecord,
         tool: str,
@@ -354,7 +368,7 @@ class RuntimeCore:
             self._ended(rec, err.code.value, started, fields)
             raise
         if touch:
-            rec.last_activity_at = self._now()
+            rec.last_activity_at = self.now()
         self._ended(rec, None, started, fields)
         return ctx.operation_id, result
 
@@ -372,14 +386,14 @@ class RuntimeCore:
 
     async def run_page_op(self, call: PageCall, tool: str, job: PageJob[T]) -> tuple[str, T]:
         """Accept a page-addressed call and run `job(session, page, ctx)` in the queue."""
-        rec = self._accept(call.principal, call.session_id)
+        rec = self.accept(call.principal, call.session_id)
         page_id = call.page_id
-        self._page(rec, page_id)  # fail fast: PAGE_NOT_FOUND before queueing
+        self.page_of(rec, page_id)  # fail fast: PAGE_NOT_FOUND before queueing
         deadline = Deadline(validate_timeout(call.timeout_ms, self.config.timeout_ms))
 
         async def queued(ctx: OperationContext) -> T:
-            self._recheck(rec)
-            page = self._page(rec, page_id)
+            self.recheck(rec)
+            page = self.page_of(rec, page_id)
             if page.handle.crashed and tool not in CRASHED_PAGE_TOOLS:
                 raise BrowserMeshError(
                     ErrorCode.BROWSER_ERROR,
@@ -388,35 +402,37 @@ class RuntimeCore:
                 )
             return await job(rec, page, ctx)
 
-        return await self._run(rec, tool, deadline, queued, page_id=str(page_id))
+        return await self.run_queued(rec, tool, deadline, queued, page_id=str(page_id))
 
     async def run_session_op(
         self, principal: str, session_id: object, tool: str, job: SessionJob[T]
     ) -> tuple[str, T]:
         """Accept a session-level call (no `timeoutMs`: the configured default applies)."""
-        rec = self._accept(principal, session_id)
+        rec = self.accept(principal, session_id)
         deadline = Deadline(self.config.timeout_ms)
 
         async def queued(ctx: OperationContext) -> T:
-            self._recheck(rec)
+            self.recheck(rec)
             return await job(rec, ctx)
 
-        return await self._run(rec, tool, deadline, queued)
+        return await self.run_queued(rec, tool, deadline, queued)
 
-    def _recheck(self, rec: SessionRecord) -> None:
+    def recheck(self, rec: SessionRecord) -> None:
+        """In the queue slot: the session may have failed or closed while the job waited."""
         if rec.disconnected:
             raise BrowserMeshError(ErrorCode.BROWSER_DISCONNECTED)
         if rec.status != "ready" or rec.context is None:
             raise BrowserMeshError(ErrorCode.SESSION_NOT_READY)
 
-    def _active_count(self, principal: str | None = None) -> int:
+    def active_count(self, principal: str | None = None) -> int:
+        """Active sessions, server-wide or of `principal`."""
         return sum(
             1
             for r in self._sessions.values()
             if r.status in ACTIVE_STATUSES and (principal is None or r.principal == principal)
         )
 
-    def _clear_snapshots(self, page: PageRecord) -> None:
+    def clear_snapshots(self, page: PageRecord) -> None:
         """Drop the page's retained snapshots (cursors die)."""
         page.snapshots.clear()
 
@@ -430,7 +446,7 @@ class RuntimeCore:
 
     def counts(self) -> tuple[int, int]:
         """(active sessions, retained failed records), server-wide."""
-        active = self._active_count()
+        active = self.active_count()
         failed = sum(1 for r in self._sessions.values() if r.status == "failed")
         return active, failed
 
@@ -440,6 +456,7 @@ class RuntimeCore:
 
     @property
     def shutting_down(self) -> bool:
+        """Whether the shutdown began."""
         return self._shutting_down
 
 

@@ -15,7 +15,8 @@ from browsermesh.model.ids import short_id
 from browsermesh.model.recording import Recording
 from browsermesh.model.test_export import SessionExport, export_pytest
 from browsermesh.persistence.states import LOCAL_PRINCIPAL
-from browsermesh.runtime.recording import Recorded, session_label
+from browsermesh.runtime.core import RuntimeCore
+from browsermesh.runtime.recording import session_label
 from browsermesh.runtime.session import SessionRecord
 
 MAX_EXPORT_SESSIONS: Final = 10
@@ -25,12 +26,15 @@ EXPORT_MAX_CHARS: Final = 200_000
 RECORDING_ACTIONS: Final = ("pause", "resume", "clear")
 
 
-class TestExports(Recorded):
-    """The export and the recording switch."""
+class TestExports:
+    """The export and the recording switch (a service on the core)."""
+
+    def __init__(self, core: RuntimeCore) -> None:
+        self.core = core
 
     def _recorded(self, principal: str, session_id: object, field: str) -> SessionRecord:
         """The caller's session (live or closed), which must have a log."""
-        rec = self._lookup(principal, session_id)
+        rec = self.core.lookup(principal, session_id)
         if rec.recording is None:
             raise invalid_argument(
                 field, "a session recorded (server run with the testing profile)"
@@ -64,7 +68,7 @@ class TestExports(Recorded):
         }
         op_id = short_id("o")
         # The log's fields are the contract's (§22): which call, never what it exported.
-        self.log.info(
+        self.core.log.info(
             "test.exported", operationId=op_id, principal=principal, tool="browser_test_export"
         )
         return op_id, out
@@ -91,7 +95,7 @@ class TestExports(Recorded):
         state_id = rec.restored_from_state_id
         if state_id is None:
             return None
-        path = self.states.file_of(rec.principal, state_id)
+        path = self.core.states.file_of(rec.principal, state_id)
         return str(path) if rec.principal == LOCAL_PRINCIPAL else path.name
 
     def set_recording(

@@ -38,7 +38,8 @@ from browsermesh.persistence.states import (
     VAR_MAX_STATE_ORIGINS,
     count_state_origins,
 )
-from browsermesh.runtime.lifecycle import SessionLifecycle
+from browsermesh.runtime.core import RuntimeCore
+from browsermesh.runtime.lifecycle import SessionLifecycle, session_args
 from browsermesh.runtime.session import SessionRecord
 
 MAX_COUNT: Final = 10
@@ -93,8 +94,15 @@ class _Batch:
             raise BrowserMeshError(self.failure, cause=_SIBLING)
 
 
-class SessionForks(SessionLifecycle):
-    """`create_sessions`: one session, a batch, or forks of a live session."""
+class SessionForks:
+    """`create_sessions`: one session, a batch, or forks of a live session (a service on the
+    core, creating each session through the lifecycle's checked path)."""
+
+    def __init__(self, core: RuntimeCore, sessions: SessionLifecycle) -> None:
+        self.core = core
+        self.sessions = sessions
+        # The engine under the name its calls have always had here (call lines unchanged).
+        self.engine = core.engine
 
     async def create_sessions(
         self,
@@ -109,36 +117,25 @@ class SessionForks(SessionLifecycle):
     ) -> tuple[str, list[Created]]:
         """Create `count` ready sessions (forks of `from_session_id` when given):
         `(operationId, [(view, pageId), ...])` in creation order."""
-        from browsermesh.model.labels import validate_labels
-        from browsermesh.model.settings import normalize_context_settings
-
-        self._check_running()
-        clean_name, clean_metadata = validate_labels(name, metadata)
-        settings = normalize_context_settings(context_settings)
+        self.core.check_running()
+        args = session_args(principal, name, metadata, state_id, context_settings)
+        settings = args.settings
         wanted = validate_count(count)
         if from_session_id is not None and state_id is not None:
             raise invalid_argument("fromSessionId", "not together with stateId")
         if from_session_id is None and wanted == 1:
-            op_id, view, page_id = await self.create_session(
-                principal,
-                name=name,
-                metadata=metadata,
-                state_id=state_id,
-                context_settings=context_settings,
-            )
+            op_id, view, page_id = await self.sessions.create_checked(args)
             return op_id, [(view, page_id)]
         op_id = short_id("o")
-        deadline = Deadline(self.config.timeout_ms)
+        deadline = Deadline(self.core.config.timeout_ms)
         seed: ContextOptions | None = None
         source: SessionRecord | None = None
         if from_session_id is not None:
-            source = self._accept(principal, from_session_id)
-            self._check_capacity(principal, wanted)
+            source = self.core.accept(principal, from_session_id)
+            self.sessions.check_capacity(principal, wanted)
             seed = await self._copy_storage(source, deadline, op_id)
-        self._check_capacity(principal, wanted)
-        records = [
-            self._new_record(principal, clean_name, clean_metadata, settings) for _ in range(wanted)
-        ]
+        self.sessions.check_capacity(principal, wanted)
+        records = [self.sessions.new_record(args) for _ in range(wanted)]
         for rec in records:
             rec.forked_from_session_id = None if source is None else source.session_id
         batch = _Batch(wanted, deadline) if wanted > 1 else None
@@ -146,24 +143,24 @@ class SessionForks(SessionLifecycle):
         async def create(rec: SessionRecord) -> str:
             async def job(ctx: OperationContext) -> str:
                 try:
-                    return await self._build_session(
+                    return await self.sessions.build_session(
                         rec, ctx, state_id, settings, seed, None if batch is None else batch.hold
                     )
                 except BaseException as exc:
                     if batch is not None:
                         batch.fail(exc)
-                    await self._fail_creation(rec, exc)
+                    await self.sessions.fail_creation(rec, exc)
                     raise
 
             try:
-                _, page_id = await self._run(
+                _, page_id = await self.core.run_queued(
                     rec, "browser_session_create", deadline, job, operation_id=op_id
                 )
             except BaseException as exc:
                 if batch is not None:
                     batch.fail(exc)  # also when the job never ran (skipped, timed out queued)
                 raise
-            self.log.info(
+            self.core.log.info(
                 "session.created",
                 operationId=op_id,
                 sessionId=rec.session_id,
@@ -185,29 +182,32 @@ class SessionForks(SessionLifecycle):
         """The source's storage, read in its queue and bounded like a saved state."""
 
         async def job(ctx: OperationContext) -> ContextOptions:
-            self._recheck(source)
+            self.core.recheck(source)
             pages = sorted(source.pages.values(), key=lambda p: p.page_id != source.default_page_id)
             state, session = await self.engine.fork_storage(
                 source.context, [p.handle for p in pages], ctx.deadline.budget_ms()
             )
             size = len(json.dumps([state, session], separators=(",", ":")).encode())
-            if size > self.config.max_state_bytes:
+            if size > self.core.config.max_state_bytes:
                 raise BrowserMeshError(
                     ErrorCode.LIMIT_EXCEEDED,
                     bound=Bound(
-                        "stateBytes", "<=", self.config.max_state_bytes, VAR_MAX_STATE_BYTES
+                        "stateBytes", "<=", self.core.config.max_state_bytes, VAR_MAX_STATE_BYTES
                     ),
                 )
-            if count_state_origins(state) > self.config.max_state_origins:
+            if count_state_origins(state) > self.core.config.max_state_origins:
                 raise BrowserMeshError(
                     ErrorCode.LIMIT_EXCEEDED,
                     bound=Bound(
-                        "stateOrigins", "<=", self.config.max_state_origins, VAR_MAX_STATE_ORIGINS
+                        "stateOrigins",
+                        "<=",
+                        self.core.config.max_state_origins,
+                        VAR_MAX_STATE_ORIGINS,
                     ),
                 )
             return ContextOptions(storage_state=state, session_storage=session)
 
-        _, seed = await self._run(
+        _, seed = await self.core.run_queued(
             source, "browser_session_create", deadline, job, operation_id=op_id
         )
         return seed

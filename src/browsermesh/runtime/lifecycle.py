@@ -1,5 +1,10 @@
 """Session and page lifecycle: create (with saved state), list, get, close (drained, bounded),
-saved states, pages, and shutdown of the whole runtime."""
+saved states, pages, and shutdown of the whole runtime.
+
+`SessionLifecycle` is a service on the `RuntimeCore` (and the `Recorder`, for pages opened and
+closed); `SessionForks` (runtime/fork.py) builds on its public methods. A session's arguments
+are checked once, at the entry (`session_args`); the inner path takes the checked value.
+"""
 
 from __future__ import annotations
 
@@ -7,8 +12,8 @@ import asyncio
 import contextlib
 import time
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import replace
-from typing import Any, Self
+from dataclasses import dataclass, replace
+from typing import Any
 
 import anyio
 
@@ -19,7 +24,8 @@ from browsermesh.model.ids import short_id
 from browsermesh.model.limits import MAX_TIMEOUT_MS
 from browsermesh.model.recording import PageClosed, PageOpened
 from browsermesh.persistence.states import LOCAL_PRINCIPAL as LOCAL_PRINCIPAL  # mcp imports it
-from browsermesh.runtime.recording import Recorded, step_at
+from browsermesh.runtime.core import RuntimeCore
+from browsermesh.runtime.recording import Recorder, step_at
 from browsermesh.runtime.session import (
     ACTIVE_STATUSES,
     TERMINAL_STATUSES,
@@ -32,8 +38,44 @@ CLOSE_OVERRUN_S = 2.0
 """How long a session close waits past the latest deadline of the work queued before it."""
 
 
-class SessionLifecycle(Recorded):
+@dataclass(frozen=True, slots=True)
+class SessionArgs:
+    """A new session's arguments as checked at the entry: labels validated, `contextSettings`
+    normalized; `state_id` as given (checked when the state is loaded)."""
+
+    principal: str
+    name: str | None
+    metadata: Mapping[str, str]
+    state_id: object
+    settings: dict[str, Any]
+
+
+def session_args(
+    principal: str, name: object, metadata: object, state_id: object, context_settings: object
+) -> SessionArgs:
+    """Check a creation's arguments once, in the contract's order: labels, then settings."""
+    from browsermesh.model.labels import validate_labels
+    from browsermesh.model.settings import normalize_context_settings
+
+    clean_name, clean_metadata = validate_labels(name, metadata)
+    settings = normalize_context_settings(context_settings)
+    return SessionArgs(principal, clean_name, clean_metadata, state_id, settings)
+
+
+class SessionLifecycle:
     """Sessions (create, list, get, close), saved states, pages, and the runtime's shutdown."""
+
+    def __init__(self, core: RuntimeCore, recorder: Recorder) -> None:
+        self.core = core
+        self.recorder = recorder
+        # The engine under the name its calls have always had here (call lines unchanged).
+        self.engine = core.engine
+        self._close_tasks: dict[str, asyncio.Task[None]] = {}
+        self._shutdown_task: asyncio.Task[None] | None = None
+        # A second stop signal cuts the shutdown's grace short (issue 30 #10): the scope of the
+        # grace while it runs, and whether the hurry came before it started.
+        self._grace_scope: anyio.CancelScope | None = None
+        self._hurried = False
 
     async def create_session(
         self,
@@ -45,25 +87,26 @@ class SessionLifecycle(Recorded):
         context_settings: object = None,
     ) -> tuple[str, dict[str, Any], str]:
         """Create a ready session with its default page: `(operationId, view, pageId)`."""
-        from browsermesh.model.labels import validate_labels
-        from browsermesh.model.settings import normalize_context_settings
+        self.core.check_running()
+        args = session_args(principal, name, metadata, state_id, context_settings)
+        return await self.create_checked(args)
 
-        self._check_running()
-        clean_name, clean_metadata = validate_labels(name, metadata)
-        settings = normalize_context_settings(context_settings)
-        self._check_capacity(principal)
-        rec = self._new_record(principal, clean_name, clean_metadata, settings)
-        deadline = Deadline(self.config.timeout_ms)
+    async def create_checked(self, args: SessionArgs) -> tuple[str, dict[str, Any], str]:
+        """`create_session` once its arguments are checked (`session_args`)."""
+        principal = args.principal
+        self.check_capacity(principal)
+        rec = self.new_record(args)
+        deadline = Deadline(self.core.config.timeout_ms)
 
         async def create(ctx: OperationContext) -> str:
             try:
-                return await self._build_session(rec, ctx, state_id, settings)
+                return await self.build_session(rec, ctx, args.state_id, args.settings)
             except BaseException as exc:
-                await self._fail_creation(rec, exc)
+                await self.fail_creation(rec, exc)
                 raise
 
-        op_id, page_id = await self._run(rec, "browser_session_create", deadline, create)
-        self.log.info(
+        op_id, page_id = await self.core.run_queued(rec, "browser_session_create", deadline, create)
+        self.core.log.info(
             "session.created",
             operationId=op_id,
             sessionId=rec.session_id,
@@ -72,16 +115,18 @@ class SessionLifecycle(Recorded):
         )
         return op_id, rec.view(), page_id
 
-    def _check_capacity(self, principal: str, wanted: int = 1) -> None:
+    def check_capacity(self, principal: str, wanted: int = 1) -> None:
         """`LIMIT_EXCEEDED` unless `wanted` more active sessions fit, server-wide and for the
         principal."""
-        if self._active_count() + wanted > self.config.max_sessions:
+        if self.core.active_count() + wanted > self.core.config.max_sessions:
             raise BrowserMeshError(
                 ErrorCode.LIMIT_EXCEEDED,
-                bound=Bound("sessions", "<=", self.config.max_sessions, "BROWSERMESH_MAX_SESSIONS"),
+                bound=Bound(
+                    "sessions", "<=", self.core.config.max_sessions, "BROWSERMESH_MAX_SESSIONS"
+                ),
             )
-        per_principal = self.config.max_sessions_per_principal
-        if per_principal is not None and self._active_count(principal) + wanted > per_principal:
+        per_principal = self.core.config.max_sessions_per_principal
+        if per_principal is not None and self.core.active_count(principal) + wanted > per_principal:
             raise BrowserMeshError(
                 ErrorCode.LIMIT_EXCEEDED,
                 bound=Bound(
@@ -89,31 +134,24 @@ class SessionLifecycle(Recorded):
                 ),
             )
 
-    def _new_record(
-        self,
-        principal: str,
-        name: str | None,
-        metadata: Mapping[str, str],
-        settings: dict[str, Any],
-    ) -> SessionRecord:
-        """Allocate a `creating` record for `principal` (validated labels and settings)."""
-        now = self._now()
+    def new_record(self, args: SessionArgs) -> SessionRecord:
+        """Allocate a `creating` record (checked labels and settings) and register it."""
+        now = self.core.now()
         rec = SessionRecord(
             session_id=short_id("s"),
-            principal=principal,
-            name=name,
-            metadata=metadata,
+            principal=args.principal,
+            name=args.name,
+            metadata=args.metadata,
             created_at=now,
             last_activity_at=now,
-            context_settings=settings,
-            last_touch=self.clock.monotonic(),
-            recording=self._new_recording(),
+            context_settings=args.settings,
+            last_touch=self.core.clock.monotonic(),
+            recording=self.recorder.new_recording(),
         )
-        self._sessions[rec.session_id] = rec
-        self._changed(rec, "created")
+        self.core.add_session(rec)
         return rec
 
-    async def _build_session(
+    async def build_session(
         self,
         rec: SessionRecord,
         ctx: OperationContext,
@@ -130,7 +168,7 @@ class SessionLifecycle(Recorded):
             storage_state = await self._load_state(rec.principal, state_id)
             rec.restored_from_state_id = str(state_id)
         live: dict[str, int] = {}
-        for other in self._sessions.values():
+        for other in self.core.records():
             if other.placement and other.status in ACTIVE_STATUSES:
                 live[other.placement] = live.get(other.placement, 0) + 1
         options = ContextOptions(settings=settings, storage_state=storage_state)
@@ -146,31 +184,30 @@ class SessionLifecycle(Recorded):
         handle = await self.engine.new_page(context, ctx.deadline.budget_ms())
         if rec.disconnected:
             raise BrowserMeshError(ErrorCode.BROWSER_DISCONNECTED)
-        page = self._register_page(rec, handle)
+        page = self.core.register_page(rec, handle)
         if hold is not None:
             await hold()
         rec.status = "ready"
-        self._changed(rec, "state")
+        self.core.changed(rec, "state")
         return page.page_id
 
     async def _load_state(self, principal: str, state_id: object) -> dict[str, Any]:
-        if not self.config.persistence or self.states is None:
-            raise BrowserMeshError(ErrorCode.PERSISTENCE_DISABLED)
+        repo = self._repository()
         from browsermesh.persistence.states import validate_state_id
 
         valid = validate_state_id(state_id)
-        state: dict[str, Any] = await self.states.load(principal, valid)
+        state: dict[str, Any] = await repo.load(principal, valid)
         return state
 
-    async def _fail_creation(self, rec: SessionRecord, exc: BaseException) -> None:
+    async def fail_creation(self, rec: SessionRecord, exc: BaseException) -> None:
         code = exc.code if isinstance(exc, BrowserMeshError) else ErrorCode.INTERNAL_ERROR
         if isinstance(exc, OperationCancelled | asyncio.CancelledError):
             code = ErrorCode.OPERATION_CANCELLED
         if rec.disconnected:
             code = ErrorCode.BROWSER_DISCONNECTED
         context, rec.context = rec.context, None
-        self._drop_pages(rec)
-        await self.files.close(rec.session_id)
+        self.core.drop_pages(rec)
+        await self.core.files.close(rec.session_id)
         if context is not None and not rec.disconnected:
             try:
                 await self.engine.close_context(context)
@@ -179,21 +216,21 @@ class SessionLifecycle(Recorded):
         if rec.status != "failed":
             rec.status = "failed"
             rec.failure_code = code
-            rec.last_activity_at = self._now()
-            self._make_terminal(rec)
-            self.log.warn(
+            rec.last_activity_at = self.core.now()
+            self.core.make_terminal(rec)
+            self.core.log.warn(
                 "session.failed", sessionId=rec.session_id, principal=rec.principal, code=code.value
             )
-            self._changed(rec, "closed")
+            self.core.changed(rec, "closed")
 
     def list_sessions(self, principal: str = LOCAL_PRINCIPAL) -> tuple[str, list[dict[str, Any]]]:
-        self._check_running()
-        views = [r.view() for r in self._sessions.values() if r.principal == principal]
+        self.core.check_running()
+        views = [r.view() for r in self.core.records() if r.principal == principal]
         return short_id("o"), views
 
     def get_session(self, principal: str, session_id: object) -> tuple[str, dict[str, Any]]:
-        rec = self._lookup(principal, session_id)
-        count, size = self.files.store.usage(rec.session_id)
+        rec = self.core.lookup(principal, session_id)
+        count, size = self.core.files.store.usage(rec.session_id)
         return short_id("o"), {**rec.view(), "artifacts": {"count": count, "bytes": size}}
 
     async def session_pages(
@@ -202,16 +239,16 @@ class SessionLifecycle(Recorded):
         """The session's pages as PageViews plus `title`, read at once instead of queued (the
         session resource must not wait behind long work): a title that cannot be read within
         `TITLE_PEEK_MS` is null. A closed or failed record has no pages."""
-        rec = self._lookup(principal, session_id)
-        return short_id("o"), await self._page_views(rec)
+        rec = self.core.lookup(principal, session_id)
+        return short_id("o"), await self.core.page_views(rec)
 
     def page_urls(self, principal: str) -> dict[str, list[str]]:
         """The current URLs of the pages of `principal`'s live sessions, by session id (no
         queue, no browser round trip; completions)."""
-        self._check_running()
+        self.core.check_running()
         return {
             rec.session_id: [self.engine.current_url(p.handle) for p in rec.pages.values()]
-            for rec in self._sessions.values()
+            for rec in self.core.records()
             if rec.principal == principal and rec.status in ACTIVE_STATUSES
         }
 
@@ -219,7 +256,7 @@ class SessionLifecycle(Recorded):
         self, principal: str, session_id: object, reason: str = "request"
     ) -> tuple[str, dict[str, Any]]:
         """Idempotent close that drains the session's accepted work first (§13.5)."""
-        rec = self._lookup(principal, session_id)
+        rec = self.core.lookup(principal, session_id)
         op_id = short_id("o")
         await self._close(rec, reason, op_id)
         return op_id, rec.view()
@@ -229,11 +266,11 @@ class SessionLifecycle(Recorded):
             return
         if rec.status == "failed":
             rec.status = "closed"
-            rec.last_activity_at = self._now()
-            self._drop_pages(rec)
-            self._make_terminal(rec)
-            self.log.info("session.closed", sessionId=rec.session_id, reason=reason)
-            self._changed(rec, "state")  # a failed record closed: it was not live before
+            rec.last_activity_at = self.core.now()
+            self.core.drop_pages(rec)
+            self.core.make_terminal(rec)
+            self.core.log.info("session.closed", sessionId=rec.session_id, reason=reason)
+            self.core.changed(rec, "state")  # a failed record closed: it was not live before
             return
         task = self._close_tasks.get(rec.session_id)
         if task is None:
@@ -245,7 +282,7 @@ class SessionLifecycle(Recorded):
                 await self._close_now(rec, reason, ctx.operation_id)
 
             queued = rec.queue.submit(ctx, close_job)
-            task = self.tasks.spawn(self._bounded_close(rec, queued))
+            task = self.core.tasks.spawn(self._bounded_close(rec, queued))
             self._close_tasks[rec.session_id] = task
             task.add_done_callback(lambda _t: self._close_tasks.pop(rec.session_id, None))
         await asyncio.shield(task)
@@ -261,45 +298,48 @@ class SessionLifecycle(Recorded):
             if queued.done():
                 break
             if rec.queue.abort(ErrorCode.SESSION_CLOSED, keep=queued):
-                self.log.warn("session.drain_aborted", sessionId=rec.session_id)
+                self.core.log.warn("session.drain_aborted", sessionId=rec.session_id)
         await _settle(queued)
 
     async def _close_now(self, rec: SessionRecord, reason: str, op_id: str) -> None:
         failure: BrowserMeshError | None = None
         if rec.status in ACTIVE_STATUSES:
             rec.status = "closing"
-            self._changed(rec, "state")
+            self.core.changed(rec, "state")
         context, rec.context = rec.context, None
-        self._drop_pages(rec)
+        self.core.drop_pages(rec)
         if context is not None and not rec.disconnected:
             try:
                 await self.engine.close_context(context)
             except BrowserMeshError as err:
                 failure = err
         rec.status = "closed"
-        rec.last_activity_at = self._now()
-        self._make_terminal(rec)
-        self.log.info(
+        rec.last_activity_at = self.core.now()
+        self.core.make_terminal(rec)
+        self.core.log.info(
             "session.closed",
             operationId=op_id,
             sessionId=rec.session_id,
             reason=reason,
             principal=rec.principal,
         )
-        self._changed(rec, "closed")
+        self.core.changed(rec, "closed")
         if failure is not None:
-            self.log.warn("operation.failed", sessionId=rec.session_id, code=failure.code.value)
+            self.core.log.warn(
+                "operation.failed", sessionId=rec.session_id, code=failure.code.value
+            )
 
     def _repository(self) -> Any:
-        if not self.config.persistence or self.states is None:
+        """The saved-state store, else `PERSISTENCE_DISABLED`."""
+        if not self.core.config.persistence or self.core.states is None:
             raise BrowserMeshError(ErrorCode.PERSISTENCE_DISABLED)
-        return self.states
+        return self.core.states
 
     async def save_state(
         self, principal: str, session_id: object, state_id: object
     ) -> tuple[str, dict[str, str]]:
         """Capture the session's storage state after the work queued before it."""
-        self._check_running()
+        self.core.check_running()
         repo = self._repository()
         from browsermesh.persistence.states import validate_state_id
 
@@ -311,15 +351,15 @@ class SessionLifecycle(Recorded):
             view: dict[str, str] = await repo.save(rec.principal, valid, state)
             return view
 
-        return await self.run_session_op(principal, session_id, "browser_state_save", job)
+        return await self.core.run_session_op(principal, session_id, "browser_state_save", job)
 
     async def list_states(self, principal: str) -> tuple[str, list[dict[str, str]]]:
-        self._check_running()
+        self.core.check_running()
         views: list[dict[str, str]] = await self._repository().list(principal)
         return short_id("o"), views
 
     async def remove_state(self, principal: str, state_id: object) -> tuple[str, str]:
-        self._check_running()
+        self.core.check_running()
         repo = self._repository()
         from browsermesh.persistence.states import validate_state_id
 
@@ -329,7 +369,7 @@ class SessionLifecycle(Recorded):
 
     async def create_page(self, principal: str, session_id: object) -> tuple[str, dict[str, Any]]:
         async def job(rec: SessionRecord, ctx: OperationContext) -> dict[str, Any]:
-            limit = self.config.max_pages
+            limit = self.core.config.max_pages
             if len(rec.pages) >= limit:
                 raise BrowserMeshError(
                     ErrorCode.LIMIT_EXCEEDED,
@@ -337,11 +377,11 @@ class SessionLifecycle(Recorded):
                 )
             assert rec.context is not None
             handle = await self.engine.new_page(rec.context, ctx.deadline.budget_ms())
-            page = self._register_page(rec, handle)
-            self._record(rec, PageOpened(**step_at(rec, page, ctx)))
+            page = self.core.register_page(rec, handle)
+            self.recorder.record(rec, PageOpened(**step_at(rec, page, ctx)))
             return rec.page_view(page, self.engine.current_url(handle))
 
-        return await self.run_session_op(principal, session_id, "browser_page_create", job)
+        return await self.core.run_session_op(principal, session_id, "browser_page_create", job)
 
     async def list_pages(
         self, principal: str, session_id: object
@@ -349,38 +389,28 @@ class SessionLifecycle(Recorded):
         async def job(rec: SessionRecord, ctx: OperationContext) -> list[dict[str, Any]]:
             return [rec.page_view(p, self.engine.current_url(p.handle)) for p in rec.pages.values()]
 
-        return await self.run_session_op(principal, session_id, "browser_page_list", job)
+        return await self.core.run_session_op(principal, session_id, "browser_page_list", job)
 
     async def close_page(self, principal: str, session_id: object, page_id: object) -> str:
-        rec = self._accept(principal, session_id)
-        self._page(rec, page_id)
+        rec = self.core.accept(principal, session_id)
+        self.core.page_of(rec, page_id)
 
         async def job(rec: SessionRecord, ctx: OperationContext) -> None:
-            page = self._page(rec, page_id)
-            self._remove_page(rec, page)
+            page = self.core.page_of(rec, page_id)
+            self.core.remove_page(rec, page)
             await self.engine.close_page(page.handle, ctx.deadline.remaining_ms())
-            self._record(rec, PageClosed(**step_at(rec, page, ctx)))
+            self.recorder.record(rec, PageClosed(**step_at(rec, page, ctx)))
 
-        op_id, _ = await self.run_session_op(principal, session_id, "browser_page_close", job)
+        op_id, _ = await self.core.run_session_op(principal, session_id, "browser_page_close", job)
         return op_id
-
-    async def __aenter__(self) -> Self:
-        return self
-
-    async def __aexit__(self, *_exc: object) -> None:
-        """Leaving `async with runtime:` shuts it down and awaits every task it started."""
-        try:
-            await self.shutdown()
-        finally:
-            await self.tasks.aclose()
 
     async def shutdown(self) -> None:
         """Stop accepting, close every session (each drains first), stop the browser.
 
         Idempotent: a second call awaits the same shutdown."""
         if self._shutdown_task is None:
-            self._shutting_down = True
-            self._shutdown_task = self.tasks.spawn(self._shutdown())
+            self.core.begin_shutdown()
+            self._shutdown_task = self.core.tasks.spawn(self._shutdown())
         await asyncio.shield(self._shutdown_task)
 
     def hurry_shutdown(self) -> None:
@@ -391,13 +421,13 @@ class SessionLifecycle(Recorded):
             self._grace_scope.cancel()
 
     async def _shutdown(self) -> None:
-        live = [r for r in self._sessions.values() if r.status not in TERMINAL_STATUSES]
+        live = [r for r in self.core.records() if r.status not in TERMINAL_STATUSES]
         for rec in live:
             rec.accepting = False
         # In-flight work gets a short grace to finish; what is still running is then cancelled
         # (its callers get RUNTIME_SHUTTING_DOWN), so exit never waits for a call's whole budget.
         # `hurry_shutdown` (a second stop signal) ends the grace at once.
-        with anyio.move_on_after(self.config.shutdown_grace_ms / 1000) as grace:
+        with anyio.move_on_after(self.core.config.shutdown_grace_ms / 1000) as grace:
             self._grace_scope = grace
             if self._hurried:
                 grace.cancel()
@@ -405,12 +435,12 @@ class SessionLifecycle(Recorded):
         self._grace_scope = None
         aborted = sum(rec.queue.abort() for rec in live)
         if aborted:
-            self.log.info("runtime.shutdown_aborted", operations=aborted)
+            self.core.log.info("runtime.shutdown_aborted", operations=aborted)
         results = await asyncio.gather(
             *(self._close(rec, "shutdown") for rec in live), return_exceptions=True
         )
         errors = [r for r in results if isinstance(r, BaseException)]
-        await self.files.stop()
+        await self.core.files.stop()
         try:
             await self.engine.stop()
         except BrowserMeshError as err:

@@ -27,17 +27,19 @@ import asyncio
 import contextlib
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
-from typing import Any, Final, Protocol
+from typing import TYPE_CHECKING, Any, Final, Protocol
 
 from browsermesh.engine.screencast import FrameSink, Screencaster
 from browsermesh.model.clock import iso_from_epoch
 from browsermesh.model.frame_pacing import Frame, PictureBounds
 from browsermesh.model.tasks import TaskOwner, cancel_and_await
 from browsermesh.redact import sanitize_url
-from browsermesh.runtime.core import RuntimeCore
 from browsermesh.runtime.session import PageRecord, SessionRecord
 from browsermesh.runtime.watchers import SessionChange
 from browsermesh.text_redact import redact_text
+
+if TYPE_CHECKING:
+    from browsermesh.runtime.runtime import Runtime
 
 __all__ = [
     "MAX_PICTURE_STREAMS",
@@ -157,13 +159,14 @@ class LiveView:
 
     def __init__(
         self,
-        runtime: RuntimeCore,
+        runtime: Runtime,
         source: FrameSource | None = None,
         *,
         bounds: PictureBounds | None = None,
         refresh_s: float = 1.0,
     ) -> None:
-        self.runtime = runtime
+        # A service on the runtime's core (the transport hands it the facade).
+        self.core = runtime.core
         self.source: FrameSource = source if source is not None else Screencaster()
         self.bounds = bounds or PictureBounds()
         self.refresh_s = refresh_s
@@ -171,7 +174,7 @@ class LiveView:
         # The watches' refresh tasks and their stops; `aclose` awaits them.
         self.tasks = TaskOwner()
         self._closed = False
-        runtime.watchers.append(self)
+        self.core.watchers.append(self)
 
     # ------------------------------------------------------------------ SessionWatcher
 
@@ -236,7 +239,7 @@ class LiveView:
         """Stop every watch and close every stream (shutdown); the view takes no new viewer."""
         self._closed = True
         with contextlib.suppress(ValueError):
-            self.runtime.watchers.remove(self)
+            self.core.watchers.remove(self)
         watches = list(self._watches.values())
         self._watches.clear()
         await asyncio.gather(*(self._stop(w) for w in watches))
@@ -252,7 +255,7 @@ class LiveView:
                 await self._reconcile(watch)
                 state = await self.grid_state(watch)
             except Exception:  # a view must never stop on one bad read: try again next time
-                self.runtime.log.warn("view.refresh_failed", principal=watch.principal)
+                self.core.log.warn("view.refresh_failed", principal=watch.principal)
                 state = watch.state
             if state is not None and state != watch.state:
                 watch.state = state
@@ -273,7 +276,7 @@ class LiveView:
     def _sessions(self, principal: str) -> list[SessionRecord]:
         records = [
             rec
-            for rec in self.runtime.sessions_snapshot().values()
+            for rec in self.core.sessions_snapshot().values()
             if rec.principal == principal and rec.status != "closed"
         ]
         return records[:MAX_VIEW_SESSIONS]
@@ -336,11 +339,11 @@ class LiveView:
         key = (rec.session_id, page.page_id)
         stream = watch.streams.get(key)
         raw = await _probe(stream)
-        marker = (raw, self.runtime.engine.current_url(page.handle), page.handle.crashed)
+        marker = (raw, self.core.engine.current_url(page.handle), page.handle.crashed)
         known = watch.titles.get(key)
         if known is not None and known[0] == marker:
             return known[1]
-        title = await self.runtime._title_peek(page)
+        title = await self.core.title_peek(page)
         watch.titles[key] = (marker, title)
         return title
 
@@ -357,7 +360,7 @@ class LiveView:
             pages.append(
                 {
                     "pageId": page.page_id,
-                    "url": shown_url(self.runtime.engine.current_url(page.handle)),
+                    "url": shown_url(self.core.engine.current_url(page.handle)),
                     "title": None if title is None else redact_text(title, max_chars=_TITLE_CHARS),
                     "isDefault": page.page_id == rec.default_page_id,
                     "crashed": bool(page.handle.crashed),

@@ -29,21 +29,26 @@ NEEDS_NETWORK = (
 )
 
 
-class SessionNetwork(RuntimeCore):
-    """Changing a live session's `network` settings."""
+class SessionNetwork:
+    """Changing a live session's `network` settings (a service on the core)."""
+
+    def __init__(self, core: RuntimeCore) -> None:
+        self.core = core
+        # The engine under the name its calls have always had here (call lines unchanged).
+        self.engine = core.engine
 
     async def update_session(
         self, principal: str, session_id: object, changes: Mapping[str, Any]
     ) -> tuple[str, dict[str, Any]]:
         """Apply `changes` (`network`; `proxy` is refused) after the session's queued work:
         `(operationId, SessionView)`. Arguments are checked before the call is accepted."""
-        self._check_running()
+        self.core.check_running()
         if "proxy" in changes:
             raise invalid_argument("proxy", PROXY_FIXED)
         if "network" not in changes:
             raise invalid_argument("network", "required")
         raw = changes["network"]
-        rec = self._accept(principal, session_id)
+        rec = self.core.accept(principal, session_id)
         current = rec.context_settings.get("network")
         if current is None:
             raise invalid_argument("network", NEEDS_NETWORK)
@@ -55,7 +60,7 @@ class SessionNetwork(RuntimeCore):
             assert rec.context is not None
             await self.engine.update_network(rec.context, merged, ctx.deadline.budget_ms())
             rec.context_settings = {**rec.context_settings, "network": merged}
-            self._changed(rec, "state")
+            self.core.changed(rec, "state")
             return rec.view()
 
-        return await self.run_session_op(principal, session_id, "browser_session_update", job)
+        return await self.core.run_session_op(principal, session_id, "browser_session_update", job)

@@ -1,22 +1,20 @@
-"""Page operations that read: observe, evaluate, snapshot, screenshot; files in and out."""
+"""Page operations that read: observe, evaluate, snapshot, find, screenshot (files in and out
+are runtime/transfers.py)."""
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any
 
 from browsermesh.errors import Bound, BrowserMeshError, ErrorCode, invalid_argument
-from browsermesh.model.arguments import bounded_int, bounded_string
+from browsermesh.model.arguments import bounded_string
 from browsermesh.model.deadline import OperationContext
 from browsermesh.model.find import parse_find
-from browsermesh.model.ids import short_id
 from browsermesh.model.jsonvalue import MAX_JSON_BYTES
 from browsermesh.model.jsonvalue import compact as compact_json
 from browsermesh.model.locators import (
     Locator,
     RefTarget,
     parse_element_target,
-    parse_target,
 )
 from browsermesh.model.observe_query import parse_query
 from browsermesh.model.paging import (
@@ -25,26 +23,24 @@ from browsermesh.model.paging import (
     snapshot_result,
 )
 from browsermesh.model.png import ScreenshotLimits
-from browsermesh.model.recording import Upload
 from browsermesh.model.table_diff import TableLines
-from browsermesh.persistence.artifacts import (
-    READ_DEFAULT_BYTES,
-    READ_MAX_BYTES,
-)
 from browsermesh.persistence.states import LOCAL_PRINCIPAL as LOCAL_PRINCIPAL  # mcp imports it
 from browsermesh.runtime.calls import PageCall
 from browsermesh.runtime.checks import MAX_EXPRESSION_CHARS, parse_capture
-from browsermesh.runtime.core import first_page
-from browsermesh.runtime.recording import Recorded, step_at, upload_files
+from browsermesh.runtime.core import RuntimeCore, first_page
 from browsermesh.runtime.session import (
     PageRecord,
     SessionRecord,
 )
 
 
-class PageReads(Recorded):
-    """What reads a page or its session's files: observations, evaluate, snapshots,
-    screenshots, uploads, downloads, artifacts and PDFs."""
+class PageReads:
+    """What reads a page: observations, evaluate, snapshots, find and screenshots."""
+
+    def __init__(self, core: RuntimeCore) -> None:
+        self.core = core
+        # The engine under the name its calls have always had here (call lines unchanged).
+        self.engine = core.engine
 
     async def observe(self, call: PageCall, args: dict[str, Any]) -> tuple[str, dict[str, Any]]:
         """Read one source's captured events (non-destructive, cursor-paged, optionally
@@ -56,7 +52,7 @@ class PageReads(Recorded):
             assert page.observations is not None
             return page.observations.query(parse_query(args))
 
-        return await self.run_page_op(call, "browser_observe", job)
+        return await self.core.run_page_op(call, "browser_observe", job)
 
     async def evaluate(
         self,
@@ -80,7 +76,7 @@ class PageReads(Recorded):
         ) -> tuple[Any, bool]:
             return await self.engine.evaluate(page.handle, source, arg, ctx)
 
-        return await self.run_page_op(call, "browser_evaluate", job)
+        return await self.core.run_page_op(call, "browser_evaluate", job)
 
     async def snapshot(self, call: PageCall, args: dict[str, Any]) -> tuple[str, dict[str, Any]]:
         """A bounded ARIA snapshot or action table; continuations read retained text only."""
@@ -117,7 +113,7 @@ class PageReads(Recorded):
                 piece, pagination, parsed.format, bounds, cap.refs, given=given, stops=cap.stops
             )
 
-        return await self.run_page_op(call, "browser_snapshot", job)
+        return await self.core.run_page_op(call, "browser_snapshot", job)
 
     async def find(self, call: PageCall, args: dict[str, Any]) -> tuple[str, dict[str, Any]]:
         """browser_find: the page's lines matching a text or a pattern (model.find), with refs;
@@ -129,7 +125,7 @@ class PageReads(Recorded):
         ) -> dict[str, Any]:
             return await self.engine.find(page.handle, query, ctx)
 
-        return await self.run_page_op(call, "browser_find", job)
+        return await self.core.run_page_op(call, "browser_find", job)
 
     async def screenshot(
         self,
@@ -138,7 +134,7 @@ class PageReads(Recorded):
     ) -> tuple[str, tuple[bytes, int, int]]:
         """A PNG of the viewport, the full page or one element, within the configured limits."""
         kind, locator = parse_capture(capture)
-        cfg = self.config
+        cfg = self.core.config
         limits = ScreenshotLimits(
             cfg.screenshot_max_dimension, cfg.screenshot_max_pixels, cfg.screenshot_max_bytes
         )
@@ -148,95 +144,4 @@ class PageReads(Recorded):
         ) -> tuple[bytes, int, int]:
             return await self.engine.screenshot(page.handle, kind, locator, limits, ctx)
 
-        return await self.run_page_op(call, "browser_screenshot", job)
-
-    async def file_upload(
-        self,
-        call: PageCall,
-        args: dict[str, Any],
-    ) -> tuple[str, dict[str, Any]]:
-        """Set files on a file input, or answer the chooser a click on the target opens."""
-        target = parse_target(args)
-        rec = self._lookup(call.principal, call.session_id)
-        payloads = self.files.payloads(rec.session_id, args.get("files"))
-
-        async def job(
-            rec: SessionRecord, page: PageRecord, ctx: OperationContext
-        ) -> dict[str, Any]:
-            replay = await self._replayable(rec, page.handle, target, ctx)
-            via = await self.engine.set_files(page.handle, target, payloads, ctx)
-            if replay is not None:
-                upload = Upload(
-                    **step_at(rec, page, ctx),
-                    locator=replay.locator,
-                    files=upload_files(payloads),
-                    via="chooser" if via == "chooser" else "input",
-                )
-                self._record(rec, upload)
-            files = [
-                {"name": p.name, "mimeType": p.mime_type, "size": len(p.data)} for p in payloads
-            ]
-            return {"via": via, "files": files}
-
-        return await self.run_page_op(call, "browser_file_upload", job)
-
-    def downloads(
-        self, principal: str, session_id: object, limit: object, offset: object
-    ) -> tuple[str, dict[str, Any]]:
-        """The session's artifacts, newest first, `limit` (1..100, default 20) from `offset`."""
-        rec = self._lookup(principal, session_id)
-        count = 20 if limit is None else bounded_int(limit, "limit", 1, 100)
-        start = 0 if offset is None else bounded_int(offset, "offset", 0, 1_000_000)
-        artifacts = self.files.store.list(rec.session_id)
-        page = [a.view() for a in artifacts[start : start + count]]
-        out: dict[str, Any] = {"artifacts": page, "total": len(artifacts)}
-        if start + count < len(artifacts):
-            out["nextOffset"] = start + count
-        return short_id("o"), out
-
-    async def artifact_read(
-        self,
-        principal: str,
-        session_id: object,
-        artifact_id: object,
-        encoding: object,
-        offset: object,
-        max_bytes: object,
-    ) -> tuple[str, dict[str, Any]]:
-        """Bounded content of one artifact of this session: UTF-8 text or base64, from `offset`."""
-        rec = self._lookup(principal, session_id)
-        mode = "text" if encoding is None else encoding
-        if mode not in ("text", "base64"):
-            raise invalid_argument("encoding", "one of: text, base64")
-        # offset <= the artifact's size is checked by the store's read
-        start = 0 if offset is None else bounded_int(offset, "offset", 0, 2**53)
-        size = (
-            READ_DEFAULT_BYTES
-            if max_bytes is None
-            else bounded_int(max_bytes, "maxBytes", 1, READ_MAX_BYTES)
-        )
-        artifact = self.files.store.get(rec.session_id, artifact_id)
-        read = await asyncio.to_thread(self.files.store.read, artifact, mode, start, size)
-        return short_id("o"), read
-
-    async def pdf(self, call: PageCall) -> tuple[str, dict[str, Any]]:
-        """The page printed to PDF, kept as an artifact of the session."""
-
-        async def job(
-            rec: SessionRecord, page: PageRecord, ctx: OperationContext
-        ) -> dict[str, Any]:
-            data = await self.engine.pdf(page.handle, ctx)
-            artifact = await asyncio.to_thread(
-                self.files.store.put,
-                rec.session_id,
-                rec.principal,
-                page.page_id,
-                "pdf",
-                "page.pdf",
-                "application/pdf",
-                data,
-            )
-            self._changed(rec, "artifacts")
-            return {"artifact": artifact.view()}
-
-        return await self.run_page_op(call, "browser_pdf", job)
+        return await self.core.run_page_op(call, "browser_screenshot", job)

@@ -1,10 +1,10 @@
 """What a session records for a test export (issue 20), in the runtime.
 
 A session records only while the `testing` tool profile is published (the export tool exists)
-and its own recording is on (`browser_recording`). The page operations call these helpers from
-inside their jobs: `_replayable` before an action (a ref is turned into the locator that finds
-the same element while the element is still there), `_record` after it succeeded, so a failed
-operation never reaches the log. A step's `seq` is the operation's accept order
+and its own recording is on (`browser_recording`). The page operations call the `Recorder`'s
+helpers from inside their jobs: `replayable` before an action (a ref is turned into the locator
+that finds the same element while the element is still there), `record` after it succeeded, so
+a failed operation never reaches the log. A step's `seq` is the operation's accept order
 (`OperationContext.accepted`), one counter for the whole runtime, which is the order the export
 interleaves the sessions in.
 """
@@ -15,8 +15,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from browsermesh.config import Config
 from browsermesh.engine.files import FilePayload
-from browsermesh.engine.protocol import EnginePage
+from browsermesh.engine.protocol import Engine, EnginePage
 from browsermesh.model.deadline import OperationContext
 from browsermesh.model.locators import Target
 from browsermesh.model.matchers import (
@@ -40,7 +41,6 @@ from browsermesh.model.recording import (
     UploadFile,
     Value,
 )
-from browsermesh.runtime.core import RuntimeCore
 from browsermesh.runtime.session import PageRecord, SessionRecord
 
 
@@ -60,20 +60,25 @@ def session_label(rec: SessionRecord) -> str:
     return rec.metadata.get("role") or rec.name or rec.session_id
 
 
-class Recorded(RuntimeCore):
-    """The recording helpers every page operation shares."""
+def taking_steps(rec: SessionRecord) -> Recording | None:
+    """`rec`'s log when it is taking steps (on, not full); else None (nothing to compute)."""
+    log = rec.recording
+    return log if log is not None and log.enabled and not log.truncated else None
 
-    def _new_recording(self) -> Recording | None:
+
+class Recorder:
+    """The recording helpers every page operation shares (one per runtime, given to the
+    services whose operations are recorded)."""
+
+    def __init__(self, config: Config, engine: Engine[Any, Any]) -> None:
+        self.config = config
+        self.engine = engine
+
+    def new_recording(self) -> Recording | None:
         """A fresh log for a new session, or None when no export tool is published."""
         return Recording() if "testing" in self.config.tools else None
 
-    @staticmethod
-    def _recording(rec: SessionRecord) -> Recording | None:
-        """`rec`'s log when it is taking steps (on, not full); else None (nothing to compute)."""
-        log = rec.recording
-        return log if log is not None and log.enabled and not log.truncated else None
-
-    async def _replayable(
+    async def replayable(
         self, rec: SessionRecord, handle: EnginePage, target: Target, ctx: OperationContext
     ) -> Replay | None:
         """The locator (wire form) that replays `target` and whether it is a password field;
@@ -81,7 +86,7 @@ class Recorded(RuntimeCore):
         fails and is not recorded). Runs before the action: afterwards the element (and the
         ref) may be gone. A locator whose element is not there yet is described again after
         the action, so that a password typed through it is still known as one."""
-        if self._recording(rec) is None:
+        if taking_steps(rec) is None:
             return None
         described = await self.engine.describe_target(handle, target, ctx)
         rec.step_secrets.learn(described.get("secrets") or ())
@@ -93,7 +98,7 @@ class Recorded(RuntimeCore):
             resolved=bool(described.get("resolved", True)),
         )
 
-    async def _is_password(
+    async def is_password(
         self, handle: EnginePage, target: Target, ctx: OperationContext, replay: Replay
     ) -> bool:
         """Whether `target` is a password field, asked again after the action when its
@@ -103,15 +108,15 @@ class Recorded(RuntimeCore):
         described = await self.engine.describe_target(handle, target, ctx)
         return bool(described.get("isPassword"))
 
-    def _record(self, rec: SessionRecord, step: Step) -> None:
+    def record(self, rec: SessionRecord, step: Step) -> None:
         """Keep `step` (an operation that succeeded) if `rec` is recording."""
-        log = self._recording(rec)
+        log = taking_steps(rec)
         if log is not None:
             # The last guard (issue 30): no secret the recording knows is kept in a step.
             log.append(rec.step_secrets.scrub(step, session_label(rec)))
 
     @staticmethod
-    def _value(rec: SessionRecord, locator: dict[str, Any], text: str, *, secret: bool) -> Value:
+    def value(rec: SessionRecord, locator: dict[str, Any], text: str, *, secret: bool) -> Value:
         """`text` as recorded: a reference to an environment variable when it is secret (a
         password field, marked by the client, or a value that contains a password the page
         held), else the literal text (model.step_secrets)."""
