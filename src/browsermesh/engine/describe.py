@@ -26,7 +26,7 @@ import asyncio
 import contextlib
 import json
 import re
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, assert_never
 
 from browsermesh.engine import actionability, elements
 from browsermesh.engine.page_source import page_secrets
@@ -43,6 +43,7 @@ from browsermesh.model.locators import (
     exact_name_pattern,
     normalize_name,
 )
+from browsermesh.model.strategies import DESCRIBED
 from browsermesh.redact import SecretValues
 
 if TYPE_CHECKING:
@@ -197,17 +198,30 @@ async def _ref_locator(
 
 
 def _candidates(role: str | None, name: str | None, facts: dict[str, Any]) -> list[Selector]:
+    """The semantic locators to try for a ref's element, in the catalogue's describer order
+    (`model.strategies.DESCRIBED`)."""
     out: list[Selector] = []
-    if role in ROLES and name:
-        out.append(Selector("role", role, name, True))
-    out += [Selector("label", label) for label in facts.get("labels") or () if label]
-    if facts.get("placeholder"):
-        out.append(Selector("placeholder", str(facts["placeholder"])))
-    if facts.get("testId"):
-        out.append(Selector("testId", str(facts["testId"])))
-    text = normalize_name(str(facts.get("text") or ""))
-    if text and len(text) <= MAX_TEXT_CHARS:
-        out.append(Selector("text", text))
+    for strategy in DESCRIBED:
+        match strategy:
+            case "role":
+                if role in ROLES and name:
+                    out.append(Selector("role", role, name, True))
+            case "label":
+                out += [Selector("label", label) for label in facts.get("labels") or () if label]
+            case "placeholder":
+                if facts.get("placeholder"):
+                    out.append(Selector("placeholder", str(facts["placeholder"])))
+            case "testId":
+                if facts.get("testId"):
+                    out.append(Selector("testId", str(facts["testId"])))
+            case "text":
+                text = normalize_name(str(facts.get("text") or ""))
+                if text and len(text) <= MAX_TEXT_CHARS:
+                    out.append(Selector("text", text))
+            case "alt" | "title" | "css":  # never described (css: the path is the fallback)
+                pass
+            case _:
+                assert_never(strategy)
     return out
 
 

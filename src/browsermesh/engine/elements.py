@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import re
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, assert_never
 
 from browsermesh.engine import actionability, candidates, quiet
 from browsermesh.engine.blocked import (
@@ -62,24 +62,35 @@ def _matcher(value: str, exact: bool) -> str | re.Pattern[str]:
 
 
 def build(root: Root, sel: Selector) -> PwLocator:
-    """A Playwright locator for one selector under `root` (page, frame or container)."""
-    if sel.strategy == "role":
-        if sel.name is None:
-            return root.get_by_role(sel.value)  # type: ignore[no-any-return]
-        return root.get_by_role(sel.value, name=_matcher(sel.name, sel.exact))  # type: ignore[no-any-return]
-    if sel.strategy == "text":
-        return root.get_by_text(_matcher(sel.value, sel.exact))  # type: ignore[no-any-return]
-    if sel.strategy == "label":
-        name = _matcher(sel.value, sel.exact)
-        loc = root.get_by_label(name)
-        for role in LABELLED_ROLES:
-            loc = loc.or_(root.get_by_role(role, name=name))
-        return loc  # type: ignore[no-any-return]
-    if sel.strategy == "placeholder":
-        return root.get_by_placeholder(_matcher(sel.value, sel.exact))  # type: ignore[no-any-return]
-    if sel.strategy == "testId":
-        return root.get_by_test_id(sel.value)  # type: ignore[no-any-return]
-    return root.locator(sel.value)  # type: ignore[no-any-return]
+    """A Playwright locator for one selector under `root` (page, frame or container): the
+    method of the strategy's catalogue entry (`model.strategies`)."""
+    loc: PwLocator
+    match sel.strategy:
+        case "role":
+            if sel.name is None:
+                loc = root.get_by_role(sel.value)
+            else:
+                loc = root.get_by_role(sel.value, name=_matcher(sel.name, sel.exact))
+        case "text":
+            loc = root.get_by_text(_matcher(sel.value, sel.exact))
+        case "label":
+            name = _matcher(sel.value, sel.exact)
+            loc = root.get_by_label(name)
+            for role in LABELLED_ROLES:
+                loc = loc.or_(root.get_by_role(role, name=name))
+        case "placeholder":
+            loc = root.get_by_placeholder(_matcher(sel.value, sel.exact))
+        case "alt":
+            loc = root.get_by_alt_text(_matcher(sel.value, sel.exact))
+        case "title":
+            loc = root.get_by_title(_matcher(sel.value, sel.exact))
+        case "testId":
+            loc = root.get_by_test_id(sel.value)
+        case "css":
+            loc = root.locator(sel.value)
+        case _:
+            assert_never(sel.strategy)
+    return loc
 
 
 def build_locator(root: Root, locator: Locator) -> PwLocator:

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from browsermesh.model.strategies import STRATEGIES
+
 Schema = dict[str, Any]
 DIALECT = "https://json-schema.org/draft/2020-12/schema"
 NO_CONTROL = "^[^\\x00-\\x1f\\x7f-\\x9f]*$"
@@ -156,7 +158,7 @@ def locator(*, documented: bool = False) -> Schema:
     if not documented:
         return {"type": "object"}
     props: dict[str, Schema] = {
-        "strategy": enum("role", "text", "label", "placeholder", "testId", "css"),
+        "strategy": enum(*STRATEGIES),
         "value": string(),
         "name": string(),
         "exact": BOOL,
