@@ -28,7 +28,8 @@ import json
 import re
 from typing import TYPE_CHECKING, Any, Final, assert_never
 
-from browsermesh.engine import actionability, elements
+from browsermesh.engine import actionability
+from browsermesh.engine.locators import build, build_locator
 from browsermesh.engine.page_source import page_secrets
 from browsermesh.engine.refs import RefRegistry
 from browsermesh.errors import BrowserMeshError
@@ -132,8 +133,8 @@ async def _describe(page: Page, registry: RefRegistry, target: Target, out: dict
     if isinstance(target, Locator):
         root: Any = page
         for step in target.frames:
-            root = elements.build(root, step).content_frame
-        el: Any = elements.build_locator(root, target)
+            root = build(root, step).content_frame
+        el: Any = build_locator(root, target)
         handle = None
     else:
         try:
@@ -228,7 +229,7 @@ def _candidates(role: str | None, name: str | None, facts: dict[str, Any]) -> li
 async def _unique(frame: Frame, selector: Selector, handle: ElementHandle) -> bool:
     """Whether `selector` matches exactly `handle`'s element in `frame`, as BrowserMesh
     resolves it and, for a label, as Playwright's own get_by_label (the export's call) does."""
-    if not await elements.build(frame, selector).evaluate_all(_SAME, handle):
+    if not await build(frame, selector).evaluate_all(_SAME, handle):
         return False
     if selector.strategy == "label":
         plain = frame.get_by_label(re.compile(exact_name_pattern(selector.value)))
