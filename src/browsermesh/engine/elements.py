@@ -23,8 +23,8 @@ from browsermesh.engine.blocked import first_try as _first_try
 from browsermesh.engine.blocked import late as _late
 from browsermesh.engine.blocked import timeout as _timeout
 from browsermesh.engine.failures import classify_reason, raw_cause, within
-from browsermesh.engine.locators import Root as Root  # re-exported for waits and snapshot
-from browsermesh.engine.locators import build as build
+from browsermesh.engine.locators import Root
+from browsermesh.engine.locators import build as build  # re-exported for waits and snapshot
 from browsermesh.engine.locators import build_locator as build_locator
 from browsermesh.engine.page_source import page_secrets
 from browsermesh.engine.refs import Expired, RefEntry, RefRegistry
