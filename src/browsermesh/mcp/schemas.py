@@ -124,7 +124,7 @@ FOLLOW: Schema = {"enum": ["diff", "actions"]}
 FOLLOW_HINT = (
     "changes: url, title, navigation, dialogs, popups, opened, downloads, alerts, controls; "
     'snapshot:"diff" (changes since last snapshot, new refs) or "actions" (table), '
-    "taken once the page is quiet."
+    "once the page is quiet."
 )
 
 
@@ -143,7 +143,7 @@ CONTEXT_SETTINGS: Schema = {"type": "object"}
 
 # ---------------------------------------------------------------------- locators
 
-FRAME_SHAPE = "{kind:main}|{kind:iframe,chain:[1-5 iframe locators, outer first]}"
+FRAME_SHAPE = "{kind:main}|{kind:iframe,chain:[1-5 iframe locators,outer first]}"
 
 
 def locator(*, documented: bool = False) -> Schema:
