@@ -17,6 +17,7 @@ from enum import StrEnum
 from typing import Any, Literal
 
 from browsermesh.model.limits import MAX_CANDIDATES, MAX_TIMEOUT_MS
+from browsermesh.model.strategies import STRATEGIES
 from browsermesh.redact import cut_chars, sanitize_url
 
 
@@ -345,7 +346,6 @@ SELECTOR_ENGINES: frozenset[str] = frozenset(
 )
 """`selectorEngine` detail values: what a `css` value would have selected instead of CSS (a fixed
 vocabulary, never the caller's text)."""
-_LOCATOR_STRATEGIES = frozenset({"role", "text", "label", "placeholder", "testId", "css"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -449,7 +449,7 @@ def _clean_locator(value: Any, *, nested: bool = True) -> dict[str, Any] | None:
     if not isinstance(value, dict):
         return None
     strategy = value.get("strategy")
-    if strategy not in _LOCATOR_STRATEGIES:
+    if strategy not in STRATEGIES:
         return None
     out: dict[str, Any] = {"strategy": strategy}
     for key in ("value", "name"):

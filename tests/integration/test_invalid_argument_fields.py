@@ -85,7 +85,7 @@ MISTAKES: list[tuple[str, dict[str, Any], str, str, str | None]] = [
             "wait": {"kind": "popup"},
         },
         "action.target.strategy",
-        "one of: role, text, label, placeholder, testId, css",
+        "one of: role, text, label, placeholder, alt, title, testId, css",
         None,
     ),
     (

@@ -99,7 +99,7 @@ async def test_stdio_wrong_shapes_and_lean_results_on_a_live_page(
             assert error["code"] == "INVALID_ARGUMENT"
             assert error["details"] == {
                 "field": "locator.strategy",
-                "rule": "one of: role, text, label, placeholder, testId, css",
+                "rule": "one of: role, text, label, placeholder, alt, title, testId, css",
             }
         assert "operationId" not in by_schema  # refused before the runtime saw it
         too_long = await c.err("browser_session_create", {"name": "n" * 129})

@@ -23,3 +23,13 @@ def label(value: str, **extra: Any) -> dict[str, Any]:
 
 def by_test_id(value: str) -> dict[str, Any]:
     return {"strategy": "testId", "value": value}
+
+
+def by_alt(value: str, **extra: Any) -> dict[str, Any]:
+    """`{"strategy": "alt", ...}` (an image's alt text); `extra`: `exact`, `frame`..."""
+    return {"strategy": "alt", "value": value, **extra}
+
+
+def by_title(value: str, **extra: Any) -> dict[str, Any]:
+    """`{"strategy": "title", ...}` (a `title` attribute); `extra`: `exact`, `frame`..."""
+    return {"strategy": "title", "value": value, **extra}

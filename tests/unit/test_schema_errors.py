@@ -119,7 +119,7 @@ async def test_every_schema_failure_of_every_tool_is_invalid_argument(client: Cl
             "browser_click",
             {"sessionId": "s", "pageId": "p", "locator": {"strategy": "xpath", "value": "a"}},
             "locator.strategy",
-            "one of: role, text, label, placeholder, testId, css",
+            "one of: role, text, label, placeholder, alt, title, testId, css",
         ),
         (
             "browser_fill_form",

@@ -26,9 +26,10 @@ import asyncio
 import contextlib
 import json
 import re
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, assert_never
 
-from browsermesh.engine import actionability, elements
+from browsermesh.engine import actionability
+from browsermesh.engine.locators import build, build_locator
 from browsermesh.engine.page_source import page_secrets
 from browsermesh.engine.refs import RefRegistry
 from browsermesh.errors import BrowserMeshError
@@ -43,6 +44,7 @@ from browsermesh.model.locators import (
     exact_name_pattern,
     normalize_name,
 )
+from browsermesh.model.strategies import DESCRIBED
 from browsermesh.redact import SecretValues
 
 if TYPE_CHECKING:
@@ -131,8 +133,8 @@ async def _describe(page: Page, registry: RefRegistry, target: Target, out: dict
     if isinstance(target, Locator):
         root: Any = page
         for step in target.frames:
-            root = elements.build(root, step).content_frame
-        el: Any = elements.build_locator(root, target)
+            root = build(root, step).content_frame
+        el: Any = build_locator(root, target)
         handle = None
     else:
         try:
@@ -197,24 +199,37 @@ async def _ref_locator(
 
 
 def _candidates(role: str | None, name: str | None, facts: dict[str, Any]) -> list[Selector]:
+    """The semantic locators to try for a ref's element, in the catalogue's describer order
+    (`model.strategies.DESCRIBED`)."""
     out: list[Selector] = []
-    if role in ROLES and name:
-        out.append(Selector("role", role, name, True))
-    out += [Selector("label", label) for label in facts.get("labels") or () if label]
-    if facts.get("placeholder"):
-        out.append(Selector("placeholder", str(facts["placeholder"])))
-    if facts.get("testId"):
-        out.append(Selector("testId", str(facts["testId"])))
-    text = normalize_name(str(facts.get("text") or ""))
-    if text and len(text) <= MAX_TEXT_CHARS:
-        out.append(Selector("text", text))
+    for strategy in DESCRIBED:
+        match strategy:
+            case "role":
+                if role in ROLES and name:
+                    out.append(Selector("role", role, name, True))
+            case "label":
+                out += [Selector("label", label) for label in facts.get("labels") or () if label]
+            case "placeholder":
+                if facts.get("placeholder"):
+                    out.append(Selector("placeholder", str(facts["placeholder"])))
+            case "testId":
+                if facts.get("testId"):
+                    out.append(Selector("testId", str(facts["testId"])))
+            case "text":
+                text = normalize_name(str(facts.get("text") or ""))
+                if text and len(text) <= MAX_TEXT_CHARS:
+                    out.append(Selector("text", text))
+            case "alt" | "title" | "css":  # never described (css: the path is the fallback)
+                pass
+            case _:
+                assert_never(strategy)
     return out
 
 
 async def _unique(frame: Frame, selector: Selector, handle: ElementHandle) -> bool:
     """Whether `selector` matches exactly `handle`'s element in `frame`, as BrowserMesh
     resolves it and, for a label, as Playwright's own get_by_label (the export's call) does."""
-    if not await elements.build(frame, selector).evaluate_all(_SAME, handle):
+    if not await build(frame, selector).evaluate_all(_SAME, handle):
         return False
     if selector.strategy == "label":
         plain = frame.get_by_label(re.compile(exact_name_pattern(selector.value)))

@@ -8,7 +8,6 @@ another element.
 from __future__ import annotations
 
 import asyncio
-import re
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
@@ -24,18 +23,18 @@ from browsermesh.engine.blocked import first_try as _first_try
 from browsermesh.engine.blocked import late as _late
 from browsermesh.engine.blocked import timeout as _timeout
 from browsermesh.engine.failures import classify_reason, raw_cause, within
+from browsermesh.engine.locators import Root
+from browsermesh.engine.locators import build as build  # re-exported for waits and snapshot
+from browsermesh.engine.locators import build_locator as build_locator
 from browsermesh.engine.page_source import page_secrets
 from browsermesh.engine.refs import Expired, RefEntry, RefRegistry
 from browsermesh.engine.select import select_options
 from browsermesh.errors import BrowserMeshError, ErrorCode
 from browsermesh.model.deadline import Deadline, OperationContext
 from browsermesh.model.locators import (
-    LABELLED_ROLES,
     Locator,
     RefTarget,
-    Selector,
     Target,
-    exact_name_pattern,
 )
 from browsermesh.model.options import OptionChoice
 from browsermesh.model.text import well_formed
@@ -45,48 +44,6 @@ if TYPE_CHECKING:
     from playwright.async_api import Locator as PwLocator
 
 FRAME_POLL_MS = 25
-
-
-Root = Any  # Page or FrameLocator: both offer get_by_role/locator/...
-
-
-# `label` also finds LABELLED_ROLES controls by accessible name, which is what browser_snapshot
-# prints: Playwright's own label match reads the label's whole text, so `<label>Quantity
-# <select>…</select></label>` ("Quantity 1 2 3") would never equal "Quantity".
-
-
-def _matcher(value: str, exact: bool) -> str | re.Pattern[str]:
-    """Exact: the normalized, case-sensitive whole name (model.locators.exact_name_pattern);
-    otherwise Playwright's case-insensitive substring match of the string itself."""
-    return re.compile(exact_name_pattern(value)) if exact else value
-
-
-def build(root: Root, sel: Selector) -> PwLocator:
-    """A Playwright locator for one selector under `root` (page, frame or container)."""
-    if sel.strategy == "role":
-        if sel.name is None:
-            return root.get_by_role(sel.value)  # type: ignore[no-any-return]
-        return root.get_by_role(sel.value, name=_matcher(sel.name, sel.exact))  # type: ignore[no-any-return]
-    if sel.strategy == "text":
-        return root.get_by_text(_matcher(sel.value, sel.exact))  # type: ignore[no-any-return]
-    if sel.strategy == "label":
-        name = _matcher(sel.value, sel.exact)
-        loc = root.get_by_label(name)
-        for role in LABELLED_ROLES:
-            loc = loc.or_(root.get_by_role(role, name=name))
-        return loc  # type: ignore[no-any-return]
-    if sel.strategy == "placeholder":
-        return root.get_by_placeholder(_matcher(sel.value, sel.exact))  # type: ignore[no-any-return]
-    if sel.strategy == "testId":
-        return root.get_by_test_id(sel.value)  # type: ignore[no-any-return]
-    return root.locator(sel.value)  # type: ignore[no-any-return]
-
-
-def build_locator(root: Root, locator: Locator) -> PwLocator:
-    """The final Playwright locator under a frame root, inside `locator.within` when given
-    (the container's strictness is checked by `resolve`)."""
-    base = root if locator.within is None else build(root, locator.within)
-    return build(base, locator.selector)
 
 
 def _not_found(

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from browsermesh.model.strategies import STRATEGIES
+
 Schema = dict[str, Any]
 DIALECT = "https://json-schema.org/draft/2020-12/schema"
 NO_CONTROL = "^[^\\x00-\\x1f\\x7f-\\x9f]*$"
@@ -122,7 +124,7 @@ FOLLOW: Schema = {"enum": ["diff", "actions"]}
 FOLLOW_HINT = (
     "changes: url, title, navigation, dialogs, popups, opened, downloads, alerts, controls; "
     'snapshot:"diff" (changes since last snapshot, new refs) or "actions" (table), '
-    "taken once the page is quiet."
+    "once the page is quiet."
 )
 
 
@@ -141,7 +143,7 @@ CONTEXT_SETTINGS: Schema = {"type": "object"}
 
 # ---------------------------------------------------------------------- locators
 
-FRAME_SHAPE = "{kind:main}|{kind:iframe,chain:[1-5 iframe locators, outer first]}"
+FRAME_SHAPE = "{kind:main}|{kind:iframe,chain:[1-5 iframe locators,outer first]}"
 
 
 def locator(*, documented: bool = False) -> Schema:
@@ -156,7 +158,7 @@ def locator(*, documented: bool = False) -> Schema:
     if not documented:
         return {"type": "object"}
     props: dict[str, Schema] = {
-        "strategy": enum("role", "text", "label", "placeholder", "testId", "css"),
+        "strategy": enum(*STRATEGIES),
         "value": string(),
         "name": string(),
         "exact": BOOL,

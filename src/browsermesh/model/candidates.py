@@ -18,12 +18,13 @@ import re
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, assert_never
 
 from browsermesh.model.aria import AriaNode
 from browsermesh.model.content_text import row_text
 from browsermesh.model.limits import MAX_CANDIDATES
 from browsermesh.model.locators import LABELLED_ROLES, Selector, normalize_name
+from browsermesh.model.strategies import entry
 from browsermesh.redact import sanitize_url
 
 PATH_MAX_CHARS = 256
@@ -154,16 +155,22 @@ def _role_locator(node: AriaNode) -> dict[str, Any]:
 
 
 def _wanted(selector: Selector) -> tuple[str | None, frozenset[str] | None]:
-    """(the text a person meant, the roles it may name; None = any named role)."""
-    if selector.strategy == "role":
-        return selector.name, frozenset({selector.value})
-    if selector.strategy in ("label", "placeholder"):
-        return selector.value, FORM_ROLES
-    if selector.strategy == "text":
-        return selector.value, None
-    if selector.strategy == "testId":  # `save-button` may be the button "Save"
-        return selector.value.replace("-", " ").replace("_", " "), None
-    return None, frozenset()  # css: the value is no name, and no candidate is near
+    """(the text a person meant, the roles it may name; None = any named role), by the
+    strategy's candidate form (`model.strategies.CandidateForm`)."""
+    form = entry(selector.strategy).candidates
+    match form:
+        case "role":
+            return selector.name, frozenset({selector.value})
+        case "form":
+            return selector.value, FORM_ROLES
+        case "text" | "name":
+            return selector.value, None
+        case "words":  # `save-button` may be the button "Save"
+            return selector.value.replace("-", " ").replace("_", " "), None
+        case "none":  # css: the value is no name, and no candidate is near
+            return None, frozenset()
+        case _:
+            assert_never(form)
 
 
 def _score(wanted: str | None, name: str) -> float:
@@ -211,7 +218,7 @@ def rank(
     wanted text case-insensitively, or is close to it; with no wanted text, the first named
     nodes of the wanted roles."""
     wanted, roles = _wanted(selector)
-    by_text = selector.strategy == "text"
+    by_text = entry(selector.strategy).candidates == "text"
 
     def eligible(node: AriaNode) -> bool:
         if by_text and not node.name and node.value and not node.children:

@@ -12,7 +12,7 @@ non-exact one is Playwright's own case-insensitive substring match.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any, Final
+from typing import Any, Final, assert_never
 
 from browsermesh.model.matchers import (
     Condition,
@@ -45,6 +45,7 @@ from browsermesh.model.recording import (
     Value,
     Wait,
 )
+from browsermesh.model.strategies import Strategy, entry
 
 __all__ = ["HELPERS", "Names", "literal", "locator_expr", "step_lines", "url_expr"]
 
@@ -169,21 +170,23 @@ def _name(value: str, exact: bool) -> str:
 
 
 def _selector(root: str, sel: Mapping[str, Any]) -> str:
-    strategy, value = sel.get("strategy"), str(sel.get("value", ""))
+    """One wire-form selector (as recorded: already parsed) as the call of its strategy's
+    Playwright method (`model.strategies`) under `root`."""
+    strategy: Strategy = sel["strategy"]
+    value = str(sel.get("value", ""))
     exact = sel.get("exact", True) is not False
-    if strategy == "role":
-        name = sel.get("name")
-        named = "" if name is None else f", name={_name(str(name), exact)}"
-        return f"{root}.get_by_role({literal(value)}{named})"
-    if strategy == "text":
-        return f"{root}.get_by_text({_name(value, exact)})"
-    if strategy == "label":
-        return f"{root}.get_by_label({_name(value, exact)})"
-    if strategy == "placeholder":
-        return f"{root}.get_by_placeholder({_name(value, exact)})"
-    if strategy == "testId":
-        return f"{root}.get_by_test_id({literal(value)})"
-    return f"{root}.locator({literal(value)})"
+    method = entry(strategy).playwright
+    match strategy:
+        case "role":
+            name = sel.get("name")
+            named = "" if name is None else f", name={_name(str(name), exact)}"
+            return f"{root}.{method}({literal(value)}{named})"
+        case "text" | "label" | "placeholder" | "alt" | "title":
+            return f"{root}.{method}({_name(value, exact)})"
+        case "testId" | "css":
+            return f"{root}.{method}({literal(value)})"
+        case _:
+            assert_never(strategy)
 
 
 def locator_expr(root: str, locator: Mapping[str, Any]) -> str:

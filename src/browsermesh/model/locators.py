@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
 from browsermesh.errors import (
     SELECTOR_ENGINES,
@@ -17,8 +17,8 @@ from browsermesh.errors import (
     invalid_argument,
 )
 from browsermesh.model.arguments import MAX_SELECTOR_CHARS, bounded_string
+from browsermesh.model.strategies import STRATEGIES, Strategy, entry
 
-STRATEGIES = ("role", "text", "label", "placeholder", "testId", "css")
 # Every role Playwright's get_by_role accepts (its `AriaRole`; a unit test keeps them equal), so
 # every role browser_snapshot prints can be written back as a locator.
 ROLES = (
@@ -48,13 +48,8 @@ LABELLED_ROLES = (
     "switch",
     "slider",
 )
-# The strategies whose value is matched as a name (exact by default, `exact: false` for a
-# case-insensitive substring).
-NAMED_STRATEGIES = frozenset({"text", "label", "placeholder"})
 MAX_FRAME_DEPTH = 5
 REF_PATTERN = re.compile(r"^@?[a-z0-9.]{2,12}$")
-
-Strategy = Literal["role", "text", "label", "placeholder", "testId", "css"]
 
 # Playwright's selector syntax, mirrored so the `css` strategy stays CSS (issue 12 #12): a part
 # `name=body` whose name matches this picks the engine `name` (xpath, text, id, internal:..., nth,
@@ -113,8 +108,9 @@ def exact_name_pattern(value: str) -> str:
 
 @dataclass(frozen=True, slots=True)
 class Selector:
-    """One LocatorSelector. For `role`, `value` is the role and `name`/`exact` apply; for
-    `text`, `label` and `placeholder`, `exact` applies to `value`."""
+    """One LocatorSelector. For `role`, `value` is the role and `name`/`exact` apply; for the
+    other strategies whose catalogue entry takes `exact` (`model.strategies`), it applies to
+    `value`."""
 
     strategy: Strategy
     value: str
@@ -128,7 +124,7 @@ class Selector:
             if self.name is not None:
                 out["name"] = self.name
             out["exact"] = self.exact
-        elif self.strategy in NAMED_STRATEGIES:
+        elif entry(self.strategy).takes_exact:
             out["exact"] = self.exact
         return out
 
@@ -139,7 +135,7 @@ class Selector:
             if self.name is not None:
                 parts += [f"name={self.name}", f"exact={str(self.exact).lower()}"]
             return ", ".join(parts)
-        if self.strategy in NAMED_STRATEGIES and not self.exact:
+        if entry(self.strategy).takes_exact and not self.exact:
             return f"{self.strategy}={self.value}, exact=false"
         return f"{self.strategy}={self.value}"
 
@@ -279,10 +275,8 @@ def parse_selector(raw: object, field: str, *, outer: bool = False) -> Selector:
     if strategy not in STRATEGIES:
         raise _invalid(f"{field}.strategy", "one of: " + ", ".join(STRATEGIES))
     allowed = {"strategy", "value"} | ({"frame", "within"} if outer else set())
-    if strategy == "role":
-        allowed |= {"name", "exact"}
-    elif strategy in NAMED_STRATEGIES:
-        allowed |= {"exact"}
+    allowed |= {"name"} if entry(strategy).takes_name else set()
+    allowed |= {"exact"} if entry(strategy).takes_exact else set()
     unknown = sorted(set(raw) - allowed)
     if unknown:
         where = f"{field}.{unknown[0]}" if _FIELD_KEY.match(unknown[0]) else field

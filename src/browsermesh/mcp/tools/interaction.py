@@ -30,7 +30,7 @@ _ANY: Schema = {}
 _SELECTED: Schema = output({"selected": {}})
 _CLICK_HINT = (
     "ref or locator (all element tools), e.g. {strategy:role,value:button,name:Save}; "
-    "names/text match exactly by default (exact:false: any-case substring); >1 match: "
+    "names/text: exactly by default (exact:false: any-case substring); >1 match: "
     "LOCATOR_AMBIGUOUS, 0 on a quiet page: ELEMENT_NOT_FOUND, blocked: ELEMENT_NOT_ACTIONABLE; "
     "iframes: locator.frame."
 )
