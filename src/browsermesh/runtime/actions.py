@@ -11,6 +11,7 @@ from browsermesh.errors import Bound, BrowserMeshError, ErrorCode
 from browsermesh.model.arguments import action_argument, secret_flag
 from browsermesh.model.content_text import tab_rows
 from browsermesh.model.deadline import OperationContext
+from browsermesh.model.element_ops import ElementOp
 from browsermesh.model.forms import FormField as ParsedField
 from browsermesh.model.forms import parse_fields
 from browsermesh.model.locators import (
@@ -105,7 +106,7 @@ class PageActions(Recorded):
     async def element_action(
         self,
         call: PageCall,
-        op: str,
+        op: ElementOp,
         args: dict[str, Any],
         arg: str | None,
     ) -> tuple[str, dict[str, Any]]:
@@ -196,7 +197,7 @@ class PageActions(Recorded):
         page: PageRecord,
         ctx: OperationContext,
         parsed: tuple[ParsedField, ...],
-        done: list[tuple[str, Replay | None]],
+        done: list[tuple[ElementOp, Replay | None]],
     ) -> None:
         fields: list[FormField] = []
         for field, (op, replay) in zip(parsed, done, strict=True):
