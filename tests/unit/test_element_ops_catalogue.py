@@ -81,6 +81,7 @@ def test_every_operation_is_published_as_its_tool(entry: ElementOpEntry) -> None
         assert not extras
     elif arg.choice:
         assert extras == {"value", "label", "index"} and "value" not in required
+        assert entry.chooses
         assert spec.output_schema.get("required") == ["selected"]
     else:
         assert extras == {arg.field} and arg.field in required

@@ -140,6 +140,11 @@ class ElementOpEntry:
     export_call: str
     form_field: bool = False
 
+    @property
+    def chooses(self) -> bool:
+        """It takes a choice among options (select_option): its tool answers ``selected``."""
+        return self.argument is not None and self.argument.choice
+
 
 _POINTER_CHECKS: Final[frozenset[Check]] = frozenset({"visible", "enabled", "pointer"})
 _ACTS: Final = ToolHints(destructive=True)

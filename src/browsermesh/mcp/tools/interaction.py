@@ -21,6 +21,7 @@ from browsermesh.mcp.schemas import (
     string,
 )
 from browsermesh.model.element_ops import ELEMENT_OPERATIONS, ElementOp, ElementOpEntry
+from browsermesh.model.options import SELECT_MODES
 from browsermesh.model.snapshot_options import TABLES_MODES
 
 _COMPLETED = FLAG_OUTPUT
@@ -79,7 +80,7 @@ def _arguments(entry: ElementOpEntry) -> tuple[dict[str, Schema], tuple[str, ...
     if arg is None:
         return {}, (), None
     if arg.choice:
-        return {"value": _ANY, "label": _ANY, "index": _ANY}, (), None
+        return dict.fromkeys(SELECT_MODES, _ANY), (), None
     schema = string(arg.min_chars, arg.max_chars) if arg.published else string()
     return {arg.field: schema}, (arg.field,), arg.field
 
@@ -105,9 +106,7 @@ def _element_tool(entry: ElementOpEntry) -> ToolSpec:
         input_schema=_target_input(
             extra, required, locator(documented=documented), FOLLOW if documented else {}
         ),
-        output_schema=_SELECTED
-        if entry.argument is not None and entry.argument.choice
-        else _COMPLETED,
+        output_schema=_SELECTED if entry.chooses else _COMPLETED,
         handler=_action(entry.op, arg_field),
     )
 
