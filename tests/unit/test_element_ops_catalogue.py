@@ -5,7 +5,6 @@ mypy: `element_call` ends in ``assert_never``)."""
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any, get_args
@@ -19,7 +18,6 @@ from browsermesh.config import default_config
 from browsermesh.engine import actionability
 from browsermesh.engine.elements import element_call
 from browsermesh.errors import OPERATIONS, BrowserMeshError, ErrorCode, clean_details
-from browsermesh.mcp.registry import Hints
 from browsermesh.mcp.server import all_tool_specs
 from browsermesh.model.arguments import action_argument
 from browsermesh.model.element_ops import (
@@ -72,7 +70,7 @@ def test_every_operation_is_published_as_its_tool(entry: ElementOpEntry) -> None
     assert entry.tool == f"browser_{entry.op}"
     assert (spec.title, spec.profile) == (entry.title, "core")
     assert spec.description.startswith(entry.description)
-    assert spec.hints == Hints(**dataclasses.asdict(entry.hints))
+    assert spec.hints == entry.hints and entry.hints.open_world
     props, required = spec.input_schema["properties"], spec.input_schema["required"]
     assert {"locator", "ref", "snapshot"} <= props.keys()
     extras = props.keys() - {"sessionId", "pageId", "locator", "ref", "snapshot", "timeoutMs"}
@@ -163,7 +161,7 @@ class _Element:
 async def test_the_engine_and_the_export_call_the_same_playwright_method(
     entry: ElementOpEntry,
 ) -> None:
-    method = entry.export_call
+    method = entry.playwright_method
     for api in (AsyncLocator, AsyncHandle, SyncLocator):
         assert callable(getattr(api, method, None)), (api, method)
     el = _Element()
@@ -190,7 +188,7 @@ def test_the_recorded_step_exports_its_call(entry: ElementOpEntry) -> None:
         option=option,
     )
     line = step_lines(step, Names(None, {"s1": "buyer_context"}))[-1]
-    head = f"buyer_page.get_by_test_id({'it'!r}).{entry.export_call}("
+    head = f"buyer_page.get_by_test_id({'it'!r}).{entry.playwright_method}("
     assert line.startswith(head), line
     expected = {"target": "", "text": "'Ada'", "option": "label='Blue'"}[entry.records]
     assert line == f"{head}{expected})"
@@ -232,4 +230,4 @@ async def test_every_operation_runs_records_and_exports(runtime: Runtime) -> Non
     code = export["code"]
     compile(code, "<export>", "exec")
     for entry in ENTRIES:
-        assert f".{entry.export_call}(" in code, entry.op
+        assert f".{entry.playwright_method}(" in code, entry.op

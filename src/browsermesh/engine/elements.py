@@ -28,7 +28,7 @@ from browsermesh.engine.refs import Expired, RefEntry, RefRegistry
 from browsermesh.engine.select import select_options
 from browsermesh.errors import BrowserMeshError, ErrorCode
 from browsermesh.model.deadline import Deadline, OperationContext
-from browsermesh.model.element_ops import ElementOp, operation_detail
+from browsermesh.model.element_ops import ELEMENT_OPERATIONS, ElementOp, operation_detail
 from browsermesh.model.locators import (
     LABELLED_ROLES,
     Locator,
@@ -461,31 +461,21 @@ async def _bounded(awaitable: Awaitable[Any], timeout_ms: float) -> Any:
 
 
 def element_call(op: ElementOp, arg: str | OptionChoice | None = None) -> ElementCall:
-    """The Playwright call for one element action; works on a Locator or an ElementHandle.
-    Only select_option answers something: the selection read back (engine.select)."""
+    """The Playwright call for one element action (its catalogue entry's `playwright_method`);
+    works on a Locator or an ElementHandle. Only select_option answers something: the
+    selection read back (engine.select)."""
     text = arg if isinstance(arg, str) else ""
 
     async def call(el: Any, timeout_ms: float) -> Any:
+        method = getattr(el, ELEMENT_OPERATIONS[op].playwright_method)
         match op:
-            case "click":
-                await el.click(timeout=timeout_ms)
-            case "double_click":
-                await el.dblclick(timeout=timeout_ms)
-            case "hover":
-                await el.hover(timeout=timeout_ms)
+            case "click" | "double_click" | "hover" | "check" | "uncheck" | "scroll_into_view":
+                await method(timeout=timeout_ms)
             case "focus":
                 # ElementHandle.focus takes no timeout; bound it ourselves.
-                await _bounded(el.focus(), timeout_ms)
-            case "check":
-                await el.check(timeout=timeout_ms)
-            case "uncheck":
-                await el.uncheck(timeout=timeout_ms)
-            case "scroll_into_view":
-                await el.scroll_into_view_if_needed(timeout=timeout_ms)
-            case "fill":
-                await el.fill(text, timeout=timeout_ms)
-            case "press":
-                await el.press(text, timeout=timeout_ms)
+                await _bounded(method(), timeout_ms)
+            case "fill" | "press":
+                await method(text, timeout=timeout_ms)
             case "select_option":
                 return await select_options(el, arg, timeout_ms)
             case _:

@@ -11,16 +11,19 @@ and nothing else lists the operations:
 | `detail` (the ``operation`` error detail) | `engine.blocked`, `engine.elements`, `errors` |
 | `checks` (Playwright's actionability table) | `engine.actionability` |
 | `settles` | `engine.playwright_engine` (`engine.changes`) |
-| `records`, `export_call` | `runtime.actions`, `model.export_python` |
+| `playwright_method` | `engine.elements.element_call`, `model.export_python` |
+| `records` | `runtime.actions`, `model.export_python` |
 | `form_field` | `model.forms` (what a browser_fill_form field may become) |
 
-The Playwright call itself is code, so `engine.elements.element_call` dispatches on the
-`ElementOp` with ``match`` ending in ``assert_never``: an operation added here and forgotten
-there is a mypy error, never a silent fallback. `OTHER_OPERATIONS` names the operations that
+How the Playwright method is called (its arguments, a bound of its own) is code, so
+`engine.elements.element_call` and `model.export_python` dispatch with ``match`` ending in
+``assert_never``: an operation added here and forgotten there is a mypy error, never a silent
+fallback. `OTHER_OPERATIONS` names the operations that
 are not tools of their own but resolve an element the same way and so name themselves in
 errors (``drag``, ``snapshot``, ...).
 
-This module is a leaf: it imports only `model.limits`, so every layer may import it.
+This module is a leaf: it imports only `model.limits` and `model.tool_hints` (which import
+nothing), so every layer may import it.
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ from dataclasses import dataclass
 from typing import Final, Literal, get_args
 
 from browsermesh.model.limits import MAX_FILL_CHARS, MAX_KEY_CHARS, MAX_OPTION_CHARS
+from browsermesh.model.tool_hints import Hints
 
 __all__ = [
     "ELEMENT_OPERATIONS",
@@ -42,7 +46,6 @@ __all__ = [
     "ElementOp",
     "ElementOpEntry",
     "Recorded",
-    "ToolHints",
     "element_op",
     "operation_detail",
 ]
@@ -69,16 +72,6 @@ covered at its centre)."""
 Recorded = Literal["target", "text", "option"]
 """What a recorded step keeps besides the locator: nothing, the typed text or key (a `Value`,
 secret when it went into a password field or was marked secret), or select_option's choice."""
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ToolHints:
-    """The tool's MCP annotations (``readOnlyHint``, ``destructiveHint``, ...)."""
-
-    read_only: bool = False
-    destructive: bool = False
-    idempotent: bool = False
-    open_world: bool = True
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -122,7 +115,9 @@ class ElementOpEntry:
         settles: Its effects usually come later (handlers that fetch, timers): the result waits
             for the page to be quiet (`engine.changes`).
         records: What its recorded step keeps besides the locator.
-        export_call: The Playwright (sync API) method the exported test calls.
+        playwright_method: The Playwright method that performs it: the engine calls it on the
+            async API's Locator or ElementHandle, the exported test on the sync API's Locator
+            (the same name in all three).
         form_field: A browser_fill_form field may take this operation.
     """
 
@@ -130,14 +125,14 @@ class ElementOpEntry:
     tool: str
     title: str
     description: str
-    hints: ToolHints
+    hints: Hints
     argument: Argument | None = None
     documents_locator: bool = False
     detail: str
     checks: frozenset[Check] = frozenset()
     settles: bool = False
     records: Recorded = "target"
-    export_call: str
+    playwright_method: str
     form_field: bool = False
 
     @property
@@ -147,9 +142,10 @@ class ElementOpEntry:
 
 
 _POINTER_CHECKS: Final[frozenset[Check]] = frozenset({"visible", "enabled", "pointer"})
-_ACTS: Final = ToolHints(destructive=True)
-_SAFE: Final = ToolHints(idempotent=True)
-_WRITES: Final = ToolHints()
+# Every element tool acts on a page of the open web.
+_ACTS: Final = Hints(destructive=True, open_world=True)
+_SAFE: Final = Hints(idempotent=True, open_world=True)
+_WRITES: Final = Hints(open_world=True)
 
 ELEMENT_OPERATIONS: Final[Mapping[ElementOp, ElementOpEntry]] = {
     entry.op: entry
@@ -164,7 +160,7 @@ ELEMENT_OPERATIONS: Final[Mapping[ElementOp, ElementOpEntry]] = {
             detail="click",
             checks=_POINTER_CHECKS,
             settles=True,
-            export_call="click",
+            playwright_method="click",
         ),
         ElementOpEntry(
             op="double_click",
@@ -175,7 +171,7 @@ ELEMENT_OPERATIONS: Final[Mapping[ElementOp, ElementOpEntry]] = {
             detail="double-click",
             checks=_POINTER_CHECKS,
             settles=True,
-            export_call="dblclick",
+            playwright_method="dblclick",
         ),
         ElementOpEntry(
             op="hover",
@@ -185,7 +181,7 @@ ELEMENT_OPERATIONS: Final[Mapping[ElementOp, ElementOpEntry]] = {
             hints=_SAFE,
             detail="hover over",
             checks=frozenset({"visible", "pointer"}),
-            export_call="hover",
+            playwright_method="hover",
         ),
         ElementOpEntry(
             op="focus",
@@ -194,7 +190,7 @@ ELEMENT_OPERATIONS: Final[Mapping[ElementOp, ElementOpEntry]] = {
             description="Focus.",
             hints=_SAFE,
             detail="focus",
-            export_call="focus",
+            playwright_method="focus",
         ),
         ElementOpEntry(
             op="check",
@@ -204,7 +200,7 @@ ELEMENT_OPERATIONS: Final[Mapping[ElementOp, ElementOpEntry]] = {
             hints=_SAFE,
             detail="check",
             checks=_POINTER_CHECKS,
-            export_call="check",
+            playwright_method="check",
             form_field=True,
         ),
         ElementOpEntry(
@@ -215,7 +211,7 @@ ELEMENT_OPERATIONS: Final[Mapping[ElementOp, ElementOpEntry]] = {
             hints=_SAFE,
             detail="uncheck",
             checks=_POINTER_CHECKS,
-            export_call="uncheck",
+            playwright_method="uncheck",
             form_field=True,
         ),
         ElementOpEntry(
@@ -225,7 +221,7 @@ ELEMENT_OPERATIONS: Final[Mapping[ElementOp, ElementOpEntry]] = {
             description="Scroll into view.",
             hints=_SAFE,
             detail="scroll into view",
-            export_call="scroll_into_view_if_needed",
+            playwright_method="scroll_into_view_if_needed",
         ),
         ElementOpEntry(
             op="fill",
@@ -237,7 +233,7 @@ ELEMENT_OPERATIONS: Final[Mapping[ElementOp, ElementOpEntry]] = {
             detail="fill",
             checks=frozenset({"visible", "enabled", "editable"}),
             records="text",
-            export_call="fill",
+            playwright_method="fill",
             form_field=True,
         ),
         ElementOpEntry(
@@ -250,7 +246,7 @@ ELEMENT_OPERATIONS: Final[Mapping[ElementOp, ElementOpEntry]] = {
             detail="press",
             settles=True,
             records="text",
-            export_call="press",
+            playwright_method="press",
         ),
         ElementOpEntry(
             op="select_option",
@@ -262,7 +258,7 @@ ELEMENT_OPERATIONS: Final[Mapping[ElementOp, ElementOpEntry]] = {
             detail="select option",
             checks=frozenset({"visible", "enabled"}),
             records="option",
-            export_call="select_option",
+            playwright_method="select_option",
             form_field=True,
         ),
     )

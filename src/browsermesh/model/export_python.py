@@ -217,16 +217,16 @@ def _select(target: str, option: OptionChoice) -> str:
 def _act(
     target: str, op: ElementOp, value: Value | None, option: OptionChoice | None = None
 ) -> str:
-    """The operation's `export_call`, with what its entry `records` (a form field's select
+    """The operation's `playwright_method`, with what its entry `records` (a form field's select
     option is recorded as its value)."""
     entry = ELEMENT_OPERATIONS[op]
     match entry.records:
         case "option" if option is not None:
             return _select(target, option)
         case "text" | "option":
-            return f"{target}.{entry.export_call}({_value(value)})"
+            return f"{target}.{entry.playwright_method}({_value(value)})"
         case "target":
-            return f"{target}.{entry.export_call}()"
+            return f"{target}.{entry.playwright_method}()"
         case _:
             assert_never(entry.records)
 

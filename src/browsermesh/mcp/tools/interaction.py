@@ -89,7 +89,6 @@ def _element_tool(entry: ElementOpEntry) -> ToolSpec:
     """The tool of one element operation (model.element_ops)."""
     extra, required, arg_field = _arguments(entry)
     documented = entry.documents_locator
-    hints = entry.hints
     return ToolSpec(
         name=entry.tool,
         title=entry.title,
@@ -97,12 +96,7 @@ def _element_tool(entry: ElementOpEntry) -> ToolSpec:
             f"{entry.description} {_CLICK_HINT} {FOLLOW_HINT}" if documented else entry.description
         ),
         profile="core",
-        hints=Hints(
-            read_only=hints.read_only,
-            destructive=hints.destructive,
-            idempotent=hints.idempotent,
-            open_world=hints.open_world,
-        ),
+        hints=entry.hints,
         input_schema=_target_input(
             extra, required, locator(documented=documented), FOLLOW if documented else {}
         ),
