@@ -20,6 +20,7 @@ from browsermesh.engine.protocol import ContextOptions, EngineEvents, HistorySte
 from browsermesh.engine.snapshot import Capture
 from browsermesh.errors import BrowserMeshError, ErrorCode
 from browsermesh.model.deadline import OperationContext
+from browsermesh.model.element_ops import ElementOp
 from browsermesh.model.find import FindQuery
 from browsermesh.model.locators import Locator, RefTarget, Target
 from browsermesh.model.matchers import (
@@ -242,7 +243,7 @@ class FakeEngine:
 
     async def fill_field(
         self, page: FakePage, target: Target, value: str | bool, ctx: OperationContext
-    ) -> str:
+    ) -> ElementOp:
         await self._step("fill_field", ctx)
         page.actions.append(("fill_field", (target, value)))
         if isinstance(value, bool):

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, Literal
 
+from browsermesh.model.element_ops import OPERATION_DETAILS
 from browsermesh.model.limits import MAX_CANDIDATES, MAX_TIMEOUT_MS
 from browsermesh.model.strategies import STRATEGIES
 from browsermesh.redact import cut_chars, sanitize_url
@@ -303,27 +304,7 @@ _DEFAULT_REASON: dict[ErrorCode, str] = {
     ErrorCode.BROWSER_ERROR: "other",
     ErrorCode.BROWSER_DISCONNECTED: "other",
 }
-OPERATIONS: frozenset[str] = frozenset(
-    {
-        "capture screenshot",
-        "capture snapshot",
-        "check",
-        "click",
-        "double-click",
-        "drag",
-        "evaluate",
-        "fill",
-        "find text",
-        "focus",
-        "hover over",
-        "press",
-        "read visible text",
-        "scroll into view",
-        "select option",
-        "set files",
-        "uncheck",
-    }
-)
+OPERATIONS: frozenset[str] = OPERATION_DETAILS  # model.element_ops: one entry per operation
 SELECTOR_ENGINES: frozenset[str] = frozenset(
     {
         "xpath",

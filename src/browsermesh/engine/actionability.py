@@ -21,31 +21,29 @@ from dataclasses import dataclass
 from typing import Any
 
 from browsermesh.model.deadline import OperationContext
+from browsermesh.model.element_ops import Check, element_op
 
 SETTLE_MS = 1_000
 """Default settle time for a blocked single match (configurable, see config)."""
 SETTLE_POLL_MS = 50
 
-# Which checks apply to which operation (Playwright's actionability table).
-_NEEDS_VISIBLE = frozenset(
-    {"click", "double_click", "hover", "check", "uncheck", "fill", "select_option"}
-)
-_NEEDS_ENABLED = frozenset({"click", "double_click", "check", "uncheck", "fill", "select_option"})
-_TAKES_TEXT = frozenset({"fill"})
-_POINTER = frozenset({"click", "double_click", "hover", "check", "uncheck"})
-"""Operations that need the pointer to reach the element (Playwright's hit-target check)."""
-_CHECKED = _NEEDS_VISIBLE | _NEEDS_ENABLED | _TAKES_TEXT
+
+def _checks(op: str) -> frozenset[Check]:
+    """The checks of `op` (its `model.element_ops` entry: Playwright's actionability table);
+    none for the operations that are not element actions (drag, set_files, reads...)."""
+    entry = element_op(op)
+    return frozenset() if entry is None else entry.checks
 
 
 def pointer(op: str) -> bool:
     """Whether `op` is a pointer action, which a covering element blocks."""
-    return op in _POINTER
+    return "pointer" in _checks(op)
 
 
 def checks(op: str) -> bool:
     """Whether `op` has actionability checks to read before it (reads, screenshots, focus,
     press and file setting have none: their call runs without the extra round trip)."""
-    return op in _CHECKED
+    return bool(_checks(op))
 
 
 # One read of up to two matches: enough to know "none", "one" or "several" and the one's state.
@@ -114,14 +112,15 @@ class Reading:
         state = self.state
         if self.count != 1 or state is None:
             return None
+        wanted = _checks(op)
         file_input = state["tag"] == "input" and state["type"] == "file"
-        if op in _TAKES_TEXT and file_input:
+        if "editable" in wanted and file_input:
             return "file_input"
-        if op in _NEEDS_VISIBLE and not state["visible"]:
+        if "visible" in wanted and not state["visible"]:
             return "file_input" if file_input else "hidden"
-        if op in _NEEDS_ENABLED and state["disabled"]:
+        if "enabled" in wanted and state["disabled"]:
             return "disabled"
-        if op in _TAKES_TEXT and state["readonly"]:
+        if "editable" in wanted and state["readonly"]:
             return "not_editable"
         if late and self.covered(op):
             return "covered"

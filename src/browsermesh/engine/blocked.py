@@ -21,29 +21,10 @@ from browsermesh.engine.failures import (
 )
 from browsermesh.errors import BrowserMeshError
 from browsermesh.model.deadline import OperationContext
+from browsermesh.model.element_ops import operation_detail
 from browsermesh.model.locators import Locator
 
 PROBE_RESERVE_MS = 250
-
-# The `operation` error detail of each element operation (§16.4 allowlist).
-OPERATION_DETAIL = {
-    "click": "click",
-    "double_click": "double-click",
-    "hover": "hover over",
-    "focus": "focus",
-    "check": "check",
-    "uncheck": "uncheck",
-    "scroll_into_view": "scroll into view",
-    "fill": "fill",
-    "press": "press",
-    "select_option": "select option",
-    "set_files": "set files",
-    "visible_text": "read visible text",
-    "find": "find text",
-    "drag": "drag",
-    "snapshot": "capture snapshot",
-    "screenshot": "capture screenshot",
-}
 
 ElementCall = Callable[[Any, float], Awaitable[Any]]
 """An element call: `call(playwright_locator_or_handle, timeout_ms)`."""
@@ -51,7 +32,7 @@ ElementCall = Callable[[Any, float], Awaitable[Any]]
 
 def timeout(ctx: OperationContext, op: str, cause: str | None = None) -> BrowserMeshError:
     """OPERATION_TIMEOUT for an element operation whose budget ran out."""
-    return operation_timeout(ctx.deadline.timeout_ms, cause, operation=OPERATION_DETAIL.get(op))
+    return operation_timeout(ctx.deadline.timeout_ms, cause, operation=operation_detail(op))
 
 
 def blocked(
@@ -63,7 +44,7 @@ def blocked(
 ) -> BrowserMeshError:
     """ELEMENT_NOT_ACTIONABLE: the element exists but cannot take `op` for `reason` (issue 31),
     with the locator as given and, for `covered`, the covering element."""
-    extra: dict[str, Any] = {"operation": OPERATION_DETAIL.get(op)}
+    extra: dict[str, Any] = {"operation": operation_detail(op)}
     if locator is not None:
         extra["locator"] = locator.detail()
     if reason == "covered" and reading is not None and reading.state is not None:

@@ -8,6 +8,7 @@ from browsermesh.engine import elements
 from browsermesh.engine.failures import timed
 from browsermesh.errors import BrowserMeshError, ErrorCode
 from browsermesh.model.deadline import OperationContext
+from browsermesh.model.element_ops import OTHER_OPERATIONS
 from browsermesh.model.locators import Locator
 from browsermesh.model.png import ScreenshotLimits
 
@@ -43,7 +44,7 @@ async def screenshot(
         if box is None:
             raise BrowserMeshError(
                 ErrorCode.ELEMENT_NOT_FOUND,
-                details={"operation": "capture screenshot", "locator": locator.detail()},
+                details={"operation": OTHER_OPERATIONS["screenshot"], "locator": locator.detail()},
             )
         width, height = limits.check_size(box["width"], box["height"])
         clip = {"x": int(box["x"]), "y": int(box["y"]), "width": width, "height": height}

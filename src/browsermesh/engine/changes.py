@@ -38,10 +38,8 @@ if TYPE_CHECKING:
 
     from browsermesh.engine.playwright_engine import PwPage
 
-__all__ = ["QUIET_MS", "SETTLE_MAX_MS", "SETTLING_OPS", "ChangeWatch"]
+__all__ = ["QUIET_MS", "SETTLE_MAX_MS", "ChangeWatch"]
 
-SETTLING_OPS = frozenset({"click", "double_click", "press"})
-"""Actions whose effects usually come later (handlers that fetch, timers): they settle."""
 QUIET_MS = 100
 """Click-like actions: the DOM must have been quiet this long before the result is read."""
 SETTLE_MAX_MS = 1_000

@@ -9,11 +9,10 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, assert_never
 
 from browsermesh.engine import actionability, candidates, quiet
 from browsermesh.engine.blocked import (
-    OPERATION_DETAIL,
     PROBE_RESERVE_MS,
     action_failure,
 )
@@ -31,6 +30,7 @@ from browsermesh.engine.refs import Expired, RefEntry, RefRegistry
 from browsermesh.engine.select import select_options
 from browsermesh.errors import BrowserMeshError, ErrorCode
 from browsermesh.model.deadline import Deadline, OperationContext
+from browsermesh.model.element_ops import ELEMENT_OPERATIONS, ElementOp, operation_detail
 from browsermesh.model.locators import (
     Locator,
     RefTarget,
@@ -57,7 +57,7 @@ def _not_found(
     # A miss on a quiet page did not run out of time: no budget in its details.
     details: dict[str, Any] = {
         "reason": "element_not_found",
-        "operation": OPERATION_DETAIL.get(op),
+        "operation": operation_detail(op),
         "locator": locator.detail(),
     }
     if not quiet_page:
@@ -99,7 +99,7 @@ def _ambiguous(
     details: dict[str, Any] = {
         "reason": "locator_ambiguous",
         "locator": locator.detail(),
-        "operation": OPERATION_DETAIL.get(op),
+        "operation": operation_detail(op),
     }
     if matchCount is not None:
         details["matchCount"] = matchCount
@@ -160,7 +160,7 @@ async def resolve(page: Page, locator: Locator, ctx: OperationContext, op: str) 
     return build_locator(root, locator)
 
 
-Pick = Callable[[dict[str, Any] | None], tuple[str, ElementCall]]
+Pick = Callable[[dict[str, Any] | None], tuple[ElementOp, ElementCall]]
 """Chooses the operation from the element itself (browser_fill_form): given the single match's
 actionability state (`kind`: the control's tag, type, role, editable), the operation and its
 call, which then run with that operation's checks and classification; may raise (a value that
@@ -417,32 +417,26 @@ async def _bounded(awaitable: Awaitable[Any], timeout_ms: float) -> Any:
     return await asyncio.wait_for(awaitable, timeout=timeout_ms / 1000)
 
 
-def element_call(op: str, arg: str | OptionChoice | None = None) -> ElementCall:
-    """The Playwright call for one element action; works on a Locator or an ElementHandle.
-    Only select_option answers something: the selection read back (engine.select)."""
+def element_call(op: ElementOp, arg: str | OptionChoice | None = None) -> ElementCall:
+    """The Playwright call for one element action (its catalogue entry's `playwright_method`);
+    works on a Locator or an ElementHandle. Only select_option answers something: the
+    selection read back (engine.select)."""
+    text = arg if isinstance(arg, str) else ""
 
     async def call(el: Any, timeout_ms: float) -> Any:
-        if op == "click":
-            await el.click(timeout=timeout_ms)
-        elif op == "double_click":
-            await el.dblclick(timeout=timeout_ms)
-        elif op == "hover":
-            await el.hover(timeout=timeout_ms)
-        elif op == "focus":
-            # ElementHandle.focus takes no timeout; bound it ourselves.
-            await _bounded(el.focus(), timeout_ms)
-        elif op == "check":
-            await el.check(timeout=timeout_ms)
-        elif op == "uncheck":
-            await el.uncheck(timeout=timeout_ms)
-        elif op == "scroll_into_view":
-            await el.scroll_into_view_if_needed(timeout=timeout_ms)
-        elif op == "fill" or op == "press":
-            await getattr(el, op)(arg if isinstance(arg, str) else "", timeout=timeout_ms)
-        elif op == "select_option":
-            return await select_options(el, arg, timeout_ms)
-        else:  # pragma: no cover - the tool layer only passes known operations
-            raise BrowserMeshError(ErrorCode.INTERNAL_ERROR)
+        method = getattr(el, ELEMENT_OPERATIONS[op].playwright_method)
+        match op:
+            case "click" | "double_click" | "hover" | "check" | "uncheck" | "scroll_into_view":
+                await method(timeout=timeout_ms)
+            case "focus":
+                # ElementHandle.focus takes no timeout; bound it ourselves.
+                await _bounded(method(), timeout_ms)
+            case "fill" | "press":
+                await method(text, timeout=timeout_ms)
+            case "select_option":
+                return await select_options(el, arg, timeout_ms)
+            case _:
+                assert_never(op)
 
     return call
 

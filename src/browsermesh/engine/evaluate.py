@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any
 from browsermesh.engine.failures import raw_cause, within
 from browsermesh.errors import BrowserMeshError, ErrorCode
 from browsermesh.model.deadline import OperationContext
+from browsermesh.model.element_ops import OTHER_OPERATIONS
 from browsermesh.model.jsonvalue import MAX_JSON_BYTES, MAX_JSON_DEPTH, bound_page_json
 
 if TYPE_CHECKING:
@@ -205,7 +206,7 @@ def _normalized(expression: str) -> str:
 def _failed(cause: BaseException | None = None) -> BrowserMeshError:
     return BrowserMeshError(
         ErrorCode.BROWSER_ERROR,
-        details={"operation": "evaluate", "reason": "other"},
+        details={"operation": OTHER_OPERATIONS["evaluate"], "reason": "other"},
         cause=raw_cause(cause) if cause is not None else None,
     )
 

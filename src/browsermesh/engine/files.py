@@ -20,6 +20,7 @@ from browsermesh.engine.failures import not_actionable, raw_cause, timed
 from browsermesh.engine.refs import RefRegistry
 from browsermesh.errors import Bound, BrowserMeshError, ErrorCode, invalid_argument
 from browsermesh.model.deadline import OperationContext
+from browsermesh.model.element_ops import OTHER_OPERATIONS
 from browsermesh.model.locators import Target
 
 if TYPE_CHECKING:
@@ -56,7 +57,9 @@ def _too_many(count: int) -> BrowserMeshError:
 def _not_file_input() -> BrowserMeshError:
     """ELEMENT_NOT_ACTIONABLE `not_file_input`: no file input, and no file chooser opened."""
     return not_actionable(
-        "not_file_input", "no file input and no file chooser", operation="set files"
+        "not_file_input",
+        "no file input and no file chooser",
+        operation=OTHER_OPERATIONS["set_files"],
     )
 
 

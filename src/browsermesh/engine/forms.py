@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from browsermesh.engine import elements
 from browsermesh.engine.refs import RefRegistry
 from browsermesh.model.deadline import OperationContext
+from browsermesh.model.element_ops import ElementOp
 from browsermesh.model.forms import field_kind, field_operation
 from browsermesh.model.locators import Target
 
@@ -25,7 +26,7 @@ FIELD_OP = "fill_form"
 
 
 def _picker(value: str | bool) -> elements.Pick:
-    def pick(state: dict[str, Any] | None) -> tuple[str, elements.ElementCall]:
+    def pick(state: dict[str, Any] | None) -> tuple[ElementOp, elements.ElementCall]:
         kind = (state or {}).get("kind") or {}
         op, arg = field_operation(field_kind(kind), value)
         return op, elements.element_call(op, arg)
@@ -43,13 +44,13 @@ async def fill_field(
     target: Target,
     value: str | bool,
     ctx: OperationContext,
-) -> str:
+) -> ElementOp:
     """Apply `value` to the element `target` names, by the operation its kind takes; which
     operation that was (fill, select_option, check or uncheck)."""
-    chosen: list[str] = []
+    chosen: list[ElementOp] = []
     pick = _picker(value)
 
-    def noted(state: dict[str, Any] | None) -> tuple[str, elements.ElementCall]:
+    def noted(state: dict[str, Any] | None) -> tuple[ElementOp, elements.ElementCall]:
         op, call = pick(state)
         chosen.append(op)
         return op, call

@@ -43,7 +43,7 @@ from browsermesh.engine.backends import (
     release,
 )
 from browsermesh.engine.backends import running_as_root as running_as_root
-from browsermesh.engine.changes import SETTLING_OPS, ChangeWatch
+from browsermesh.engine.changes import ChangeWatch
 from browsermesh.engine.evaluate import evaluate_in_page
 from browsermesh.engine.failures import browser_error, navigation_error, timed, within
 from browsermesh.engine.fork import SessionStorageSeed, copy_storage
@@ -58,6 +58,7 @@ from browsermesh.errors import BrowserMeshError, ErrorCode
 from browsermesh.model.clock import Clock
 from browsermesh.model.deadline import Deadline, OperationContext
 from browsermesh.model.devices import emulated
+from browsermesh.model.element_ops import ELEMENT_OPERATIONS, ElementOp
 from browsermesh.model.find import FindQuery
 from browsermesh.model.locators import Locator, RefTarget, Target
 from browsermesh.model.matchers import ActionSpec, Condition, WaitSpec
@@ -426,7 +427,7 @@ class PlaywrightEngine:
         self,
         page: PwPage,
         target: Target,
-        op: str,
+        op: ElementOp,
         arg: str | OptionChoice | None,
         ctx: OperationContext,
     ) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -442,7 +443,7 @@ class PlaywrightEngine:
             await watch.close()
             raise
         own = await select.redact_selected(page.page, answer) if op == "select_option" else {}
-        return await watch.finish(ctx, settle=op in SETTLING_OPS), own
+        return await watch.finish(ctx, settle=ELEMENT_OPERATIONS[op].settles), own
 
     async def describe_target(
         self, page: PwPage, target: Target, ctx: OperationContext
@@ -452,7 +453,7 @@ class PlaywrightEngine:
 
     async def fill_field(
         self, page: PwPage, target: Target, value: str | bool, ctx: OperationContext
-    ) -> str:
+    ) -> ElementOp:
         """One browser_fill_form field: the operation its element's kind takes (returned)."""
         return await forms.fill_field(page.page, page.refs, target, value, ctx)
 

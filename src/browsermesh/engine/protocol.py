@@ -12,6 +12,7 @@ from typing import Any, Protocol, TypeVar
 
 from browsermesh.engine.snapshot import Capture
 from browsermesh.model.deadline import OperationContext
+from browsermesh.model.element_ops import ElementOp
 from browsermesh.model.find import FindQuery
 from browsermesh.model.locators import Locator, RefTarget, Target
 from browsermesh.model.matchers import ActionSpec, Condition, WaitSpec
@@ -131,7 +132,7 @@ class Engine(Protocol[ContextT, PageT]):
         self,
         page: PageT,
         target: Target,
-        op: str,
+        op: ElementOp,
         arg: str | OptionChoice | None,
         ctx: OperationContext,
     ) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -155,7 +156,7 @@ class Engine(Protocol[ContextT, PageT]):
 
     async def fill_field(
         self, page: PageT, target: Target, value: str | bool, ctx: OperationContext
-    ) -> str:
+    ) -> ElementOp:
         """One browser_fill_form field: fill, select option, check or uncheck, as the
         element's kind (tag, type, role) takes `value`; returns which of the four it was."""
         ...

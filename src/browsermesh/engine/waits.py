@@ -27,6 +27,7 @@ from browsermesh.engine.landing import document_status, landing
 from browsermesh.errors import BrowserMeshError, ErrorCode, invalid_argument
 from browsermesh.model import progress
 from browsermesh.model.deadline import OperationCancelled, OperationContext
+from browsermesh.model.element_ops import ElementOp
 from browsermesh.model.matchers import (
     ActionSpec,
     Condition,
@@ -369,7 +370,7 @@ async def action_and_wait(
     if isinstance(wait, FileChooserWait):
         listeners.on("filechooser", lambda c: queue.put_nowait(("filechooser", c)))
 
-    op = "click" if action.kind == "click" else "press"
+    op: ElementOp = "click" if action.kind == "click" else "press"
     # The action is this call's child: awaited until done on success, cancelled and awaited
     # on any failure, so it never outlives the call.
     action_task = TaskOwner()

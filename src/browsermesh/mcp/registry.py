@@ -20,6 +20,7 @@ from browsermesh.errors import BrowserMeshError, error_payload, internal_error
 from browsermesh.mcp.lean import lean_result
 from browsermesh.mcp.schemas import Schema, with_dialect
 from browsermesh.mcp.validation import first_argument_error, unknown_tool
+from browsermesh.model.tool_hints import Hints as Hints
 from browsermesh.runtime.calls import PageCall
 
 if TYPE_CHECKING:
@@ -68,16 +69,6 @@ class ToolOutput:
 
 
 Handler = Callable[[ToolCall], Awaitable[ToolOutput | dict[str, Any]]]
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Hints:
-    """The behaviour hints a client reads from a tool's annotations (all off by default)."""
-
-    read_only: bool = False
-    destructive: bool = False
-    idempotent: bool = False
-    open_world: bool = False
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -30,13 +30,13 @@ from __future__ import annotations
 from typing import Final
 
 from browsermesh.errors import Bound, BrowserMeshError, invalid_argument
+from browsermesh.model.element_ops import ELEMENT_OPERATIONS, ElementOp
+from browsermesh.model.limits import MAX_FILL_CHARS as MAX_FILL_CHARS
+from browsermesh.model.limits import MAX_KEY_CHARS as MAX_KEY_CHARS
+from browsermesh.model.limits import MAX_OPTION_CHARS as MAX_OPTION_CHARS
 
 MAX_SELECTOR_CHARS: Final = 4_096
 """Locator `value` and role `name`: far beyond any real selector or accessible name."""
-MAX_FILL_CHARS: Final = 1_000_000
-"""`browser_fill.value`: a long document; filling 1,000,000 characters takes about 0.4 s."""
-MAX_KEY_CHARS: Final = 64
-MAX_OPTION_CHARS: Final = 4_096
 
 
 def _characters(count: int) -> str:
@@ -79,21 +79,13 @@ def bounded_int(value: object, field: str, low: int, high: int) -> int:
     return value
 
 
-_ACTION_ARGUMENTS: Final[dict[str, tuple[str, int, int]]] = {
-    "fill": ("value", 0, MAX_FILL_CHARS),
-    "press": ("key", 1, MAX_KEY_CHARS),
-    "select_option": ("value", 0, MAX_OPTION_CHARS),
-}
-
-
-def action_argument(op: str, arg: object) -> str | None:
-    """The validated extra argument of an element action (`fill`, `press`, `select_option`);
-    `None` for the actions that take none."""
-    spec = _ACTION_ARGUMENTS.get(op)
+def action_argument(op: ElementOp, arg: object) -> str | None:
+    """The validated extra argument of an element action (its catalogue entry's `argument`:
+    `fill`, `press`, `select_option`); `None` for the actions that take none."""
+    spec = ELEMENT_OPERATIONS[op].argument
     if spec is None:
         return None
-    field, min_chars, max_chars = spec
-    return bounded_string(arg, field, max_chars, min_chars=min_chars)
+    return bounded_string(arg, spec.field, spec.max_chars, min_chars=spec.min_chars)
 
 
 def secret_flag(raw: object, field: str = "secret") -> bool:

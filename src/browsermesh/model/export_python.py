@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any, Final, assert_never
 
+from browsermesh.model.element_ops import ELEMENT_OPERATIONS, ElementOp
 from browsermesh.model.matchers import (
     Condition,
     LoadCondition,
@@ -96,16 +97,6 @@ def fixture_file(tmp_path: Path, name: str, data: bytes) -> Path:
 '''
 """The module-level helpers every export carries (they use only `os`, `re`, `Path`, `pytest`)."""
 
-_CALLS: Final = {
-    "click": "click()",
-    "double_click": "dblclick()",
-    "hover": "hover()",
-    "focus": "focus()",
-    "check": "check()",
-    "uncheck": "uncheck()",
-    "scroll_into_view": "scroll_into_view_if_needed()",
-}
-_WITH_VALUE: Final = {"fill": "fill", "press": "press", "select_option": "select_option"}
 _HISTORY: Final = {"back": "go_back", "forward": "go_forward", "reload": "reload"}
 _LOCATOR_STATES: Final = {
     "visible": "to_be_visible()",
@@ -226,12 +217,21 @@ def _select(target: str, option: OptionChoice) -> str:
     return f"{target}.select_option({keyword}{given})"
 
 
-def _act(target: str, op: str, value: Value | None, option: OptionChoice | None = None) -> str:
-    if option is not None:
-        return _select(target, option)
-    if op in _WITH_VALUE:
-        return f"{target}.{_WITH_VALUE[op]}({_value(value)})"
-    return f"{target}.{_CALLS.get(op, 'click()')}"
+def _act(
+    target: str, op: ElementOp, value: Value | None, option: OptionChoice | None = None
+) -> str:
+    """The operation's `playwright_method`, with what its entry `records` (a form field's select
+    option is recorded as its value)."""
+    entry = ELEMENT_OPERATIONS[op]
+    match entry.records:
+        case "option" if option is not None:
+            return _select(target, option)
+        case "text" | "option":
+            return f"{target}.{entry.playwright_method}({_value(value)})"
+        case "target":
+            return f"{target}.{entry.playwright_method}()"
+        case _:
+            assert_never(entry.records)
 
 
 def _wait(page: str, condition: Condition, base: str | None) -> list[str]:

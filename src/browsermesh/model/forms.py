@@ -20,6 +20,7 @@ from browsermesh.model.arguments import (
     bounded_string,
     secret_flag,
 )
+from browsermesh.model.element_ops import ElementOp
 from browsermesh.model.locators import Target, parse_element_target
 
 MAX_FIELDS: Final = 50
@@ -95,7 +96,7 @@ def field_kind(state: Mapping[str, Any]) -> FieldKind:
     return "text"
 
 
-def field_operation(kind: FieldKind, value: str | bool) -> tuple[str, str | None]:
+def field_operation(kind: FieldKind, value: str | bool) -> tuple[ElementOp, str | None]:
     """The element operation (and its argument) that applies `value` to a `kind` element;
     INVALID_ARGUMENT on `value` when it does not fit (the value itself is never named)."""
     if kind == "checkbox":
@@ -118,5 +119,5 @@ def field_operation(kind: FieldKind, value: str | bool) -> tuple[str, str | None
             else ("a string: the target is not a checkbox, switch or radio")
         )
         raise invalid_argument("value", what)
-    op = "select_option" if kind == "select" else "fill"
+    op: ElementOp = "select_option" if kind == "select" else "fill"
     return op, action_argument(op, value)

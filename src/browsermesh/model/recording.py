@@ -22,13 +22,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
+from browsermesh.model.element_ops import ElementOp
 from browsermesh.model.matchers import Condition, UrlMatcher
 from browsermesh.model.navigation import HistoryStep
 from browsermesh.model.options import OptionChoice
 
 __all__ = [
-    "ELEMENT_OPS",
-    "FORM_OPS",
     "MAX_RECORDED_STEPS",
     "MAX_RECORDING_BYTES",
     "SECRET_PREFIX",
@@ -69,22 +68,6 @@ SECRET_PREFIX: Final = "BM_SECRET_"
 _STEP_OVERHEAD_BYTES: Final = 64
 _NAME_PART_CHARS: Final = 40
 _NOT_NAME: Final = re.compile(r"[^A-Z0-9]+")
-
-ELEMENT_OPS: Final = (
-    "click",
-    "double_click",
-    "hover",
-    "focus",
-    "check",
-    "uncheck",
-    "scroll_into_view",
-    "fill",
-    "press",
-    "select_option",
-)
-"""The element actions a step replays (engine.elements.element_call's operations)."""
-FORM_OPS: Final = ("fill", "select_option", "check", "uncheck")
-"""What one browser_fill_form field becomes (model.forms.field_operation)."""
 
 
 # ------------------------------------------------------------------------------ values
@@ -164,10 +147,11 @@ class History(Step):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Action(Step):
-    """An element action (`ELEMENT_OPS`) on `locator` (wire form); `value` is fill's text or
-    press's key; `option` is what select_option chose (by value, label or index)."""
+    """An element action (`model.element_ops`) on `locator` (wire form); `value` is fill's text
+    or press's key; `option` is what select_option chose (by value, label or index): what the
+    operation's entry `records`."""
 
-    op: str
+    op: ElementOp
     locator: dict[str, Any]
     value: Value | None = None
     option: OptionChoice | None = None
@@ -175,10 +159,11 @@ class Action(Step):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class FormField:
-    """One field of a browser_fill_form: the operation its element took (`FORM_OPS`)."""
+    """One field of a browser_fill_form: the operation its element took
+    (`model.element_ops.FORM_OPS`)."""
 
     locator: dict[str, Any]
-    op: str
+    op: ElementOp
     value: Value | None = None
 
 

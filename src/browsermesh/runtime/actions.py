@@ -11,6 +11,7 @@ from browsermesh.errors import Bound, BrowserMeshError, ErrorCode
 from browsermesh.model.arguments import action_argument, secret_flag
 from browsermesh.model.content_text import tab_rows
 from browsermesh.model.deadline import OperationContext
+from browsermesh.model.element_ops import ELEMENT_OPERATIONS, ElementOp
 from browsermesh.model.forms import FormField as ParsedField
 from browsermesh.model.forms import parse_fields
 from browsermesh.model.locators import (
@@ -111,7 +112,7 @@ class PageActions:
     async def element_action(
         self,
         call: PageCall,
-        op: str,
+        op: ElementOp,
         args: dict[str, Any],
         arg: str | None,
     ) -> tuple[str, dict[str, Any]]:
@@ -119,7 +120,7 @@ class PageActions:
         operation id and ``{changes, diff|snapshot?}`` (issue 15), select_option's also
         ``selected`` (issue 31). select_option reads its choice from `args` itself."""
         target = parse_target(args)
-        choice = parse_option_choice(args) if op == "select_option" else None
+        choice = parse_option_choice(args) if ELEMENT_OPERATIONS[op].chooses else None
         arg = action_argument(op, arg) if choice is None else None
         follow = parse_follow(args.get("snapshot"))
         secret = secret_flag(args.get("secret"))
@@ -204,7 +205,7 @@ class PageActions:
         page: PageRecord,
         ctx: OperationContext,
         parsed: tuple[ParsedField, ...],
-        done: list[tuple[str, Replay | None]],
+        done: list[tuple[ElementOp, Replay | None]],
     ) -> None:
         fields: list[FormField] = []
         for field, (op, replay) in zip(parsed, done, strict=True):

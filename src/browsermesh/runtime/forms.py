@@ -15,6 +15,7 @@ from typing import Any, TypeVar
 from browsermesh.engine.protocol import Engine, EnginePage
 from browsermesh.errors import BrowserMeshError
 from browsermesh.model.deadline import OperationContext
+from browsermesh.model.element_ops import ElementOp
 from browsermesh.model.forms import FormField
 
 T = TypeVar("T")
@@ -26,11 +27,11 @@ async def fill_fields(
     fields: tuple[FormField, ...],
     ctx: OperationContext,
     before: Callable[[FormField], Awaitable[T]] | None = None,
-) -> list[tuple[str, T | None]]:
+) -> list[tuple[ElementOp, T | None]]:
     """Apply `fields` in order (all of them, or it raised): for each, the operation its
     element took and what `before` (the recording's describer, issue 20) said about the element
     just before."""
-    done: list[tuple[str, T | None]] = []
+    done: list[tuple[ElementOp, T | None]] = []
     for k, field in enumerate(fields):
         try:
             seen = None if before is None else await before(field)

@@ -20,6 +20,8 @@ from browsermesh.mcp.schemas import (
     page_output,
     string,
 )
+from browsermesh.model.element_ops import ELEMENT_OPERATIONS, ElementOp, ElementOpEntry
+from browsermesh.model.options import SELECT_MODES
 from browsermesh.model.snapshot_options import TABLES_MODES
 
 _COMPLETED = FLAG_OUTPUT
@@ -36,7 +38,7 @@ _CLICK_HINT = (
 )
 
 
-def _action(op: str, arg_field: str | None = None) -> Handler:
+def _action(op: ElementOp, arg_field: str | None = None) -> Handler:
     async def handler(call: ToolCall) -> dict[str, Any]:
         arg = call.args.get(arg_field) if arg_field else None
         op_id, data = await call.runtime.element_action(call.page(), op, call.args, arg)
@@ -71,135 +73,41 @@ def _target_input(
     )
 
 
-# (name, op, title, description, R, D, I, O, extra input, required extras, arg field)
-_ACTIONS: list[tuple[str, str, str, str, str, dict[str, Schema], tuple[str, ...], str | None]] = [
-    (
-        "browser_click",
-        "click",
-        "Click page element",
-        "Click " + _CLICK_HINT + " " + FOLLOW_HINT,
-        "FTFT",
-        {},
-        (),
-        None,
-    ),
-    (
-        "browser_double_click",
-        "double_click",
-        "Double-click page element",
-        "Double-click.",
-        "FTFT",
-        {},
-        (),
-        None,
-    ),
-    (
-        "browser_hover",
-        "hover",
-        "Hover over page element",
-        "Hover (menus, tooltips).",
-        "FFTT",
-        {},
-        (),
-        None,
-    ),
-    (
-        "browser_focus",
-        "focus",
-        "Focus page element",
-        "Focus.",
-        "FFTT",
-        {},
-        (),
-        None,
-    ),
-    (
-        "browser_check",
-        "check",
-        "Check page control",
-        "Ensure checked.",
-        "FFTT",
-        {},
-        (),
-        None,
-    ),
-    (
-        "browser_uncheck",
-        "uncheck",
-        "Uncheck page control",
-        "Ensure unchecked.",
-        "FFTT",
-        {},
-        (),
-        None,
-    ),
-    (
-        "browser_scroll_into_view",
-        "scroll_into_view",
-        "Scroll page element into view",
-        "Scroll into view.",
-        "FFTT",
-        {},
-        (),
-        None,
-    ),
-    (
-        "browser_fill",
-        "fill",
-        "Fill page field",
-        "Set a field's text to value.",
-        "FFFT",
-        {"value": string()},
-        ("value",),
-        "value",
-    ),
-    (
-        "browser_press",
-        "press",
-        "Press key on page element",
-        "Press a key, e.g. Enter or Control+A.",
-        "FTFT",
-        {"key": string(1, 64)},
-        ("key",),
-        "key",
-    ),
-    (
-        "browser_select_option",
-        "select_option",
-        "Select page option",
-        "One of value (or label), label: string; index: 0-based; array: many.",
-        "FFFT",
-        {"value": _ANY, "label": _ANY, "index": _ANY},
-        (),
-        None,  # the runtime reads value, label or index itself (model.options)
-    ),
-]
+def _arguments(entry: ElementOpEntry) -> tuple[dict[str, Schema], tuple[str, ...], str | None]:
+    """The tool's extra input, its required keys and the field its handler passes on, from
+    the entry's `argument` (a choice is read from the arguments by the runtime itself)."""
+    arg = entry.argument
+    if arg is None:
+        return {}, (), None
+    if arg.choice:
+        return dict.fromkeys(SELECT_MODES, _ANY), (), None
+    schema = string(arg.min_chars, arg.max_chars) if arg.published else string()
+    return {arg.field: schema}, (arg.field,), arg.field
+
+
+def _element_tool(entry: ElementOpEntry) -> ToolSpec:
+    """The tool of one element operation (model.element_ops)."""
+    extra, required, arg_field = _arguments(entry)
+    documented = entry.documents_locator
+    return ToolSpec(
+        name=entry.tool,
+        title=entry.title,
+        description=(
+            f"{entry.description} {_CLICK_HINT} {FOLLOW_HINT}" if documented else entry.description
+        ),
+        profile="core",
+        hints=entry.hints,
+        input_schema=_target_input(
+            extra, required, locator(documented=documented), FOLLOW if documented else {}
+        ),
+        output_schema=_SELECTED if entry.chooses else _COMPLETED,
+        handler=_action(entry.op, arg_field),
+    )
 
 
 def specs() -> list[ToolSpec]:
-    """Interaction tools (profile `core`)."""
-    out = []
-    for name, op, title, desc, flags, extra, required, arg_field in _ACTIONS:
-        r, d, i, o = (f == "T" for f in flags)
-        out.append(
-            ToolSpec(
-                name=name,
-                title=title,
-                description=desc,
-                profile="core",
-                hints=Hints(read_only=r, destructive=d, idempotent=i, open_world=o),
-                input_schema=(
-                    _target_input(
-                        extra,
-                        required,
-                        locator(documented=name == "browser_click"),
-                        FOLLOW if name == "browser_click" else {},
-                    )
-                ),
-                output_schema=_SELECTED if op == "select_option" else _COMPLETED,
-                handler=_action(op, arg_field),
-            )
-        )
+    """Interaction tools (profile `core`): one per element operation, then the others."""
+    out = [_element_tool(entry) for entry in ELEMENT_OPERATIONS.values()]
     # The ±1,000,000 px bound is the runtime's (scroll_delta): schema bytes paid for issue 19.
     delta = integer()
     out += [
