@@ -602,13 +602,13 @@ def context_kwargs(options: ContextOptions) -> dict[str, Any]:
                 value = s.get(setting.name, setting.default)
                 if value is not None:
                     kwargs[setting.keyword] = value
-            case "device":  # its other fields are in `s` already; its screen has no setting
+            case "descriptor":  # its other fields are in `s` already; its screen has no setting
                 if "screen" in s:
                     kwargs["screen"] = s["screen"]
-            case "network" | "proxy":  # their own options (engine/policy.py)
+            case "policy":  # network's and proxy's own options (engine/policy.py)
                 if setting.name in s:
                     kwargs.update(network_kwargs({setting.name: s[setting.name]}))
-            case "permissions" | "route":
+            case "grant" | "route":
                 pass  # applied to the context once it exists (grant_origins, RequestRouter)
             case _:
                 assert_never(setting.rule)

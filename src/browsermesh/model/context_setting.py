@@ -19,13 +19,13 @@ from typing import Any, Literal, TypeAlias
 
 __all__ = ["ContextRule", "ContextSetting", "ExportForm", "Parser"]
 
-ContextRule: TypeAlias = Literal["keyword", "device", "permissions", "route", "network", "proxy"]
+ContextRule: TypeAlias = Literal["keyword", "descriptor", "grant", "route", "policy"]
 """How the engine applies a setting to a new context: `keyword` passes the value to
-`new_context` under the entry's keyword; `device` merges the named descriptor under the explicit
-settings (model/devices.py), and its screen, which has no setting of its own, goes to `screen`;
-`permissions` are granted once the context exists; `route` is the context's request route
-(engine/policy.py); `network` and `proxy` become the `new_context` options of
-`engine.policy.network_kwargs`."""
+`new_context` under the entry's keyword; `descriptor` merges the named device's descriptor under
+the explicit settings (model/devices.py), and its screen, which has no setting of its own, goes
+to `screen`; `grant` grants the permissions once the context exists; `route` is the context's
+request route (engine/policy.py); `policy` becomes `new_context` options through
+`engine.policy.network_kwargs` (service workers, offline, headers, proxy)."""
 
 ExportForm: TypeAlias = Literal["keyword", "device", "permissions", "network", "not reproduced"]
 """How the test export reproduces a setting: `keyword` (a `new_context` argument under the

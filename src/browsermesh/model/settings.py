@@ -432,7 +432,7 @@ def _keyword(name: str, parse: Parser, keyword: str, default: Any = None) -> Con
 
 CONTEXT_SETTINGS: Final[tuple[ContextSetting, ...]] = (
     # issue 19: a Playwright descriptor; explicit fields win over it (model/devices.py).
-    ContextSetting(name="device", parse=_device, rule="device", keyword=None, export="device"),
+    ContextSetting(name="device", parse=_device, rule="descriptor", keyword=None, export="device"),
     _keyword("viewport", _viewport, "viewport", DEFAULT_VIEWPORT),
     _keyword("deviceScaleFactor", _scale, "device_scale_factor"),
     _keyword("isMobile", _boolean, "is_mobile"),
@@ -446,7 +446,7 @@ CONTEXT_SETTINGS: Final[tuple[ContextSetting, ...]] = (
     ContextSetting(
         name="permissions",
         parse=_permissions,
-        rule="permissions",
+        rule="grant",
         keyword=None,
         export="permissions",
     ),
@@ -460,8 +460,10 @@ CONTEXT_SETTINGS: Final[tuple[ContextSetting, ...]] = (
     ),
     # issue 19: both parsed by model/network.py. An export replays network's service workers,
     # offline and headers, but neither its origin lists nor a proxy (its comment names them).
-    ContextSetting(name="network", parse=_network, rule="network", keyword=None, export="network"),
-    ContextSetting(name="proxy", parse=_proxy, rule="proxy", keyword=None, export="not reproduced"),
+    ContextSetting(name="network", parse=_network, rule="policy", keyword=None, export="network"),
+    ContextSetting(
+        name="proxy", parse=_proxy, rule="policy", keyword=None, export="not reproduced"
+    ),
 )
 """Every `contextSettings` field, in the normalized result's order (reference §12)."""
 
