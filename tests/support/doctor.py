@@ -10,16 +10,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
-IDS = [
-    "python-version",
-    "version-consistency",
-    "data-directory-access",
-    "data-directory-privacy",
-    "upload-root",
-    "artifact-storage",
-    "chromium-executable",
-    "browser-smoke",
-]
+from browsermesh.doctor.catalogue import CHECK_IDS
+
+IDS = list(CHECK_IDS)
+"""The checks of a run without a Selenium Grid, in order (the catalogue's unconditional ones)."""
 
 
 def doctor_env(tmp_path: Path, **extra: str) -> dict[str, str]:

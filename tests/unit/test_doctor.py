@@ -8,8 +8,10 @@ a shell script.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import itertools
 import json
+import re
 import stat
 import sys
 from pathlib import Path
@@ -20,6 +22,7 @@ import pytest
 from browsermesh import doctor
 from browsermesh._version import __version__
 from browsermesh.config import default_config
+from browsermesh.doctor.catalogue import CHECKS, CheckInputs, DoctorCheck, Fallback
 from browsermesh.model.deadline import Deadline
 from tests.conftest import closed_port
 from tests.support.doctor import (
@@ -362,3 +365,97 @@ def test_chromium_check_without_any_browser(empty_env: dict[str, str]) -> None:
     result = doctor.check_chromium_executable(default_config(headless=True), empty_env)
     assert result.status == "failed" and result.code == "CHROMIUM_MISSING"
     assert "/" not in result.message
+
+
+# ------------------------------------------------------------------------------------------
+# The catalogue (doctor/catalogue.py, issue 32): complete entries, one loop over all of them
+# ------------------------------------------------------------------------------------------
+
+KEBAB = re.compile(r"[a-z]+(?:-[a-z]+)*")
+CODE = re.compile(r"[A-Z]+(?:_[A-Z]+)*")
+
+
+@pytest.mark.parametrize("check", CHECKS, ids=[check.id for check in CHECKS])
+def test_every_check_has_an_id_a_function_and_a_fallback(check: DoctorCheck) -> None:
+    assert isinstance(check.id, str) and KEBAB.fullmatch(check.id), check.id
+    assert callable(check.run)
+    assert check.applies is None or callable(check.applies)
+    fallback = check.fallback
+    assert isinstance(fallback, Fallback)
+    assert CODE.fullmatch(fallback.code), fallback.code
+    for sentence in (fallback.message, fallback.remediation):
+        # Fixed sentences within the report's bound (a raw cause never reaches the report).
+        assert isinstance(sentence, str) and 0 < len(sentence) <= 256
+        assert "{" not in sentence and "/tmp" not in sentence
+    assert fallback.message.endswith(".")
+    assert check.fallen_back() == doctor.CheckResult(
+        check.id, "failed", fallback.code, fallback.message, fallback.remediation
+    )
+
+
+def test_no_check_appears_twice() -> None:
+    ids = [check.id for check in CHECKS]
+    assert len(set(ids)) == len(ids), ids
+    assert len({check.run for check in CHECKS}) == len(CHECKS), "one function per check"
+    # The checks every run reports are the unconditional ones, in catalogue order.
+    assert list(doctor.CHECK_IDS) == [check.id for check in CHECKS if check.applies is None]
+    assert doctor.CHECK_IDS[-1] == "browser-smoke", "the smoke test is the last §20.2 check"
+
+
+def _recording(calls: list[str], *, raising: bool) -> tuple[DoctorCheck, ...]:
+    """The catalogue with every function replaced by one that records its call; half answer
+    at once, half through an awaitable (a check may be either)."""
+
+    def fake(check: DoctorCheck, index: int) -> DoctorCheck:
+        def answer(inputs: CheckInputs) -> doctor.CheckResult:
+            assert isinstance(inputs.deadline, Deadline)
+            calls.append(check.id)
+            if raising:
+                raise RuntimeError(f"secret from {check.id}")
+            return doctor.CheckResult(check.id, "passed", "FAKE_PASSED", "Fine.")
+
+        async def later(inputs: CheckInputs) -> doctor.CheckResult:
+            return answer(inputs)
+
+        if index % 2:
+            return dataclasses.replace(check, run=later)
+        return dataclasses.replace(check, run=answer)
+
+    return tuple(fake(check, index) for index, check in enumerate(CHECKS))
+
+
+def test_the_runner_runs_every_entry_once_in_order(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    calls: list[str] = []
+    monkeypatch.setattr("browsermesh.doctor.runner.CHECKS", _recording(calls, raising=False))
+    # A configuration every conditional check applies to (the Grid's).
+    config = default_config(data_dir=tmp_path / "data", selenium_grid="http://127.0.0.1:9/")
+    assert all(check.runs_for(config) for check in CHECKS)
+    report = asyncio.run(doctor.diagnose(config, {}))
+    assert calls == [check.id for check in CHECKS]
+    assert [c["id"] for c in report["checks"]] == calls
+    assert {c["code"] for c in report["checks"]} == {"FAKE_PASSED"}
+    assert report["status"] == "passed"
+
+
+def test_the_runner_skips_a_check_that_does_not_apply(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    calls: list[str] = []
+    monkeypatch.setattr("browsermesh.doctor.runner.CHECKS", _recording(calls, raising=False))
+    report = asyncio.run(doctor.diagnose(default_config(data_dir=tmp_path / "data"), {}))
+    assert calls == list(doctor.CHECK_IDS)
+    assert [c["id"] for c in report["checks"]] == list(doctor.CHECK_IDS)
+    assert "selenium-grid" not in calls
+
+
+def test_the_runner_reports_each_fallback(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    calls: list[str] = []
+    monkeypatch.setattr("browsermesh.doctor.runner.CHECKS", _recording(calls, raising=True))
+    config = default_config(data_dir=tmp_path / "data", selenium_grid="http://127.0.0.1:9/")
+    report = asyncio.run(doctor.diagnose(config, {}))
+    assert calls == [check.id for check in CHECKS]
+    assert report["checks"] == [check.fallen_back().to_json() for check in CHECKS]
+    assert report["status"] == "failed"
+    assert "secret" not in json.dumps(report)

@@ -430,7 +430,7 @@ def test_a_new_check_that_raises_gets_its_fixed_fallback(
     def boom(*_args: object) -> doctor.CheckResult:
         raise RuntimeError(f"secret {tmp_path}")
 
-    monkeypatch.setattr(f"browsermesh.doctor.runner.{target}", boom)
+    monkeypatch.setattr(f"browsermesh.doctor.catalogue.{target}", boom)  # issue 32
     report = asyncio.run(doctor.diagnose(default_config(data_dir=tmp_path / "data"), {}))
     check = by_id(report)[check_id]
     assert check["status"] == "failed"

@@ -7,18 +7,23 @@ fails with ``DIAGNOSTIC_DEADLINE_EXCEEDED`` without running. Every message and r
 a fixed sentence: no path, endpoint URL or raw exception text ever reaches the report (the raw
 cause is only used to pick the failure code).
 
+- :mod:`~browsermesh.doctor.catalogue`: every check in run order (id, function, fallback, when
+  it applies): what the runner, the report's ids and the tests read;
 - :mod:`~browsermesh.doctor.report`: check results, fixed sentences, text and JSON formats;
 - :mod:`~browsermesh.doctor.checks`: Python, version, data directory access, Chromium (local);
 - :mod:`~browsermesh.doctor.privacy`: who else can open the data directory;
 - :mod:`~browsermesh.doctor.storage`: the upload root and the artifact storage;
 - :mod:`~browsermesh.doctor.smoke`: the browser smoke test, last (Playwright, imported lazily);
-- :mod:`~browsermesh.doctor.runner`: the deadline, the order, and :func:`run_doctor`.
+- :mod:`~browsermesh.doctor.grid`: the Selenium Grid's status and smoke test (issue 22);
+- :mod:`~browsermesh.doctor.runner`: the deadline, one loop over the catalogue, and
+  :func:`run_doctor`.
 
 This module only re-exports their public names.
 """
 
 from __future__ import annotations
 
+from browsermesh.doctor.catalogue import CHECK_IDS, CHECKS, DoctorCheck
 from browsermesh.doctor.checks import (
     check_chromium_executable,
     check_data_directory,
@@ -32,7 +37,6 @@ from browsermesh.doctor.report import (
     ARTIFACT_DIR_REMEDIATION,
     ARTIFACT_DISK_REMEDIATION,
     CDP_CONNECT_REMEDIATION,
-    CHECK_IDS,
     CLEANUP_REMEDIATION,
     CONNECT_REMEDIATION,
     DATA_DIR_REMEDIATION,
@@ -61,6 +65,7 @@ __all__ = [
     "ARTIFACT_DIR_REMEDIATION",
     "ARTIFACT_DISK_REMEDIATION",
     "CDP_CONNECT_REMEDIATION",
+    "CHECKS",
     "CHECK_IDS",
     "CLEANUP_REMEDIATION",
     "CONNECT_REMEDIATION",
@@ -79,6 +84,7 @@ __all__ = [
     "UPLOAD_ROOT_REMEDIATION",
     "VERSION_REMEDIATION",
     "CheckResult",
+    "DoctorCheck",
     "check_artifact_storage",
     "check_browser_smoke",
     "check_chromium_executable",

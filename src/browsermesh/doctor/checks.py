@@ -211,6 +211,10 @@ def describe_binaries(config: Config, environ: Mapping[str, str]) -> tuple[bool,
 def check_chromium_executable(config: Config, environ: Mapping[str, str]) -> CheckResult:
     """``chromium-executable``: the local executable, or the configured remote backend."""
     backend = config.backend
+    if backend == "selenium-grid":  # the Grid's nodes run Chromium (doctor/grid.py)
+        from browsermesh.doctor.grid import grid_configured  # its HTTP client is heavy
+
+        return grid_configured()
     if backend == "cdp":
         return passed(
             "chromium-executable",

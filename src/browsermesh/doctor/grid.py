@@ -16,7 +16,13 @@ import asyncio
 from typing import Final
 
 from browsermesh.config import Config
-from browsermesh.doctor.report import CheckResult, deadline_result, failed, passed
+from browsermesh.doctor.report import (
+    GRID_REMEDIATION,
+    CheckResult,
+    deadline_result,
+    failed,
+    passed,
+)
 from browsermesh.engine.grid import grid_capabilities
 from browsermesh.engine.grid_client import GridClient, GridError
 from browsermesh.model.deadline import Deadline
@@ -30,10 +36,6 @@ __all__ = [
 ]
 
 GRID_CHECK_ID: Final = "selenium-grid"
-GRID_REMEDIATION: Final = (
-    "Check that the Selenium Grid (BROWSERMESH_SELENIUM_GRID or --selenium-grid) is running and "
-    "reachable from this machine, that its credentials are right, and that it has Chrome nodes."
-)
 _CLEANUP_S: Final = 10.0
 
 

@@ -14,7 +14,7 @@ from typing import Any, Final, Literal, TypeAlias
 from browsermesh._version import __version__
 
 __all__ = [
-    "CHECK_IDS",
+    "GRID_REMEDIATION",
     "SCHEMA_VERSION",
     "CheckResult",
     "CheckStatus",
@@ -27,17 +27,6 @@ __all__ = [
 
 SCHEMA_VERSION: Final = "1"
 CheckStatus: TypeAlias = Literal["passed", "failed"]
-
-CHECK_IDS: Final = (
-    "python-version",
-    "version-consistency",
-    "data-directory-access",
-    "data-directory-privacy",
-    "upload-root",
-    "artifact-storage",
-    "chromium-executable",
-    "browser-smoke",
-)
 
 _MAX_TEXT: Final = 256
 
@@ -103,6 +92,10 @@ REMOTE_SMOKE_REMEDIATION: Final = (
 )
 CLEANUP_REMEDIATION: Final = (
     "Check for leftover Chromium processes and the browser's health, then run the doctor again."
+)
+GRID_REMEDIATION: Final = (
+    "Check that the Selenium Grid (BROWSERMESH_SELENIUM_GRID or --selenium-grid) is running and "
+    "reachable from this machine, that its credentials are right, and that it has Chrome nodes."
 )
 DEADLINE_REMEDIATION: Final = (
     "Raise BROWSERMESH_TIMEOUT_MS (the doctor allows 3 x the timeout, 15 s to 300 s) "

@@ -15,7 +15,7 @@ import asyncio
 import contextlib
 import itertools
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, assert_never
 
 from browsermesh.config import binary_kind
 from browsermesh.engine import (
@@ -67,6 +67,7 @@ from browsermesh.model.observe import PageObservations
 from browsermesh.model.options import OptionChoice
 from browsermesh.model.paging import SnapshotOptions
 from browsermesh.model.png import ScreenshotLimits
+from browsermesh.model.settings import CONTEXT_SETTINGS, geolocation_grant_origins
 from browsermesh.model.tasks import TaskOwner
 from browsermesh.model.text import well_formed
 
@@ -589,30 +590,33 @@ class PlaywrightEngine:
 
 
 def context_kwargs(options: ContextOptions) -> dict[str, Any]:
-    """Map normalized contextSettings (§12) onto Playwright's new_context arguments; a named
-    `device` contributes its descriptor under the explicit settings (model/devices.py)."""
+    """Map normalized contextSettings (§12) onto Playwright's new_context arguments, one
+    `CONTEXT_SETTINGS` entry at a time by its rule; a named `device` contributes its descriptor
+    under the explicit settings (model/devices.py)."""
     s = emulated(options.settings)
-    kwargs: dict[str, Any] = {"viewport": s.get("viewport", {"width": 1280, "height": 720})}
-    simple = {
-        "screen": "screen",
-        "deviceScaleFactor": "device_scale_factor",
-        "isMobile": "is_mobile",
-        "hasTouch": "has_touch",
-        "locale": "locale",
-        "timezoneId": "timezone_id",
-        "colorScheme": "color_scheme",
-        "reducedMotion": "reduced_motion",
-        "userAgent": "user_agent",
-        "geolocation": "geolocation",
-    }
-    for wire, kw in simple.items():
-        if wire in s:
-            kwargs[kw] = s[wire]
-    kwargs.update(network_kwargs(s))  # network and proxy (engine/policy.py)
+    kwargs: dict[str, Any] = {}
+    for setting in CONTEXT_SETTINGS:
+        match setting.rule:
+            case "keyword":
+                assert setting.keyword is not None  # test_context_settings_catalogue.py
+                value = s.get(setting.name, setting.default)
+                if value is not None:
+                    kwargs[setting.keyword] = value
+            case "descriptor":  # its other fields are in `s` already; its screen has no setting
+                if "screen" in s:
+                    kwargs["screen"] = s["screen"]
+            case "policy":  # network's and proxy's own options (engine/policy.py)
+                if setting.name in s:
+                    kwargs.update(network_kwargs({setting.name: s[setting.name]}))
+            case "grant" | "route":
+                pass  # applied to the context once it exists (grant_origins, RequestRouter)
+            case _:
+                assert_never(setting.rule)
     if options.storage_state is not None:
         kwargs["storage_state"] = options.storage_state
     return kwargs
 
 
 def grant_origins(settings: dict[str, Any]) -> list[str]:
-    return [p["origin"] for p in settings.get("permissions", [])]
+    """The origins a new context grants geolocation to (model/settings.py)."""
+    return geolocation_grant_origins(settings)

@@ -37,15 +37,6 @@ from browsermesh.model.device_table import DESCRIPTORS, USER_AGENTS
 
 DEVICE_RULE: Final = "a device name from browser_runtime_info devices"
 MAX_DEVICE_NAME_CHARS: Final = 64
-EMULATED_FIELDS: Final = (
-    "viewport",
-    "screen",
-    "deviceScaleFactor",
-    "isMobile",
-    "hasTouch",
-    "userAgent",
-)
-"""What a descriptor sets, in wire names (the engine maps them onto new_context)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,7 +53,9 @@ class Device:
     default_browser_type: str
 
     def settings(self) -> dict[str, Any]:
-        """The descriptor as wire-form context settings (EMULATED_FIELDS)."""
+        """The descriptor as wire-form context settings (the catalogue's names, model/settings.py,
+        and `screen`, which only a descriptor sets): what `emulated` merges under the explicit
+        ones."""
         out: dict[str, Any] = {"viewport": {"width": self.viewport[0], "height": self.viewport[1]}}
         if self.screen is not None:
             out["screen"] = {"width": self.screen[0], "height": self.screen[1]}

@@ -7,6 +7,11 @@ details name the field by JSON path (`contextSettings.viewport.width`,
 `contextSettings.permissions[0].origin`) and the rule it broke (`at most 10000`), never the value
 (integer range violations also carry a bound clause).
 
+`CONTEXT_SETTINGS` (issue 32) is the catalogue of those fields, one `ContextSetting`
+(model/context_setting.py) each: its parser, how the engine applies it
+(`engine.playwright_engine.context_kwargs`) and how the test export reproduces it
+(`model.test_export`), its default. No other list of the field names exists.
+
 Normalization rules where the contract leaves room (documented decisions):
 
 - **locale**: the input must be a well-formed BCP 47 tag (RFC 5646 syntax: hyphens only, so
@@ -52,10 +57,10 @@ from collections.abc import Mapping
 from typing import Any, Final, NoReturn
 from urllib.parse import urlsplit
 
-import langcodes
-
 from browsermesh.errors import Bound, invalid_argument
+from browsermesh.model.context_setting import ContextSetting, Parser
 from browsermesh.model.devices import canonical_device
+from browsermesh.model.network import normalize_network, normalize_proxy
 from browsermesh.model.observe_query import RESOURCE_TYPES
 from browsermesh.model.text import CONTROL_RE, SURROGATE_RE
 
@@ -77,25 +82,6 @@ BLOCKABLE_RESOURCE_TYPES: Final = tuple(
 )
 """What `blockResources` may name: documents stay (navigation needs them) and WebSockets are
 not routed, so naming either would promise what the context cannot do."""
-
-FIELDS: Final = (
-    "device",
-    "viewport",
-    "deviceScaleFactor",
-    "isMobile",
-    "hasTouch",
-    "locale",
-    "timezoneId",
-    "colorScheme",
-    "reducedMotion",
-    "userAgent",
-    "geolocation",
-    "permissions",
-    "blockResources",
-    "network",
-    "proxy",
-)
-"""The supported fields, in the order they appear in the normalized result."""
 
 _PREFIX: Final = "contextSettings"
 
@@ -216,18 +202,22 @@ def _enum(value: object, path: str, allowed: tuple[str, ...]) -> str:
 # --- individual fields -------------------------------------------------------------------------
 
 
-def _viewport(value: object) -> dict[str, int]:
-    viewport = _mapping(value, "viewport", frozenset({"width", "height"}))
+def _viewport(value: object, path: str) -> dict[str, int]:
+    viewport = _mapping(value, path, frozenset({"width", "height"}))
     out: dict[str, int] = {}
     for key in ("width", "height"):
         if key not in viewport:
-            _fail(f"viewport.{key}", "required")
-        out[key] = _integer_in(viewport[key], f"viewport.{key}", 1, MAX_VIEWPORT_SIZE)
+            _fail(f"{path}.{key}", "required")
+        out[key] = _integer_in(viewport[key], f"{path}.{key}", 1, MAX_VIEWPORT_SIZE)
     return out
 
 
 def canonical_locale(value: object, path: str = "locale") -> str:
     """The canonical BCP 47 form of one locale tag (`EN-us` → `en-US`); see the module doc."""
+    # Imported here: langcodes takes a tenth of a second to load, and the engine and the doctor
+    # read this module's catalogue without ever parsing a locale.
+    import langcodes
+
     tag = _text(value, path, MAX_LOCALE_CHARS)
     requirement = "exactly one valid BCP 47 language tag, e.g. en-US"
     if not (_LANGTAG_RE.fullmatch(tag) or tag.lower() in _IRREGULAR_GRANDFATHERED):
@@ -270,17 +260,15 @@ def canonical_timezone(value: object, path: str = "timezoneId") -> str:
     return found
 
 
-def _geolocation(value: object) -> dict[str, int | float]:
-    geo = _mapping(value, "geolocation", frozenset({"latitude", "longitude", "accuracy"}))
+def _geolocation(value: object, path: str) -> dict[str, int | float]:
+    geo = _mapping(value, path, frozenset({"latitude", "longitude", "accuracy"}))
     out: dict[str, int | float] = {}
     for key, low, high in (("latitude", -90, 90), ("longitude", -180, 180)):
         if key not in geo:
-            _fail(f"geolocation.{key}", "required")
-        out[key] = _number_in(geo[key], f"geolocation.{key}", low, high)
+            _fail(f"{path}.{key}", "required")
+        out[key] = _number_in(geo[key], f"{path}.{key}", low, high)
     if "accuracy" in geo:
-        out["accuracy"] = _number_in(
-            geo["accuracy"], "geolocation.accuracy", 0, MAX_ACCURACY_METRES
-        )
+        out["accuracy"] = _number_in(geo["accuracy"], f"{path}.accuracy", 0, MAX_ACCURACY_METRES)
     return out
 
 
@@ -359,37 +347,32 @@ def canonical_origin(value: object, path: str = "origin") -> str:
     return f"{scheme}://{canonical_host}:{port}"
 
 
-def _permissions(value: object) -> list[dict[str, str]]:
+def _permissions(value: object, path: str) -> list[dict[str, str]]:
     if not isinstance(value, list | tuple):
-        _fail("permissions", "array")
+        _fail(path, "array")
     if len(value) > MAX_PERMISSIONS:
-        _fail(
-            "permissions",
-            f"at most {MAX_PERMISSIONS} entries",
-            Bound("permissions", "<=", MAX_PERMISSIONS),
-        )
+        _fail(path, f"at most {MAX_PERMISSIONS} entries", Bound(path, "<=", MAX_PERMISSIONS))
     out: list[dict[str, str]] = []
     seen: set[str] = set()
     for index, item in enumerate(value):
-        path = f"permissions[{index}]"
-        entry = _mapping(item, path, frozenset({"permission", "origin"}))
+        at = f"{path}[{index}]"
+        entry = _mapping(item, at, frozenset({"permission", "origin"}))
         if "permission" not in entry:
-            _fail(f"{path}.permission", "required")
-        permission = _enum(entry["permission"], f"{path}.permission", PERMISSION_NAMES)
+            _fail(f"{at}.permission", "required")
+        permission = _enum(entry["permission"], f"{at}.permission", PERMISSION_NAMES)
         if "origin" not in entry:
-            _fail(f"{path}.origin", "required")
-        origin = canonical_origin(entry["origin"], f"{path}.origin")
+            _fail(f"{at}.origin", "required")
+        origin = canonical_origin(entry["origin"], f"{at}.origin")
         if origin in seen:
-            _fail(f"{path}.origin", "each origin once (after canonicalization)")
+            _fail(f"{at}.origin", "each origin once (after canonicalization)")
         seen.add(origin)
         out.append({"permission": permission, "origin": origin})
     return out
 
 
-def _block_resources(value: object) -> list[str]:
+def _block_resources(value: object, path: str) -> list[str]:
     """1..11 distinct blockable resource types, returned in :data:`BLOCKABLE_RESOURCE_TYPES`
     order."""
-    path = "blockResources"
     most = len(BLOCKABLE_RESOURCE_TYPES)
     if not isinstance(value, list | tuple):
         _fail(path, "array")
@@ -409,6 +392,85 @@ def _block_resources(value: object) -> list[str]:
     return [kind for kind in BLOCKABLE_RESOURCE_TYPES if kind in seen]
 
 
+# --- the catalogue ---------------------------------------------------------------------------
+
+
+def _device(value: object, path: str) -> str:
+    return canonical_device(value, f"{_PREFIX}.{path}")
+
+
+def _network(value: object, path: str) -> dict[str, Any]:
+    return normalize_network(value, f"{_PREFIX}.{path}")
+
+
+def _proxy(value: object, path: str) -> dict[str, str]:
+    return normalize_proxy(value, f"{_PREFIX}.{path}")
+
+
+def _scale(value: object, path: str) -> int | float:
+    return _number_in(value, path, MIN_DEVICE_SCALE_FACTOR, MAX_DEVICE_SCALE_FACTOR)
+
+
+def _user_agent(value: object, path: str) -> str:
+    return _text(value, path, MAX_USER_AGENT_CHARS)
+
+
+def _one_of(allowed: tuple[str, ...]) -> Parser:
+    return lambda value, path: _enum(value, path, allowed)
+
+
+DEFAULT_VIEWPORT: Final = {"width": 1280, "height": 720}
+"""The viewport of a context without `viewport` or `device` (Playwright's default too)."""
+
+
+def _keyword(name: str, parse: Parser, keyword: str, default: Any = None) -> ContextSetting:
+    """A setting the context takes (and the export writes) as one `new_context` argument."""
+    return ContextSetting(
+        name=name, parse=parse, rule="keyword", keyword=keyword, export="keyword", default=default
+    )
+
+
+CONTEXT_SETTINGS: Final[tuple[ContextSetting, ...]] = (
+    # issue 19: a Playwright descriptor; explicit fields win over it (model/devices.py).
+    ContextSetting(name="device", parse=_device, rule="descriptor", keyword=None, export="device"),
+    _keyword("viewport", _viewport, "viewport", DEFAULT_VIEWPORT),
+    _keyword("deviceScaleFactor", _scale, "device_scale_factor"),
+    _keyword("isMobile", _boolean, "is_mobile"),
+    _keyword("hasTouch", _boolean, "has_touch"),
+    _keyword("locale", canonical_locale, "locale"),
+    _keyword("timezoneId", canonical_timezone, "timezone_id"),
+    _keyword("colorScheme", _one_of(COLOR_SCHEMES), "color_scheme"),
+    _keyword("reducedMotion", _one_of(REDUCED_MOTION), "reduced_motion"),
+    _keyword("userAgent", _user_agent, "user_agent"),
+    _keyword("geolocation", _geolocation, "geolocation"),
+    ContextSetting(
+        name="permissions",
+        parse=_permissions,
+        rule="grant",
+        keyword=None,
+        export="permissions",
+    ),
+    # issue 16: the context's route aborts them (engine/policy.py); an export has no route.
+    ContextSetting(
+        name="blockResources",
+        parse=_block_resources,
+        rule="route",
+        keyword=None,
+        export="not reproduced",
+    ),
+    # issue 19: both parsed by model/network.py. An export replays network's service workers,
+    # offline and headers, but neither its origin lists nor a proxy (its comment names them).
+    ContextSetting(name="network", parse=_network, rule="policy", keyword=None, export="network"),
+    ContextSetting(
+        name="proxy", parse=_proxy, rule="policy", keyword=None, export="not reproduced"
+    ),
+)
+"""Every `contextSettings` field, in the normalized result's order (reference §12)."""
+
+FIELDS: Final = tuple(setting.name for setting in CONTEXT_SETTINGS)
+"""The supported fields, in the order they appear in the normalized result."""
+
+
 # --- entry points -------------------------------------------------------------------------------
 
 
@@ -422,40 +484,11 @@ def normalize_context_settings(raw: object) -> dict[str, Any]:
     if raw is None:
         return {}
     settings = _mapping(raw, "", frozenset(FIELDS))
-    out: dict[str, Any] = {}
-    for key in FIELDS:
-        if key not in settings:
-            continue
-        value = settings[key]
-        if key == "device":
-            out[key] = canonical_device(value, f"{_PREFIX}.device")
-        elif key in ("isMobile", "hasTouch"):
-            out[key] = _boolean(value, key)
-        elif key == "viewport":
-            out[key] = _viewport(value)
-        elif key == "deviceScaleFactor":
-            out[key] = _number_in(value, key, MIN_DEVICE_SCALE_FACTOR, MAX_DEVICE_SCALE_FACTOR)
-        elif key == "locale":
-            out[key] = canonical_locale(value, key)
-        elif key == "timezoneId":
-            out[key] = canonical_timezone(value, key)
-        elif key == "colorScheme":
-            out[key] = _enum(value, key, COLOR_SCHEMES)
-        elif key == "reducedMotion":
-            out[key] = _enum(value, key, REDUCED_MOTION)
-        elif key == "userAgent":
-            out[key] = _text(value, key, MAX_USER_AGENT_CHARS)
-        elif key == "geolocation":
-            out[key] = _geolocation(value)
-        elif key == "permissions":
-            out[key] = _permissions(value)
-        elif key in ("network", "proxy"):  # issue 19: model/network.py
-            from browsermesh.model import network
-
-            parse = network.normalize_network if key == "network" else network.normalize_proxy
-            out[key] = parse(value)
-        else:  # blockResources
-            out[key] = _block_resources(value)
+    out: dict[str, Any] = {
+        setting.name: setting.parse(settings[setting.name], setting.name)
+        for setting in CONTEXT_SETTINGS
+        if setting.name in settings
+    }
     if out.get("permissions") and "geolocation" not in out:
         _fail("permissions", "non-empty only together with contextSettings.geolocation")
     return out

@@ -21,8 +21,9 @@ import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import Any, Final, assert_never
 
+from browsermesh.model.devices import emulated
 from browsermesh.model.export_python import HELPERS, Names, literal, step_lines, url_expr
 from browsermesh.model.network import origin_of
 from browsermesh.model.recording import (
@@ -33,6 +34,7 @@ from browsermesh.model.recording import (
     secret_name,
     secrets_of,
 )
+from browsermesh.model.settings import CONTEXT_SETTINGS
 
 __all__ = [
     "BASE_URL_ENV",
@@ -53,24 +55,7 @@ STATE_ENV_PREFIX: Final = "BM_STATE_"
 TEST_NAME: Final = "test_recorded_scenario"
 _INDENT: Final = "    "
 _NOT_IDENT: Final = re.compile(r"[^a-z0-9]+")
-# Context settings that map one to one onto `browser.new_context` arguments (engine's
-# context_kwargs has the same table).
-_SIMPLE_SETTINGS: Final = (
-    ("viewport", "viewport"),
-    ("screen", "screen"),
-    ("deviceScaleFactor", "device_scale_factor"),
-    ("isMobile", "is_mobile"),
-    ("hasTouch", "has_touch"),
-    ("locale", "locale"),
-    ("timezoneId", "timezone_id"),
-    ("colorScheme", "color_scheme"),
-    ("reducedMotion", "reduced_motion"),
-    ("userAgent", "user_agent"),
-    ("geolocation", "geolocation"),
-)
 _DEFAULT_TIMEOUT: Final = repr(str(DEFAULT_TIMEOUT_MS))
-_DEFAULT_VIEWPORT: Final = {"width": 1280, "height": 720}
-_NOT_REPRODUCED: Final = ("blockResources", "proxy")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -136,31 +121,70 @@ def base_origin(steps: Sequence[Step]) -> str | None:
     return next(origin for origin, count in counts.items() if count == best)
 
 
-def _kwargs(
-    settings: Mapping[str, Any], label: str, state_var: str | None
-) -> list[tuple[str, str]]:
-    """`new_context` keyword arguments `(name, expression)` for a session's settings."""
-    args: list[tuple[str, str]] = []
-    if "device" not in settings and "viewport" not in settings:
-        args.append(("viewport", literal_json(_DEFAULT_VIEWPORT)))
-    for wire, kw in _SIMPLE_SETTINGS:
-        if wire in settings:
-            args.append((kw, literal_json(settings[wire])))
-    network = settings.get("network")
-    if isinstance(network, Mapping):
-        args.append(("service_workers", literal("block")))
-        if network.get("offline"):
-            args.append(("offline", "True"))
-        headers = network.get("extraHeaders")
-        if isinstance(headers, Mapping) and headers:
-            pairs = ", ".join(
-                f"{literal(str(name))}: secret({literal(header_secret(label, str(name)))})"
-                for name in headers
-            )
-            args.append(("extra_http_headers", f"{{{pairs}}}"))
-    if state_var is not None:
-        args.append(("storage_state", state_var))
-    return args
+@dataclass(slots=True)
+class _ContextPlan:
+    """How the export makes one session's context, from its settings (`_kwargs`)."""
+
+    args: list[tuple[str, str]] = field(default_factory=list)
+    """`new_context` keyword arguments `(name, expression)`, in the catalogue's order."""
+    device: str | None = None
+    """The device whose descriptor the arguments are spread over."""
+    grants: list[tuple[str, str]] = field(default_factory=list)
+    """`(permission, origin)` to grant once the context exists."""
+    skipped: list[str] = field(default_factory=list)
+    """The settings not reproduced, then the parts of settings not reproduced."""
+
+
+def _network_args(network: object, label: str, plan: _ContextPlan) -> list[str]:
+    """`network`'s arguments into `plan`; the parts the export cannot reproduce."""
+    if not isinstance(network, Mapping):
+        return []
+    plan.args.append(("service_workers", literal("block")))
+    if network.get("offline"):
+        plan.args.append(("offline", "True"))
+    headers = network.get("extraHeaders")
+    if isinstance(headers, Mapping) and headers:
+        pairs = ", ".join(
+            f"{literal(str(name))}: secret({literal(header_secret(label, str(name)))})"
+            for name in headers
+        )
+        plan.args.append(("extra_http_headers", f"{{{pairs}}}"))
+    if network.get("allowOrigins") or network.get("blockOrigins"):
+        return ["network origin lists"]
+    return []
+
+
+def _kwargs(settings: Mapping[str, Any], label: str) -> _ContextPlan:
+    """What the export does with each of a session's settings, by its catalogue export form."""
+    plan = _ContextPlan()
+    partly: list[str] = []  # parts of a setting, named after the settings skipped whole
+    for setting in CONTEXT_SETTINGS:
+        given = setting.name in settings
+        value = settings.get(setting.name)
+        match setting.export:
+            case "keyword":
+                assert setting.keyword is not None  # test_context_settings_catalogue.py
+                if given:
+                    plan.args.append((setting.keyword, literal_json(value)))
+                elif setting.default is not None and setting.name not in emulated(settings):
+                    # Neither the caller nor a device gives it: the context's default, written.
+                    plan.args.append((setting.keyword, literal_json(setting.default)))
+            case "device":
+                if given:
+                    plan.device = str(value)
+            case "permissions":
+                for permission in value or ():
+                    name = str(permission.get("permission", "geolocation"))
+                    plan.grants.append((name, str(permission.get("origin", ""))))
+            case "network":
+                partly += _network_args(value, label, plan)
+            case "not reproduced":
+                if given:
+                    plan.skipped.append(setting.name)
+            case _:
+                assert_never(setting.export)
+    plan.skipped += partly
+    return plan
 
 
 def literal_json(value: Any) -> str:
@@ -178,22 +202,15 @@ def literal_json(value: Any) -> str:
 def _context_lines(
     session: SessionExport, var: str, base: str | None, state_var: str | None
 ) -> list[str]:
-    settings = session.settings
+    plan = _kwargs(session.settings, session.label)
     lines = [f"# session {literal(session.label)} ({literal(session.session_id)})"]
-    skipped = [key for key in _NOT_REPRODUCED if key in settings]
-    network = settings.get("network")
-    if isinstance(network, Mapping) and (
-        network.get("allowOrigins") or network.get("blockOrigins")
-    ):
-        skipped.append("network origin lists")
-    if skipped:
-        lines.append(f"# not reproduced: {', '.join(skipped)}")
-    args = _kwargs(settings, session.label, state_var)
-    device = settings.get("device")
-    if device is not None:
+    if plan.skipped:
+        lines.append(f"# not reproduced: {', '.join(plan.skipped)}")
+    args = plan.args + ([("storage_state", state_var)] if state_var is not None else [])
+    if plan.device is not None:
         options = var.removesuffix("_context") + "_options"
         spread = ", ".join(
-            [f"**playwright.devices[{literal(str(device))}]"]
+            [f"**playwright.devices[{literal(plan.device)}]"]
             + [f"{literal(kw)}: {expr}" for kw, expr in args]
         )
         lines += [f"{options} = {{{spread}}}", f"{var} = browser.new_context(**{options})"]
@@ -201,10 +218,8 @@ def _context_lines(
         kwargs = ", ".join(f"{kw}={expr}" for kw, expr in args)
         lines.append(f"{var} = browser.new_context({kwargs})")
     lines.append(f"{var}.set_default_timeout(TIMEOUT_MS)")
-    for permission in settings.get("permissions") or ():
-        origin = url_expr(str(permission.get("origin", "")), base)
-        name = literal(str(permission.get("name", "geolocation")))
-        lines.append(f"{var}.grant_permissions([{name}], origin={origin})")
+    for name, origin in plan.grants:
+        lines.append(f"{var}.grant_permissions([{literal(name)}], origin={url_expr(origin, base)})")
     return lines
 
 
