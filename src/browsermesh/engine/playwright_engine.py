@@ -67,6 +67,7 @@ from browsermesh.model.observe import PageObservations
 from browsermesh.model.options import OptionChoice
 from browsermesh.model.paging import SnapshotOptions
 from browsermesh.model.png import ScreenshotLimits
+from browsermesh.model.settings import geolocation_grant_origins
 from browsermesh.model.tasks import TaskOwner
 from browsermesh.model.text import well_formed
 
@@ -254,7 +255,7 @@ class PlaywrightEngine:
             try:
                 if self.quiet_ms > 0:  # every document keeps its last DOM change (engine/quiet)
                     await timed(context.add_init_script(quiet.INIT_SCRIPT), deadline)
-                for origin in grant_origins(options.settings):
+                for origin in geolocation_grant_origins(options.settings):
                     await timed(context.grant_permissions(["geolocation"], origin=origin), deadline)
                 if router.routing:  # before any page: the first navigation is routed too
                     await timed(router.sync(context), deadline)
@@ -612,7 +613,3 @@ def context_kwargs(options: ContextOptions) -> dict[str, Any]:
     if options.storage_state is not None:
         kwargs["storage_state"] = options.storage_state
     return kwargs
-
-
-def grant_origins(settings: dict[str, Any]) -> list[str]:
-    return [p["origin"] for p in settings.get("permissions", [])]
