@@ -12,6 +12,7 @@ cause is only used to pick the failure code).
 - :mod:`~browsermesh.doctor.privacy`: who else can open the data directory;
 - :mod:`~browsermesh.doctor.storage`: the upload root and the artifact storage;
 - :mod:`~browsermesh.doctor.smoke`: the browser smoke test, last (Playwright, imported lazily);
+- :mod:`~browsermesh.doctor.grid`: the Selenium Grid check, run when a Grid is configured;
 - :mod:`~browsermesh.doctor.runner`: the deadline, the order, and :func:`run_doctor`.
 
 This module only re-exports their public names.
