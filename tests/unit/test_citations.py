@@ -111,6 +111,7 @@ def scan(root: Path) -> list[str]:
 
 def broken_links(root: Path) -> list[str]:
     """Relative links of README.md and docs/*.md whose target is not a file in the repository."""
+    root = root.resolve()
     found: list[str] = []
     for doc in [root / "README.md", *sorted((root / "docs").glob("*.md"))]:
         for match in LINK.finditer(doc.read_text(encoding="utf-8")):
