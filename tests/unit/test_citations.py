@@ -1,13 +1,14 @@
 """The code cites only documents that are in the repository, and sections that exist (issue 32
 item 5).
 
-Scanned: every `.py` file under src/ and tests/. A citation is either a document file name
-(`architecture.md`, `docs/decisions.md`, ...), which must exist at that path from the repository
-root or under docs/, or a section sign: `reference §4.6`, `contract §16.2`, or a bare `§6.6`
-(the code's shorthand for the product reference). A section must be a numbered heading of
-docs/reference.md; a citation of a document by name ("contract §5.3") needs that document in
-the repository, so "contract" fails: the product contract is docs/reference.md. A bare `§` on a
-line that names another specification (an RFC, JSON-RPC) cites that one and is skipped.
+Scanned: every `.py` file under src/ and tests/ (but this one, whose examples cite on purpose). A
+citation is either a document file name (`architecture.md`, `docs/decisions.md`, ...), which must
+exist at that path from the repository root or under docs/, or a section sign: `reference §4.6`,
+a word naming another document before the sign (the old product specification was cited as
+"contract" + " §5.3"), or a bare `§6.6` (the code's shorthand for the product reference). A
+section must be a numbered heading of docs/reference.md; a document cited by name must be the
+reference, since no other numbered document is in the repository. A bare `§` on a line that
+names another specification (an RFC, JSON-RPC) cites that one and is skipped.
 
 Also: every relative link in README.md and docs/*.md points at a file in the repository.
 """
@@ -133,6 +134,9 @@ def test_document_links_stay_in_the_repository() -> None:
 
 
 SECTIONS = frozenset({"4", "4.6", "16.2"})
+OLD = "contract"
+"""The name of the document the code used to cite, spelled so a search-and-replace of its
+citations across the code leaves these examples as they are."""
 
 
 def found(text: str) -> list[str]:
@@ -149,11 +153,11 @@ def test_a_missing_section_fails() -> None:
 
 
 def test_a_document_outside_the_repository_fails() -> None:
-    assert found("# contract §4.6") == [
-        "line 1: contract §4.6 cites a document that is not in the repository "
+    assert found(f"# {OLD} §4.6") == [
+        f"line 1: {OLD} §4.6 cites a document that is not in the repository "
         "(the product reference is docs/reference.md: reference §N)"
     ]
-    assert found("the contract's §16.2")[0].startswith("line 1: contract §16.2")
+    assert found(f"the {OLD}'s §16.2")[0].startswith(f"line 1: {OLD} §16.2")
 
 
 def test_file_citations_must_exist() -> None:
@@ -191,9 +195,9 @@ def test_scan_reads_every_python_file_under_src_and_tests(tmp_path: Path) -> Non
     (tmp_path / "src" / "pkg").mkdir(parents=True)
     (tmp_path / "tests").mkdir()
     (tmp_path / "src" / "pkg" / "a.py").write_text('"""See reference §4.6."""\n')
-    (tmp_path / "tests" / "b.py").write_text("# contract §4.6, then (§4.9)\n")
+    (tmp_path / "tests" / "b.py").write_text(f"# {OLD} §4.6, then (§4.9)\n")
     assert scan(tmp_path) == [
-        "tests/b.py: line 1: contract §4.6 cites a document that is not in the repository "
+        f"tests/b.py: line 1: {OLD} §4.6 cites a document that is not in the repository "
         "(the product reference is docs/reference.md: reference §N)",
         "tests/b.py: line 1: reference §4.9 is not a heading of reference.md",
     ]
