@@ -253,24 +253,6 @@ _NEAREST_NEXT_STEP = (
 )
 MAX_NEAREST_CHARS = 200
 
-Reason = Literal[
-    "timeout",
-    "dns",
-    "connection",
-    "tls",
-    "invalid_url",
-    "locator_ambiguous",
-    "element_not_found",
-    "page_crashed",
-    "disabled",
-    "hidden",
-    "not_editable",
-    "covered",
-    "file_input",
-    "detached",
-    "not_file_input",
-    "other",
-]
 # Why an element that exists could not take the action (issue 13): the reasons of
 # ELEMENT_NOT_ACTIONABLE (issue 31), each with its own next step.
 ACTIONABILITY_REASONS: frozenset[str] = frozenset(
@@ -414,15 +396,6 @@ class BrowserMeshError(Exception):
 
     def __str__(self) -> str:  # never the cause: str(err) may end up in a log line
         return f"{self.code.value}: {self.message}"
-
-
-def message_for(code: ErrorCode) -> str:
-    """The fixed message of `code` (the generic BROWSER_ERROR variant)."""
-    return _MESSAGES[code]
-
-
-def next_step_for(code: ErrorCode) -> str:
-    return _NEXT_STEPS[code]
 
 
 def _clean_locator(value: Any, *, nested: bool = True) -> dict[str, Any] | None:

@@ -1,18 +1,24 @@
 """Configuration: the frozen :class:`Config`, its loading from the environment, the host parser
-and the Chromium lookup (contract §19, §18.2-18.6, §14.1).
+and the Chromium lookup (reference §19, §18.2-18.6, §14.1). The only reader of ``os.environ``.
 
 The package is split by job; this module only re-exports its public names, so
-``from browsermesh.config import X`` keeps working for every name it ever offered:
+``from browsermesh.config import X`` keeps working for every name it ever offered.
 
-- :mod:`~browsermesh.config.constants` and :mod:`~browsermesh.config.variables`: literals,
-  defaults, bounds and the ``BROWSERMESH_*`` names;
-- :mod:`~browsermesh.config.settings`: :class:`Config` and :func:`default_config`;
-- :mod:`~browsermesh.config.environment`: the one reader of the environment and the validating
-  builder (:func:`load_config`, :class:`ConfigError`);
-- :mod:`~browsermesh.config.hosts`: the one host/authority/origin parser (shared with the HTTP
-  transport) and the default allowlists;
-- :mod:`~browsermesh.config.tokens`: the bearer-token file;
-- :mod:`~browsermesh.config.chromium`: where the local Chromium is.
+Module map:
+
+- ``constants``: literals, defaults and bounds (profiles, log levels, transports, HTTP defaults);
+- ``variables``: the ``BROWSERMESH_*`` names and the bounds of the integer and boolean ones;
+- ``settings``: :class:`Config` and :func:`default_config` (its field defaults are the defaults);
+- ``environment``: the one reader of the environment and the validating builder
+  (:func:`load_config`, :class:`ConfigError`);
+- ``reader``: reading raw values and collecting problems;
+- ``http_options``: the transport and HTTP listener variables and the rules that tie them;
+- ``grid``: the Selenium Grid variables (URL, contexts per browser, capabilities, headers);
+- ``hosts``: the one host/authority/origin parser (shared with the HTTP transport) and the
+  default allowlists;
+- ``tokens``: the bearer-token file;
+- ``chromium``: where the local Chromium (or its headless shell) is;
+- ``paths``: file-system helpers shared by the environment reader and the Chromium lookup.
 
 The command-line parser and help text live in :mod:`browsermesh.cli_options`, beside the CLI;
 their names are still importable from here, loaded on first use (that module builds on this

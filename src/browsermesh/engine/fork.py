@@ -1,5 +1,5 @@
 """What a fork copies out of a live context, and how the copy's sessionStorage is put back
-(issue 19 #4; docs/decisions-19-device-fork.md).
+(issue 19 #4; docs/decisions.md, "Forks").
 
 - **Cookies, localStorage and IndexedDB** come from Playwright's `storage_state(indexed_db=True)`
   and seed the new context's `storage_state`, as a saved state does (without touching disk).

@@ -255,7 +255,7 @@ class PlaywrightEngine:
             try:
                 if self.quiet_ms > 0:  # every document keeps its last DOM change (engine/quiet)
                     await timed(context.add_init_script(quiet.INIT_SCRIPT), deadline)
-                for origin in grant_origins(options.settings):
+                for origin in geolocation_grant_origins(options.settings):
                     await timed(context.grant_permissions(["geolocation"], origin=origin), deadline)
                 if router.routing:  # before any page: the first navigation is routed too
                     await timed(router.sync(context), deadline)
@@ -615,8 +615,3 @@ def context_kwargs(options: ContextOptions) -> dict[str, Any]:
     if options.storage_state is not None:
         kwargs["storage_state"] = options.storage_state
     return kwargs
-
-
-def grant_origins(settings: dict[str, Any]) -> list[str]:
-    """The origins a new context grants geolocation to (model/settings.py)."""
-    return geolocation_grant_origins(settings)

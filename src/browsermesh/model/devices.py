@@ -6,7 +6,7 @@ scripts/update_devices.py and checked against it by tests/integration/test_devic
 name is validated, and the list published by `browser_runtime_info`, without starting the driver
 or a browser.
 
-Decisions (docs/decisions-19-device-fork.md):
+Decisions (docs/decisions.md, "Device emulation"):
 
 - **Names** match case-insensitively and are returned in Playwright's spelling
   (`iphone 15` → `iPhone 15`); anything else is `INVALID_ARGUMENT` at `contextSettings.device`

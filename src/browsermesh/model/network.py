@@ -8,7 +8,8 @@ the field by JSON path (`contextSettings.network.allowOrigins[2]`,
 `contextSettings.proxy.server`; `network.…` for `browser_session_update`) and the rule it broke,
 never the value.
 
-Rules where the issue leaves room (documented decisions, docs/decisions-19-network.md):
+Rules where the issue leaves room (documented decisions: docs/decisions.md, "Network policy and
+proxy"):
 
 - **origin pattern**: `scheme://host[:port]` with scheme `http` or `https`, the host rules of
   `settings.canonical_origin` (lowercase, IDNA, dotted-quad IPv4, bracketed compressed IPv6),

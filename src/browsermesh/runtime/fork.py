@@ -1,7 +1,7 @@
 """Forks and batches (issue 19 #4): `browser_session_create` with `fromSessionId` copies a ready
 session's live storage into new, fully isolated sessions; `count` makes several at once.
 
-Order of checks (every one before a context exists; docs/decisions-19-device-fork.md):
+Order of checks (every one before a context exists; docs/decisions.md, "Forks"):
 shutdown → labels → contextSettings → `count` (integer 1..10, `INVALID_ARGUMENT`) →
 `fromSessionId` with `stateId` (`INVALID_ARGUMENT`: a fork copies live storage, a restore a
 saved one; pick one) → the source, with §13.3's codes (another principal's or unknown:
