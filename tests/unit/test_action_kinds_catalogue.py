@@ -166,7 +166,8 @@ def test_the_recorded_step_exports_its_call(entry: ActionKindEntry) -> None:
 
 
 @pytest.fixture
-async def runtime(tmp_path: Path) -> AsyncIterator[Runtime]:
+async def fake_runtime(tmp_path: Path) -> AsyncIterator[Runtime]:
+    """A runtime over the fake engine (not named `runtime`: that one starts Chromium)."""
     config = default_config(timeout_ms=2000, data_dir=tmp_path, tools=("core", "testing"))
     rt = Runtime(config, FakeEngine())
     yield rt
@@ -174,7 +175,8 @@ async def runtime(tmp_path: Path) -> AsyncIterator[Runtime]:
 
 
 @pytest.mark.anyio
-async def test_every_kind_runs_records_and_exports(runtime: Runtime) -> None:
+async def test_every_kind_runs_records_and_exports(fake_runtime: Runtime) -> None:
+    runtime = fake_runtime
     _, view, page = await runtime.create_session(name="Buyer")
     call = PageCall(principal=LOCAL_PRINCIPAL, session_id=view["sessionId"], page_id=page)
     for entry in ENTRIES:
