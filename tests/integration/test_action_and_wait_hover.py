@@ -60,6 +60,8 @@ async def browse_the_menu(c: ToolClient, base: str) -> str:
     }
     visible = {"kind": "locator", "locator": LAPTOPS, "state": "visible"}
     await c.ok("browser_wait", {**at, "condition": visible})
+    # a hover, not a click: a click on "Products" would have left for /products
+    assert (await c.ok("browser_get_url", at))["url"] == f"{base}/menu"
     menu = await c.ok("browser_snapshot", {**at, "format": "actions"})
     assert 'button "Products"' in menu["snapshot"] and "expanded" in menu["snapshot"]
     assert 'menuitem "Phones"' in menu["snapshot"]
