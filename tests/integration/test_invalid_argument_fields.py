@@ -65,7 +65,7 @@ MISTAKES: list[tuple[str, dict[str, Any], str, str, str | None]] = [
         "browser_action_and_wait",
         {"action": {"kind": "tap", "target": BUTTON}, "wait": {"kind": "navigation"}},
         "action.kind",
-        "one of: click, press",
+        "one of: click, press, hover",
         None,
     ),
     (

@@ -125,7 +125,7 @@ CASES: list[Case] = [
     ("wait promptText control", lambda: parse_wait({"kind": "dialog", "dialogType": "prompt", "action": "accept", "promptText": C + "\x00"}), "wait.promptText", "no control characters"),
     ("wait promptText misplaced", lambda: parse_wait({"kind": "dialog", "dialogType": "alert", "action": "accept", "promptText": C}), "wait.promptText", 'only with dialogType "prompt"'),
     ("action not an object", lambda: parse_action(C), "action", "object"),
-    ("action kind", lambda: parse_action({"kind": C, "target": CSS_A}), "action.kind", "one of: click, press"),
+    ("action kind", lambda: parse_action({"kind": C, "target": CSS_A}), "action.kind", "one of: click, press, hover"),
     ("action target missing", lambda: parse_action({"kind": "click"}), "action.target", "required"),
     ("action unknown key", lambda: parse_action({"kind": "click", "target": CSS_A, "key": C}), "action", "only the keys kind, target"),
     ("action key missing", lambda: parse_action({"kind": "press", "target": CSS_A}), "action.key", "required"),

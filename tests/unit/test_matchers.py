@@ -83,7 +83,11 @@ def test_waits_and_actions() -> None:
     )
     assert ok.prompt_text == "hi"  # type: ignore[union-attr]
     assert parse_action({"kind": "press", "target": {"ref": "s1e1"}, "key": "Enter"}).key == "Enter"
-    assert invalid(parse_action, {"kind": "hover", "target": {"ref": "s1e1"}}) is (
+    assert parse_action({"kind": "hover", "target": {"ref": "s1e1"}}).kind == "hover"
+    assert invalid(parse_action, {"kind": "tap", "target": {"ref": "s1e1"}}) is (
+        ErrorCode.INVALID_ARGUMENT
+    )
+    assert invalid(parse_action, {"kind": "hover", "target": {"ref": "s1e1"}, "key": "a"}) is (
         ErrorCode.INVALID_ARGUMENT
     )
 

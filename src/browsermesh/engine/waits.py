@@ -10,7 +10,7 @@ import asyncio
 import contextlib
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, assert_never
 
 from browsermesh.engine import elements, text_match
 from browsermesh.engine.bounded import quietly
@@ -26,6 +26,7 @@ from browsermesh.engine.failures import (
 from browsermesh.engine.landing import document_status, landing
 from browsermesh.errors import BrowserMeshError, ErrorCode, invalid_argument
 from browsermesh.model import progress
+from browsermesh.model.action_kinds import ACTION_KINDS
 from browsermesh.model.deadline import OperationCancelled, OperationContext
 from browsermesh.model.element_ops import ElementOp
 from browsermesh.model.matchers import (
@@ -326,10 +327,24 @@ async def _settle_action(
 _BEHIND_ACTION = frozenset({"document", "fetch", "xhr"})
 
 
+def action_call(action: ActionSpec) -> tuple[ElementOp, elements.ElementCall]:
+    """The element operation `action` performs (its kind's `model.action_kinds` entry) and the
+    Playwright call that performs it on the resolved target, with the kind's argument."""
+    op = ACTION_KINDS[action.kind].op
+    match action.kind:
+        case "click" | "hover":
+            return op, elements.element_call(op)
+        case "press":
+            return op, elements.element_call(op, action.key)
+        case _:
+            assert_never(action.kind)
+
+
 async def action_and_wait(
     page: PwPage, action: ActionSpec, wait: WaitSpec, ctx: OperationContext
 ) -> WaitOutcome:
-    """Register the waiter, act (click or press), then await the expected event."""
+    """Register the waiter, act (the action's kind: click, press, hover...), then await the
+    expected event."""
     queue: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
     listeners = Listeners(page)
     main_frame = page.page.main_frame
@@ -370,15 +385,11 @@ async def action_and_wait(
     if isinstance(wait, FileChooserWait):
         listeners.on("filechooser", lambda c: queue.put_nowait(("filechooser", c)))
 
-    op: ElementOp = "click" if action.kind == "click" else "press"
+    op, call = action_call(action)
     # The action is this call's child: awaited until done on success, cancelled and awaited
     # on any failure, so it never outlives the call.
     action_task = TaskOwner()
-    act = action_task.spawn(
-        elements.on_target(
-            page.page, page.refs, action.target, ctx, op, elements.element_call(op, action.key)
-        )
-    )
+    act = action_task.spawn(elements.on_target(page.page, page.refs, action.target, ctx, op, call))
     outcome: WaitOutcome | None = None
     progress.report(event_phase(wait), total_ms=ctx.deadline.remaining_ms())
     try:

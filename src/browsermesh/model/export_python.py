@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any, Final, assert_never
 
+from browsermesh.model.action_kinds import ACTION_KINDS
 from browsermesh.model.element_ops import ELEMENT_OPERATIONS, ElementOp
 from browsermesh.model.matchers import (
     Condition,
@@ -48,7 +49,15 @@ from browsermesh.model.recording import (
 )
 from browsermesh.model.strategies import Strategy, entry
 
-__all__ = ["HELPERS", "Names", "literal", "locator_expr", "step_lines", "url_expr"]
+__all__ = [
+    "HELPERS",
+    "Names",
+    "act_and_wait_call",
+    "literal",
+    "locator_expr",
+    "step_lines",
+    "url_expr",
+]
 
 INDENT: Final = "    "
 
@@ -257,13 +266,21 @@ def _around(head: str, action: str, after: list[str]) -> list[str]:
     return [head, INDENT + action, *after]
 
 
+def act_and_wait_call(target: str, step: ActAndWait) -> str:
+    """The action of a recorded action-and-wait on `target` (a locator expression): its kind's
+    Playwright method (`model.action_kinds`), with the recorded `key` when the kind takes one."""
+    method = ACTION_KINDS[step.op].playwright_method
+    match step.op:
+        case "click" | "hover":
+            return f"{target}.{method}()"
+        case "press":
+            return f"{target}.{method}({literal(step.key or '')})"
+        case _:
+            assert_never(step.op)
+
+
 def _act_and_wait(page: str, step: ActAndWait, names: Names) -> list[str]:
-    target = locator_expr(page, step.locator)
-    action = (
-        f"{target}.press({literal(step.key or '')})"
-        if step.op == "press"
-        else (f"{target}.click()")
-    )
+    action = act_and_wait_call(locator_expr(page, step.locator), step)
     expect = step.expect
     base = names.base_url
     if isinstance(expect, ExpectNavigation):

@@ -7,7 +7,8 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from browsermesh.errors import Bound, invalid_argument
-from browsermesh.model.arguments import MAX_KEY_CHARS, bounded_string
+from browsermesh.model.action_kinds import ACTION_KIND_NAMES, ActionKind, action_kind
+from browsermesh.model.arguments import bounded_string
 from browsermesh.model.locators import Locator, parse_locator
 
 MAX_GLOB_STARS = 32
@@ -327,24 +328,29 @@ def parse_wait(raw: object) -> WaitSpec:
 
 @dataclass(frozen=True, slots=True)
 class ActionSpec:
-    kind: Literal["click", "press"]
+    """The `action` half of browser_action_and_wait (§7.2): its kind (`model.action_kinds`),
+    its target and the kind's extra argument (press's `key`; None for the others)."""
+
+    kind: ActionKind
     target: Any  # model.locators.Target
     key: str | None = None
 
 
-_ACTION_KINDS = ("click", "press")
-
-
 def parse_action(raw: object) -> ActionSpec:
     """The `action` half of browser_action_and_wait; its target is a locator or a ref at
-    `action.target`."""
+    `action.target`, its extra argument (if the kind's entry has one) is bounded as the entry
+    says."""
     from browsermesh.model.locators import parse_element_target
 
     action = _object(raw, "action")
-    kind = _kind(action, "action", _ACTION_KINDS)
-    if kind == "click":
+    entry = action_kind(action.get("kind"))
+    if entry is None:
+        raise invalid_argument("action.kind", one_of(ACTION_KIND_NAMES))
+    arg = entry.argument
+    if arg is None:
         _keys(action, "action", ("target",))
-        return ActionSpec("click", parse_element_target(action["target"], "action.target"))
-    _keys(action, "action", ("target", "key"))
-    key = bounded_string(action["key"], "action.key", MAX_KEY_CHARS, min_chars=1)
-    return ActionSpec("press", parse_element_target(action["target"], "action.target"), key)
+        return ActionSpec(entry.kind, parse_element_target(action["target"], "action.target"))
+    _keys(action, "action", ("target", arg.field))
+    field = f"action.{arg.field}"
+    key = bounded_string(action[arg.field], field, arg.max_chars, min_chars=arg.min_chars)
+    return ActionSpec(entry.kind, parse_element_target(action["target"], "action.target"), key)

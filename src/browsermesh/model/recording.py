@@ -22,6 +22,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
+from browsermesh.model.action_kinds import ActionKind
 from browsermesh.model.element_ops import ElementOp
 from browsermesh.model.matchers import Condition, UrlMatcher
 from browsermesh.model.navigation import HistoryStep
@@ -270,10 +271,10 @@ Expectation = (
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ActAndWait(Step):
-    """browser_action_and_wait: `op` (`click` or `press` with `key`) on `locator`, and what it
-    was expected to cause."""
+    """browser_action_and_wait: `op`, the action's kind (`model.action_kinds`), on `locator`,
+    with `key` when the kind takes an argument (press), and what it was expected to cause."""
 
-    op: Literal["click", "press"]
+    op: ActionKind
     locator: dict[str, Any]
     expect: Expectation
     key: str | None = None

@@ -11,6 +11,7 @@ from browsermesh.mcp.schemas import (
     page_address,
     page_output,
 )
+from browsermesh.model.action_kinds import ACTION_KINDS
 
 # The tagged unions (condition, action, wait) are validated field by field at runtime and
 # published as plain objects whose descriptions spell out their shapes: discovery bytes are
@@ -25,9 +26,25 @@ _CONDITION: Schema = {
     "attached|detached|enabled|disabled}|{kind:text,text,exact?,state:present|absent} (text: "
     "any-case substring, shown or DOM text; exact: whole element text)",
 }
+
+
+def action_shapes() -> str:
+    """The published shapes of ``action``, one per argument the kinds take, each naming its
+    kinds in catalogue order (`model.action_kinds`): ``{kind:click|hover,target}|{kind:press,
+    target,key}``. Kinds sharing a shape share its braces, which keeps tools/list small."""
+    shapes: dict[str | None, list[str]] = {}
+    for entry in ACTION_KINDS.values():
+        field = entry.argument.field if entry.argument is not None else None
+        shapes.setdefault(field, []).append(entry.kind)
+    return "|".join(
+        "{kind:" + "|".join(kinds) + ",target" + ("" if field is None else f",{field}") + "}"
+        for field, kinds in shapes.items()
+    )
+
+
 _ACTION: Schema = {
     "type": "object",
-    "description": "{kind:click,target}|{kind:press,target,key}; target: locator or {ref}",
+    "description": action_shapes() + "; target: locator or {ref}",
 }
 _WAIT: Schema = {
     "type": "object",
@@ -72,7 +89,7 @@ def specs() -> list[ToolSpec]:
             name="browser_action_and_wait",
             title="Perform browser action and wait",
             description=(
-                "Act, then wait for its navigation, response, popup (own pageId), dialog (handled "
+                "Act, then wait for navigation, response, popup (own pageId), dialog (handled "
                 "atomically), download or file chooser. changes, snapshot: as browser_click."
             ),
             profile="core",
