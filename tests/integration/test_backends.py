@@ -27,16 +27,12 @@ import pytest
 
 from browsermesh.log import EventLog
 from browsermesh.runtime.runtime import Runtime
-from tests.conftest import (
-    ToolClient,
-    chromium_pids_with_marker,
-    closed_port,
-    real_runtime,
-    tool_client,
-    whoami,
-)
 from tests.fixtures.site import FixtureSite
 from tests.support.cdp import debuggable_chromium, devtools_port_of
+from tests.support.clients import ToolClient, tool_client, whoami
+from tests.support.ports import closed_port
+from tests.support.runtimes import real_runtime
+from tests.support.servers import chromium_pids_with_marker
 
 pytestmark = pytest.mark.anyio
 

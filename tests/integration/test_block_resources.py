@@ -13,7 +13,6 @@ import anyio
 import pytest
 
 from browsermesh.runtime.runtime import Runtime
-from tests.conftest import ToolClient
 from tests.fixtures.resources_site import (
     API_PATH,
     AUDIO_PATH,
@@ -24,6 +23,7 @@ from tests.fixtures.resources_site import (
     ResourcesSite,
 )
 from tests.integration.test_invalid_argument_fields import FIELD_NEXT_STEP
+from tests.support.clients import ToolClient
 
 pytestmark = pytest.mark.anyio
 

@@ -14,9 +14,11 @@ from mcp import MCPError
 
 from browsermesh.config import locate_chromium, process_environ
 from browsermesh.runtime.runtime import Runtime
-from tests.conftest import ToolClient, closed_port, real_runtime, tool_client
 from tests.fixtures.site import FixtureSite
+from tests.support.clients import ToolClient, tool_client
+from tests.support.ports import closed_port
 from tests.support.procs import browser_main_pids
+from tests.support.runtimes import real_runtime
 
 pytestmark = pytest.mark.anyio
 
@@ -225,7 +227,7 @@ async def test_page_close_on_a_reloading_page_never_wedges_the_session(
     # timeoutMs, so the server default (2 s here) bounds each close.
 
     from browsermesh.factory import create_runtime
-    from tests.conftest import real_config
+    from tests.support.runtimes import real_config
 
     rt = create_runtime(real_config(tmp_path, timeout_ms=2000))
     try:

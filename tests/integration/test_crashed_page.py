@@ -9,8 +9,8 @@ import pytest
 
 from browsermesh.model.action_table import table_refs
 from browsermesh.runtime.runtime import Runtime
-from tests.conftest import ToolClient
 from tests.fixtures.site import FixtureSite
+from tests.support.clients import ToolClient
 
 pytestmark = pytest.mark.anyio
 

@@ -17,10 +17,11 @@ import pytest
 
 from browsermesh.engine.files import DOWNLOAD_CHUNK_BYTES
 from browsermesh.log import EventLog
-from tests.conftest import ToolClient, open_page, real_runtime, tool_client
 from tests.fixtures.files_site import FilesSite, large_file_sha256
+from tests.support.clients import ToolClient, open_page, tool_client
 from tests.support.locators import css
 from tests.support.procs import wait_until
+from tests.support.runtimes import real_runtime
 
 pytestmark = pytest.mark.anyio
 

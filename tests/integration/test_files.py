@@ -14,9 +14,10 @@ import anyio
 import pytest
 
 from browsermesh.log import EventLog
-from tests.conftest import ToolClient, open_page, real_runtime, tool_client
 from tests.fixtures.files_site import ATTACHMENT_BYTES, BLOB_CSV, EXPORT_CSV, REPORT_TXT, FilesSite
+from tests.support.clients import ToolClient, open_page, tool_client
 from tests.support.locators import css, role
+from tests.support.runtimes import real_runtime
 
 pytestmark = pytest.mark.anyio
 

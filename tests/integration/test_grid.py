@@ -28,23 +28,18 @@ import pytest
 
 from browsermesh.log import EventLog
 from browsermesh.runtime.runtime import Runtime
-from tests.conftest import (
-    CHECKOUT_ENV,
-    ToolClient,
-    assert_clean,
-    closed_port,
-    open_page,
-    real_runtime,
-    tool_client,
-    whoami,
-)
 from tests.fixtures.files_site import FilesSite
 from tests.fixtures.site import FixtureSite
 from tests.integration.test_binaries import check_pdf_and_download
+from tests.support.clients import ToolClient, open_page, tool_client, whoami
 from tests.support.grid import ROOT, Grid, start_grid
 from tests.support.http_process import HttpServerProcess
 from tests.support.http_transport import connect
+from tests.support.ports import closed_port
 from tests.support.procs import chromium_descendants
+from tests.support.results import assert_clean
+from tests.support.runtimes import real_runtime
+from tests.support.servers import CHECKOUT_ENV
 
 pytestmark = pytest.mark.anyio
 

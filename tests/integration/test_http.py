@@ -26,15 +26,11 @@ from mcp import Client, MCPError
 
 from browsermesh.log import EventLog
 from browsermesh.transports.http import AccessPolicy, IdleReaper, reaper_interval_ms
-from tests.conftest import (
-    ERAS,
-    INITIALIZE,
-    ToolClient,
-    chromium_pids_with_marker,
-    stdio_server,
-)
 from tests.fixtures.site import FixtureSite
+from tests.support.clients import ERAS, ToolClient
 from tests.support.http_transport import TOKENS, connect, http_server, write_token_file
+from tests.support.jsonrpc import INITIALIZE
+from tests.support.servers import chromium_pids_with_marker, stdio_server
 
 pytestmark = pytest.mark.anyio
 

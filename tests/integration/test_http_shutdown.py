@@ -21,7 +21,7 @@ from typing import Any
 import anyio
 import pytest
 
-from tests.conftest import ToolClient
+from tests.support.clients import ToolClient
 from tests.support.http_process import HttpServerProcess
 from tests.support.http_transport import connect
 from tests.support.procs import wait_until

@@ -16,8 +16,8 @@ import anyio
 import pytest
 
 from browsermesh.runtime.runtime import Runtime
-from tests.conftest import ToolClient
 from tests.fixtures.network_site import NetworkSite
+from tests.support.clients import ToolClient
 
 pytestmark = pytest.mark.anyio
 

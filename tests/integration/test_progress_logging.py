@@ -24,9 +24,11 @@ import pytest
 from browsermesh import factory, install_browser
 from browsermesh.config import locate_chromium, process_environ
 from browsermesh.mcp.feed import MAX_PROGRESS_TOKEN_CHARS
-from tests.conftest import ERAS, ToolClient, assert_clean, real_config
 from tests.fixtures.site import FixtureSite
+from tests.support.clients import ERAS, ToolClient
 from tests.support.http_transport import TOKENS, Running, connect, http_server
+from tests.support.results import assert_clean
+from tests.support.runtimes import real_config
 
 pytestmark = pytest.mark.anyio
 

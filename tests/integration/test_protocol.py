@@ -12,15 +12,10 @@ import anyio
 import pytest
 from mcp import Client
 
-from tests.conftest import (
-    ERAS,
-    ToolClient,
-    chromium_pids_with_marker,
-    spawn_stdio_server,
-    stdio_server,
-)
 from tests.fixtures.site import FixtureSite
 from tests.stdio_peer import StdioPeer
+from tests.support.clients import ERAS, ToolClient
+from tests.support.servers import chromium_pids_with_marker, spawn_stdio_server, stdio_server
 
 pytestmark = pytest.mark.anyio
 

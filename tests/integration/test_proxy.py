@@ -16,9 +16,9 @@ from urllib.parse import urlsplit
 import anyio
 import pytest
 
-from tests.conftest import ToolClient
 from tests.fixtures.network_site import NetworkSite
 from tests.fixtures.proxy import RecordingProxy
+from tests.support.clients import ToolClient
 
 pytestmark = pytest.mark.anyio
 

@@ -34,9 +34,10 @@ from browsermesh.mcp.resources import (
 )
 from browsermesh.mcp.server import create_server
 from browsermesh.runtime.runtime import Runtime
-from tests.conftest import ERAS, ToolClient, stdio_server
 from tests.fixtures.site import FixtureSite
+from tests.support.clients import ERAS, ToolClient
 from tests.support.http_transport import TOKENS, Running, connect, http_server
+from tests.support.servers import stdio_server
 
 pytestmark = pytest.mark.anyio
 

@@ -22,8 +22,8 @@ from browsermesh.errors import BrowserMeshError, ErrorCode
 from browsermesh.factory import create_engine
 from browsermesh.log import EventLog
 from browsermesh.runtime.calls import PageCall
-from tests.conftest import real_config, real_runtime
 from tests.fixtures.site import FixtureSite
+from tests.support.runtimes import real_config, real_runtime
 
 pytestmark = pytest.mark.anyio
 

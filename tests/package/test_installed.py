@@ -46,11 +46,13 @@ import httpx2
 import pytest
 
 from browsermesh import __version__
-from tests.conftest import INITIALIZE, OPERATION_ID, chromium_pids_with_marker
 from tests.fixtures.site import FixtureSite
+from tests.support.clients import OPERATION_ID
 from tests.support.doctor import assert_no_leak, by_id, parse_json_report
 from tests.support.http_process import HttpServerProcess
+from tests.support.jsonrpc import INITIALIZE
 from tests.support.release import changelog_version
+from tests.support.servers import chromium_pids_with_marker
 
 pytestmark = pytest.mark.package
 

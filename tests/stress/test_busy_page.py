@@ -23,16 +23,12 @@ from browsermesh.factory import create_runtime
 from browsermesh.log import EventLog
 from browsermesh.model.action_table import table_refs
 from browsermesh.runtime.runtime import Runtime
-from tests.conftest import (
-    ToolClient,
-    chromium_pids_with_marker,
-    real_config,
-    spawn_stdio_server,
-    tool_client,
-)
 from tests.fixtures.site import FixtureSite
 from tests.stdio_peer import StdioPeer
+from tests.support.clients import ToolClient, tool_client
 from tests.support.procs import browser_main_pids
+from tests.support.runtimes import real_config
+from tests.support.servers import chromium_pids_with_marker, spawn_stdio_server
 
 pytestmark = pytest.mark.anyio
 

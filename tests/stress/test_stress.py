@@ -18,10 +18,11 @@ from browsermesh.config import default_config
 from browsermesh.log import EventLog
 from browsermesh.runtime.calls import PageCall
 from browsermesh.runtime.runtime import LOCAL_PRINCIPAL, Runtime
-from tests.conftest import real_config, tool_client
 from tests.fakes import FakeEngine
 from tests.fixtures.site import FixtureSite
+from tests.support.clients import tool_client
 from tests.support.procs import chromium_descendants, wait_until
+from tests.support.runtimes import real_config
 
 pytestmark = pytest.mark.anyio
 

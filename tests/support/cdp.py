@@ -3,6 +3,13 @@ tests/integration/test_backends.py, and the opt-in shared browser of conftest's 
 
 from __future__ import annotations
 
+import contextlib
+import os
+import shlex
+import signal
+import subprocess
+import time
+from collections.abc import Iterator
 from pathlib import Path
 
 from browsermesh.config import default_config, find_chromium, process_environ
@@ -38,3 +45,35 @@ def devtools_port_of(profile: Path) -> int | None:
     except OSError:
         return None
     return int(lines[0]) if len(lines) >= 2 else None
+
+
+@contextlib.contextmanager
+def detached_chromium(profile: Path) -> Iterator[str]:
+    """A debuggable Chromium started detached (not a descendant of pytest, so no test that
+    counts or kills this process's Chromium children sees it), its CDP endpoint while the block
+    runs, killed after."""
+    argv = " ".join(shlex.quote(a) for a in debuggable_chromium(profile))
+    # The shell starts Chromium in the background, prints its pid and exits: Chromium is
+    # re-parented away from us.
+    started = subprocess.run(
+        ["sh", "-c", f"{argv} >/dev/null 2>&1 </dev/null & echo $!"],
+        capture_output=True,
+        text=True,
+        check=True,
+        start_new_session=True,
+    )
+    pid = int(started.stdout.strip())
+    try:
+        deadline = time.monotonic() + 30
+        while (port := devtools_port_of(profile)) is None:
+            assert time.monotonic() < deadline, "the shared Chromium never listened"
+            os.kill(pid, 0)  # raises once it has exited
+            time.sleep(0.05)
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+            deadline = time.monotonic() + 10
+            while time.monotonic() < deadline:  # its parent now is init, which reaps it
+                os.kill(pid, 0)
+                time.sleep(0.05)

@@ -21,7 +21,6 @@ from browsermesh import doctor
 from browsermesh._version import __version__
 from browsermesh.config import default_config
 from browsermesh.model.deadline import Deadline
-from tests.conftest import closed_port
 from tests.support.doctor import (
     assert_no_leak,
     by_id,
@@ -29,6 +28,7 @@ from tests.support.doctor import (
     parse_json_report,
     run_cli,
 )
+from tests.support.ports import closed_port
 
 # ------------------------------------------------------------------------------------------
 # A real run without a browser (subprocess, as a user would run it)

@@ -19,8 +19,8 @@ from browsermesh.runtime.calls import PageCall
 from browsermesh.runtime.fork import validate_count
 from browsermesh.runtime.runtime import LOCAL_PRINCIPAL, Runtime
 from browsermesh.runtime.watchers import SessionChange
-from tests.conftest import ToolClient
 from tests.fakes import FakeEngine
+from tests.support.clients import ToolClient
 
 pytestmark = pytest.mark.anyio
 P = LOCAL_PRINCIPAL

@@ -21,8 +21,8 @@ from browsermesh.log import EventLog
 from browsermesh.mcp.server import create_server
 from browsermesh.runtime.reaper import IdleReaper
 from browsermesh.runtime.runtime import Runtime
-from tests.conftest import INITIALIZE
 from tests.fakes import FakeEngine
+from tests.support.jsonrpc import INITIALIZE
 
 pytestmark = pytest.mark.anyio
 
