@@ -16,6 +16,7 @@ from browsermesh.config import locate_chromium, process_environ
 from browsermesh.runtime.runtime import Runtime
 from tests.fixtures.site import FixtureSite
 from tests.support.clients import ToolClient, tool_client
+from tests.support.eventually import eventually
 from tests.support.ports import closed_port
 from tests.support.procs import browser_main_pids
 from tests.support.runtimes import real_runtime
@@ -185,11 +186,12 @@ async def test_chromium_crash_fails_sessions_and_relaunches(
     pids = browser_main_pids()
     assert len(pids) == 1
     os.kill(pids[0], signal.SIGKILL)
-    with anyio.fail_after(10):
-        while (await mcp_client.ok("browser_session_get", {"sessionId": s}))["session"][
-            "status"
-        ] != "failed":
-            await asyncio.sleep(0.05)
+
+    async def failed() -> bool:
+        view = (await mcp_client.ok("browser_session_get", {"sessionId": s}))["session"]
+        return bool(view["status"] == "failed")
+
+    await eventually(failed, 10, "the session failed")
     view = (await mcp_client.ok("browser_session_get", {"sessionId": s}))["session"]
     assert view["failureCode"] == "BROWSER_DISCONNECTED"
     err = await mcp_client.err("browser_get_url", {"sessionId": s, "pageId": p})

@@ -4,7 +4,6 @@ serving task group that owns the announcement and the idle reaper (no Chromium: 
 from __future__ import annotations
 
 import ast
-import asyncio
 import contextlib
 import importlib
 from collections.abc import AsyncIterator
@@ -140,7 +139,6 @@ async def test_serve_http_reraises_a_helper_failure_after_the_shutdown(tmp_path:
         raise RuntimeError("sweep bug")
 
     async def fast_run(self: IdleReaper) -> None:
-        await asyncio.sleep(0.05)
         await self.sweep()
 
     with pytest.MonkeyPatch.context() as patch:
