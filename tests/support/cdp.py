@@ -8,11 +8,13 @@ import os
 import shlex
 import signal
 import subprocess
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import anyio
+
 from browsermesh.config import default_config, find_chromium, process_environ
+from tests.support.eventually import eventually
 
 CHROMIUM = find_chromium(default_config(headless=True), process_environ()) or "chromium"
 """The binary the suite's headless sessions use (the headless shell when one is installed)."""
@@ -63,17 +65,24 @@ def detached_chromium(profile: Path) -> Iterator[str]:
         start_new_session=True,
     )
     pid = int(started.stdout.strip())
+
+    def listening() -> int | None:
+        os.kill(pid, 0)  # raises once it has exited
+        return devtools_port_of(profile)
+
+    def gone() -> bool:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return True
+        return False
+
     try:
-        deadline = time.monotonic() + 30
-        while (port := devtools_port_of(profile)) is None:
-            assert time.monotonic() < deadline, "the shared Chromium never listened"
-            os.kill(pid, 0)  # raises once it has exited
-            time.sleep(0.05)
+        port = anyio.run(eventually, listening, 30, "the shared Chromium listens")
         yield f"http://127.0.0.1:{port}"
     finally:
         with contextlib.suppress(ProcessLookupError):
             os.kill(pid, signal.SIGKILL)
-            deadline = time.monotonic() + 10
-            while time.monotonic() < deadline:  # its parent now is init, which reaps it
-                os.kill(pid, 0)
-                time.sleep(0.05)
+        # Its parent now is init, which reaps it; one left behind is not this test's failure.
+        with contextlib.suppress(AssertionError):
+            anyio.run(eventually, gone, 10, "the shared Chromium exited")

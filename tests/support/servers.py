@@ -8,7 +8,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import anyio
 from mcp import StdioServerParameters
+
+from tests.support.eventually import eventually
 
 CHECKOUT_ENV = {"PYTHONPATH": str(Path(__file__).resolve().parents[2] / "src")}
 """For the minimal environment of a stdio-spawned `python -m browsermesh`: run this checkout's
@@ -70,3 +73,13 @@ def chromium_pids_with_marker(marker: str) -> list[int]:
         if needle in env and b"chrom" in cmd.lower():
             found.append(int(entry))
     return found
+
+
+def assert_no_chromium_left(marker: str, within: float = 10) -> None:
+    """From sync code (it runs its own event loop): no process carrying `marker` is left within
+    `within` seconds (a server's Chromium exits after the server does, not with it)."""
+
+    def left() -> list[int]:
+        return chromium_pids_with_marker(marker)
+
+    anyio.run(eventually, lambda: not left(), within, f"Chromium processes left: {left()}")
