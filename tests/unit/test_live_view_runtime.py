@@ -137,10 +137,19 @@ class FakeCdpPage:
 async def test_one_frame_per_screencast_paced_and_acknowledged() -> None:
     session = FakeSession(["A", "B", "B", "C"])
     got: list[tuple[Frame, float]] = []
+    third = asyncio.Event()
+
+    def shown(frame: Frame) -> None:
+        got.append((frame, time.monotonic()))
+        if len(got) == 3:
+            third.set()
+
     bounds = PictureBounds(max_fps=20, idle_max_s=0.2)
-    cast = PageScreencast(FakeCdpPage(session), lambda f: got.append((f, time.monotonic())), bounds)
+    cast = PageScreencast(FakeCdpPage(session), shown, bounds)
     await cast.start()
-    await eventually(lambda: len(got) == 3, within=10)
+    # At once, on the third frame: the close below must land before the paced loop asks for
+    # more (a poll would let it run on by up to a poll interval).
+    await asyncio.wait_for(third.wait(), 10)
     cast.hurry()  # wakes a waiting loop at once
     assert cast.casting and [f.data for f, _ in got] == ["A", "B", "C"]  # the repeat is not sent
     assert {f.source for f, _ in got} == {"screencast"}
