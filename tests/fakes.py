@@ -82,6 +82,46 @@ class FakeChangeWatch:
         self.closed = True
 
 
+class Gate:
+    """Holds the engine calls it names (by the name `FakeEngine.calls` records: the port
+    method's, or the operation's for `act`) until opened, and says when one arrives, so a test
+    orders events on the arrival instead of a sleep: `await gate.arrivals(1)` returns once the
+    first held call is inside the engine.
+
+    Created inside the test's event loop (its events bind to it); `engine.gate = Gate()` holds
+    `navigate` calls."""
+
+    def __init__(self, *names: str) -> None:
+        self.names = frozenset(names or ("navigate",))
+        self.arrived: list[str] = []
+        """The held calls that reached the gate, in arrival order (opened or not)."""
+        self.reached = asyncio.Event()
+        """Set when the first held call reaches the gate."""
+        self._opened = asyncio.Event()
+        self._next_arrival = asyncio.Event()
+
+    def holds(self, name: str) -> bool:
+        """Whether the gate holds a call named `name`."""
+        return name in self.names
+
+    async def pass_through(self, name: str) -> None:
+        """Record the arrival of `name` and wait until the gate is opened."""
+        self.arrived.append(name)
+        self.reached.set()
+        self._next_arrival.set()
+        self._next_arrival = asyncio.Event()
+        await self._opened.wait()
+
+    async def arrivals(self, n: int) -> None:
+        """Return once `n` held calls in all have reached the gate."""
+        while len(self.arrived) < n:
+            await self._next_arrival.wait()
+
+    def open(self) -> None:
+        """Let every held call, waiting or still to come, through."""
+        self._opened.set()
+
+
 class FakeEngine:
     """Implements the engine port in memory with delays, gates and failure switches."""
 
@@ -92,7 +132,7 @@ class FakeEngine:
         self.calls: list[str] = []
         self.active = 0
         self.max_active = 0
-        self.gate: asyncio.Event | None = None
+        self.gate: Gate | None = None
         self.fail_next_navigation: BrowserMeshError | None = None
         self.fail_next_context: BrowserMeshError | None = None
         # What fork_storage returns (issue 19): a storage state and sessionStorage by origin.
@@ -128,8 +168,8 @@ class FakeEngine:
         self.active += 1
         self.max_active = max(self.max_active, self.active)
         try:
-            if self.gate is not None and name == "navigate":
-                await self.gate.wait()
+            if self.gate is not None and self.gate.holds(name):
+                await self.gate.pass_through(name)
             if timeout_ms is not None and self.delay * 1000 > timeout_ms:
                 await asyncio.sleep(timeout_ms / 1000)
                 raise BrowserMeshError(ErrorCode.OPERATION_TIMEOUT)

@@ -13,7 +13,7 @@ import time
 from collections.abc import Callable
 from typing import IO, Any
 
-from tests.conftest import INITIALIZE_PARAMS
+from tests.support.jsonrpc import INITIALIZE_PARAMS
 
 REPLY_S = 60.0
 

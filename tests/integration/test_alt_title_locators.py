@@ -9,10 +9,11 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import ToolClient, open_page, real_runtime, tool_client
 from tests.fixtures.site import FixtureSite
+from tests.support.clients import ToolClient, open_page, tool_client
 from tests.support.export_runner import run_exported, write_export
 from tests.support.locators import by_alt, by_title
+from tests.support.runtimes import real_runtime
 
 pytestmark = pytest.mark.anyio
 

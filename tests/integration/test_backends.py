@@ -27,16 +27,13 @@ import pytest
 
 from browsermesh.log import EventLog
 from browsermesh.runtime.runtime import Runtime
-from tests.conftest import (
-    ToolClient,
-    chromium_pids_with_marker,
-    closed_port,
-    real_runtime,
-    tool_client,
-    whoami,
-)
 from tests.fixtures.site import FixtureSite
 from tests.support.cdp import debuggable_chromium, devtools_port_of
+from tests.support.clients import ToolClient, tool_client, whoami
+from tests.support.eventually import eventually
+from tests.support.ports import closed_port
+from tests.support.runtimes import real_runtime
+from tests.support.servers import chromium_pids_with_marker
 
 pytestmark = pytest.mark.anyio
 
@@ -96,9 +93,8 @@ class Processes:
             self.kill(proc)
         # Chromium launched by a browser server runs in its own group; it exits when its
         # server goes, but never leave one behind.
-        deadline = time.monotonic() + 5
-        while self.marked_chromium() and time.monotonic() < deadline:
-            time.sleep(0.1)
+        with suppress(AssertionError):  # killed below if still there
+            anyio.run(eventually, lambda: not self.marked_chromium(), 5)
         for pid in self.marked_chromium():
             with suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
@@ -126,14 +122,15 @@ def free_port() -> int:
 
 
 async def wait_listening(port: int, proc: subprocess.Popen[bytes], seconds: float = 20) -> None:
-    with anyio.fail_after(seconds):
-        while True:
-            assert proc.poll() is None, "the process exited before listening"
-            try:
-                with socket.create_connection(("127.0.0.1", port), timeout=0.2):
-                    return
-            except OSError:
-                await asyncio.sleep(0.05)
+    def listening() -> bool:
+        assert proc.poll() is None, "the process exited before listening"
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
+                return True
+        except OSError:
+            return False
+
+    await eventually(listening, seconds, f"port {port} listening")
 
 
 def start_cdp_chromium(procs: Processes, profile: Path) -> subprocess.Popen[bytes]:
@@ -142,11 +139,12 @@ def start_cdp_chromium(procs: Processes, profile: Path) -> subprocess.Popen[byte
 
 async def devtools_port(profile: Path, proc: subprocess.Popen[bytes]) -> int:
     """The port Chromium chose (its profile's DevToolsActivePort file)."""
-    with anyio.fail_after(15):
-        while (port := devtools_port_of(profile)) is None:
-            assert proc.poll() is None, "Chromium exited"
-            await asyncio.sleep(0.05)
-        return port
+
+    def chosen() -> int | None:
+        assert proc.poll() is None, "Chromium exited"
+        return devtools_port_of(profile)
+
+    return await eventually(chosen, 15, "DevToolsActivePort")
 
 
 def start_server(procs: Processes, port: int) -> subprocess.Popen[bytes]:
@@ -178,14 +176,13 @@ async def runtime_for(tmp_path: Path, **overrides: Any) -> AsyncIterator[Runtime
 
 
 async def wait_failed(tc: ToolClient, sid: str) -> dict[str, Any]:
-    with anyio.fail_after(10):
-        while True:
-            view: dict[str, Any] = (await tc.ok("browser_session_get", {"sessionId": sid}))[
-                "session"
-            ]
-            if view["status"] == "failed":
-                return view
-            await asyncio.sleep(0.05)
+    async def failed() -> dict[str, Any] | None:
+        view: dict[str, Any] = (await tc.ok("browser_session_get", {"sessionId": sid}))["session"]
+        return view if view["status"] == "failed" else None
+
+    view = await eventually(failed, 10, "the session failed")
+    assert view is not None
+    return view
 
 
 def placement(rt: Runtime, sid: str) -> str | None:
@@ -201,9 +198,7 @@ async def test_cdp_attach_isolates_and_leaves_the_browser_alone(
     profile = tmp_path / "profile"
     chrome = start_cdp_chromium(procs, profile)
     port = await devtools_port(profile, chrome)
-    with anyio.fail_after(10):
-        while not page_targets(port):
-            await asyncio.sleep(0.05)
+    await eventually(lambda: page_targets(port), 10, "a page target")
     (original,) = page_targets(port)
     assert original["url"] == "about:blank"
 
@@ -364,9 +359,7 @@ async def test_browser_server_pool_placement_and_failure_isolation(
         assert [e["activeSessions"] for e in info["endpoints"]] == [4, 4]
 
     # Disconnecting ends the browsers the servers launched for us; the servers keep running.
-    with anyio.fail_after(10):
-        while procs.marked_chromium():
-            await asyncio.sleep(0.1)
+    await eventually(lambda: not procs.marked_chromium(), 10, "no Chromium of the servers")
     assert server1.poll() is None and server2.poll() is None
 
 

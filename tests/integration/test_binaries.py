@@ -25,11 +25,12 @@ from browsermesh.config import (
 )
 from browsermesh.log import EventLog
 from browsermesh.model.png import png_size
-from tests.conftest import ToolClient, open_page, real_config, real_runtime, tool_client
 from tests.fixtures.files_site import EXPORT_CSV, FilesSite
 from tests.fixtures.site import FixtureSite
 from tests.integration.test_files import completed, read_all
+from tests.support.clients import ToolClient, open_page, tool_client
 from tests.support.locators import by_test_id, role
+from tests.support.runtimes import real_config, real_runtime
 
 pytestmark = pytest.mark.anyio
 
@@ -148,7 +149,7 @@ async def test_features_under_each_binary(
 
 
 def test_the_suite_default_is_the_headless_shell_when_there_is_one() -> None:
-    """tests/conftest.py `real_config` sets no browser path: the lookup gives headless
+    """tests/support/runtimes.py `real_config` sets no browser path: the lookup gives headless
     sessions the headless shell whenever one is installed (so CI runs the suite on it)."""
     from browsermesh.config import locate_chromium
 

@@ -5,15 +5,12 @@ nothing is blocked and the context has no route."""
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterator
 from typing import Any
 
-import anyio
 import pytest
 
 from browsermesh.runtime.runtime import Runtime
-from tests.conftest import ToolClient
 from tests.fixtures.resources_site import (
     API_PATH,
     AUDIO_PATH,
@@ -24,6 +21,8 @@ from tests.fixtures.resources_site import (
     ResourcesSite,
 )
 from tests.integration.test_invalid_argument_fields import FIELD_NEXT_STEP
+from tests.support.clients import ToolClient
+from tests.support.eventually import eventually
 
 pytestmark = pytest.mark.anyio
 
@@ -53,14 +52,16 @@ async def load(client: ToolClient, site: ResourcesSite, **create: Any) -> dict[s
 async def events_until(
     client: ToolClient, addr: dict[str, str], source: str, done: Any, timeout_s: float = 10.0
 ) -> list[dict[str, Any]]:
-    """The source's events once `done(events)` holds (or whatever there is at the timeout)."""
-    end = time.monotonic() + timeout_s
-    while True:
+    """The source's events once `done(events)` holds (AssertionError after `timeout_s`)."""
+    seen: list[dict[str, Any]] = []
+
+    async def ready() -> bool:
         data = await client.ok("browser_observe", {**addr, "source": source, "limit": 100})
-        events: list[dict[str, Any]] = data.get("events", [])
-        if done(events) or time.monotonic() > end:
-            return events
-        await anyio.sleep(0.1)
+        seen[:] = data.get("events", [])
+        return bool(done(seen))
+
+    await eventually(ready, timeout_s, f"{source} events")
+    return seen
 
 
 async def test_blocked_types_fail_as_blocked_and_the_page_still_works(

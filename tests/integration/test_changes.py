@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 
 from browsermesh.model.action_table import MAX_KEY_LINES, table_refs
-from tests.conftest import ToolClient, open_page
 from tests.fixtures.list_site import ListSite
+from tests.support.clients import ToolClient, open_page
 from tests.support.locators import role
 
 pytestmark = pytest.mark.anyio

@@ -14,9 +14,12 @@ from mcp import MCPError
 
 from browsermesh.config import locate_chromium, process_environ
 from browsermesh.runtime.runtime import Runtime
-from tests.conftest import ToolClient, closed_port, real_runtime, tool_client
 from tests.fixtures.site import FixtureSite
+from tests.support.clients import ToolClient, tool_client
+from tests.support.eventually import eventually
+from tests.support.ports import closed_port
 from tests.support.procs import browser_main_pids
+from tests.support.runtimes import real_runtime
 
 pytestmark = pytest.mark.anyio
 
@@ -183,11 +186,12 @@ async def test_chromium_crash_fails_sessions_and_relaunches(
     pids = browser_main_pids()
     assert len(pids) == 1
     os.kill(pids[0], signal.SIGKILL)
-    with anyio.fail_after(10):
-        while (await mcp_client.ok("browser_session_get", {"sessionId": s}))["session"][
-            "status"
-        ] != "failed":
-            await asyncio.sleep(0.05)
+
+    async def failed() -> bool:
+        view = (await mcp_client.ok("browser_session_get", {"sessionId": s}))["session"]
+        return bool(view["status"] == "failed")
+
+    await eventually(failed, 10, "the session failed")
     view = (await mcp_client.ok("browser_session_get", {"sessionId": s}))["session"]
     assert view["failureCode"] == "BROWSER_DISCONNECTED"
     err = await mcp_client.err("browser_get_url", {"sessionId": s, "pageId": p})
@@ -225,7 +229,7 @@ async def test_page_close_on_a_reloading_page_never_wedges_the_session(
     # timeoutMs, so the server default (2 s here) bounds each close.
 
     from browsermesh.factory import create_runtime
-    from tests.conftest import real_config
+    from tests.support.runtimes import real_config
 
     rt = create_runtime(real_config(tmp_path, timeout_ms=2000))
     try:

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import contextlib
 
-import anyio
 import pytest
 
 from browsermesh.model.action_table import table_refs
 from browsermesh.runtime.runtime import Runtime
-from tests.conftest import ToolClient
 from tests.fixtures.site import FixtureSite
+from tests.support.clients import ToolClient
+from tests.support.eventually import eventually
 
 pytestmark = pytest.mark.anyio
 
@@ -20,9 +20,7 @@ async def crash(runtime: Runtime, session_id: str, page_id: str) -> None:
     handle = runtime.sessions_snapshot()[session_id].pages[page_id].handle
     with contextlib.suppress(Exception):
         await handle.page.goto("chrome://crash", timeout=5_000)  # type: ignore[attr-defined]
-    with anyio.fail_after(10):
-        while not handle.crashed:
-            await anyio.sleep(0.02)
+    await eventually(lambda: handle.crashed, 10, "the page crashed")
 
 
 async def test_crashed_page_is_marked_answered_and_recovered_by_reload(

@@ -13,8 +13,8 @@ from browsermesh.engine import elements
 from browsermesh.model.deadline import Deadline, OperationContext
 from browsermesh.model.locators import RefTarget, parse_locator
 from browsermesh.runtime.runtime import Runtime
-from tests.conftest import ToolClient
 from tests.fixtures.export_site import ExportSite
+from tests.support.clients import ToolClient
 
 pytestmark = pytest.mark.anyio
 SAME = "(els, h) => els.length === 1 && els[0] === h"

@@ -12,8 +12,8 @@ import pytest
 
 from browsermesh.model.device_table import PLAYWRIGHT_VERSION
 from browsermesh.model.devices import devices
-from tests.conftest import ToolClient
 from tests.fixtures.device_site import DeviceSite
+from tests.support.clients import ToolClient
 
 pytestmark = pytest.mark.anyio
 

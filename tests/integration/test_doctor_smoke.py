@@ -17,7 +17,6 @@ import pytest
 from browsermesh import doctor
 from browsermesh._version import __version__
 from browsermesh.config import default_config, find_chromium
-from tests.conftest import chromium_pids_with_marker
 from tests.support.doctor import (
     IDS,
     assert_no_leak,
@@ -26,6 +25,7 @@ from tests.support.doctor import (
     parse_json_report,
     run_cli,
 )
+from tests.support.servers import chromium_pids_with_marker
 
 
 def test_doctor_passes_json(tmp_path: Path) -> None:

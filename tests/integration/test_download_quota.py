@@ -12,15 +12,15 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-import anyio
 import pytest
 
 from browsermesh.engine.files import DOWNLOAD_CHUNK_BYTES
 from browsermesh.log import EventLog
-from tests.conftest import ToolClient, open_page, real_runtime, tool_client
 from tests.fixtures.files_site import FilesSite, large_file_sha256
+from tests.support.clients import ToolClient, open_page, tool_client
+from tests.support.eventually import eventually
 from tests.support.locators import css
-from tests.support.procs import wait_until
+from tests.support.runtimes import real_runtime
 
 pytestmark = pytest.mark.anyio
 
@@ -74,19 +74,19 @@ async def artifacts_when(
 ) -> list[dict[str, Any]]:
     """The session's artifacts once `done` holds for them (downloads settle in the
     background: their state is polled)."""
-    with anyio.fail_after(60):
-        while True:
-            listed: list[dict[str, Any]] = (await c.ok("browser_downloads", {"sessionId": sid}))[
-                "artifacts"
-            ]
-            if done(listed):
-                return listed
-            await anyio.sleep(0.05)
+
+    async def settled() -> list[dict[str, Any]]:
+        listed: list[dict[str, Any]] = (await c.ok("browser_downloads", {"sessionId": sid}))[
+            "artifacts"
+        ]
+        return listed if done(listed) else []
+
+    return await eventually(settled, 60, "the downloads settled")
 
 
 async def gone(roots: tuple[Path, ...]) -> None:
     """Wait until no file is left below `roots` (the browser's copy is deleted at once)."""
-    assert await wait_until(lambda: not bytes_under(*roots), 30), "files left behind"
+    await eventually(lambda: not bytes_under(*roots), 30, "files left behind")
 
 
 @pytest.fixture

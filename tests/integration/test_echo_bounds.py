@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from tests.conftest import ToolClient
+from tests.support.clients import ToolClient
 
 pytestmark = pytest.mark.anyio
 

@@ -18,9 +18,10 @@ from browsermesh.errors import BrowserMeshError, error_payload
 from browsermesh.model.jsonvalue import MAX_JSON_DEPTH
 from browsermesh.runtime.calls import PageCall
 from browsermesh.runtime.runtime import LOCAL_PRINCIPAL, Runtime
-from tests.conftest import ToolClient, stdio_server
-from tests.conftest import open_page as client_page
 from tests.fixtures.site import FixtureSite
+from tests.support.clients import ToolClient
+from tests.support.clients import open_page as client_page
+from tests.support.servers import stdio_server
 
 pytestmark = pytest.mark.anyio
 

@@ -12,9 +12,10 @@ import pytest
 
 from browsermesh.model.action_table import table_refs
 from browsermesh.model.recording import secret_name
-from tests.conftest import real_runtime, tool_client
 from tests.fixtures.site import FixtureSite
+from tests.support.clients import tool_client
 from tests.support.export_runner import run_exported, write_export
+from tests.support.runtimes import real_runtime
 
 pytestmark = pytest.mark.anyio
 

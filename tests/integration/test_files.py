@@ -10,13 +10,14 @@ import stat
 from pathlib import Path
 from typing import Any
 
-import anyio
 import pytest
 
 from browsermesh.log import EventLog
-from tests.conftest import ToolClient, open_page, real_runtime, tool_client
 from tests.fixtures.files_site import ATTACHMENT_BYTES, BLOB_CSV, EXPORT_CSV, REPORT_TXT, FilesSite
+from tests.support.clients import ToolClient, open_page, tool_client
+from tests.support.eventually import eventually
 from tests.support.locators import css, role
+from tests.support.runtimes import real_runtime
 
 pytestmark = pytest.mark.anyio
 
@@ -43,13 +44,14 @@ async def submit(c: ToolClient, addr: dict[str, str]) -> None:
 async def completed(c: ToolClient, session_id: str, count: int) -> list[dict[str, Any]]:
     """The session's artifacts once `count` of them are completed (downloads finish after the
     click that started them answered)."""
-    for _ in range(200):
+
+    async def done() -> list[dict[str, Any]]:
         listed = await c.ok("browser_downloads", {"sessionId": session_id})
-        done = [a for a in listed["artifacts"] if a["state"] == "completed"]
-        if len(done) >= count:
-            return done
-        await anyio.sleep(0.05)  # downloads complete in the background: poll their state
-    raise AssertionError(f"fewer than {count} completed artifacts: {listed}")
+        finished = [a for a in listed["artifacts"] if a["state"] == "completed"]
+        return finished if len(finished) >= count else []
+
+    # Downloads complete in the background: poll their state.
+    return await eventually(done, 20, f"{count} completed artifacts")
 
 
 async def read_all(c: ToolClient, session_id: str, artifact_id: str, encoding: str) -> bytes:
@@ -245,11 +247,12 @@ async def test_artifacts_are_private_files_and_die_with_their_session(
         await c.ok(
             "browser_evaluate", {**addr, "expression": "location.href = '/files/large?mb=2'"}
         )
-        for _ in range(400):
+
+        async def refused() -> list[dict[str, Any]]:
             listed = (await c.ok("browser_downloads", {"sessionId": sid}))["artifacts"]
-            if any(a["state"] == "failed" for a in listed):
-                break
-            await anyio.sleep(0.05)
+            return listed if any(a["state"] == "failed" for a in listed) else []
+
+        listed = await eventually(refused, 30, "the download over the quota failed")
         states = sorted(a["state"] for a in listed)
         assert states == ["completed", "failed"], listed
         await c.ok("browser_get_url", addr)

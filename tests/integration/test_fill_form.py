@@ -14,8 +14,8 @@ from browsermesh.errors import BrowserMeshError, ErrorCode
 from browsermesh.model.action_table import table_refs
 from browsermesh.runtime.calls import PageCall
 from browsermesh.runtime.runtime import Runtime
-from tests.conftest import ToolClient, open_page
 from tests.fixtures.forms_site import FormsSite
+from tests.support.clients import ToolClient, open_page
 from tests.support.locators import label
 
 pytestmark = pytest.mark.anyio

@@ -9,10 +9,10 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import ToolClient, open_page
 from tests.fixtures.apps import AdminApp
 from tests.fixtures.site import FixtureSite
 from tests.integration.test_thirdparty_apps import PRODUCTS, sign_in
+from tests.support.clients import ToolClient, open_page
 
 pytestmark = pytest.mark.anyio
 

@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 
 from browsermesh.runtime.runtime import Runtime
-from tests.conftest import ToolClient
 from tests.fixtures.device_site import DeviceSite
 from tests.integration.test_http import TOKENS, connect, http_server
+from tests.support.clients import ToolClient
 
 pytestmark = pytest.mark.anyio
 
@@ -169,7 +169,7 @@ async def test_count_beyond_capacity_is_refused_before_any_context(tmp_path: Pat
 
     from browsermesh.factory import create_runtime
     from browsermesh.mcp.server import create_server
-    from tests.conftest import real_config
+    from tests.support.runtimes import real_config
 
     rt = create_runtime(real_config(tmp_path, max_sessions=4))
     try:

@@ -28,23 +28,19 @@ import pytest
 
 from browsermesh.log import EventLog
 from browsermesh.runtime.runtime import Runtime
-from tests.conftest import (
-    CHECKOUT_ENV,
-    ToolClient,
-    assert_clean,
-    closed_port,
-    open_page,
-    real_runtime,
-    tool_client,
-    whoami,
-)
 from tests.fixtures.files_site import FilesSite
 from tests.fixtures.site import FixtureSite
 from tests.integration.test_binaries import check_pdf_and_download
+from tests.support.clients import ToolClient, open_page, tool_client, whoami
+from tests.support.eventually import eventually
 from tests.support.grid import ROOT, Grid, start_grid
 from tests.support.http_process import HttpServerProcess
 from tests.support.http_transport import connect
+from tests.support.ports import closed_port
 from tests.support.procs import chromium_descendants
+from tests.support.results import assert_clean
+from tests.support.runtimes import real_runtime
+from tests.support.servers import CHECKOUT_ENV
 
 pytestmark = pytest.mark.anyio
 
@@ -90,22 +86,19 @@ def grid_entry(info: dict[str, Any]) -> dict[str, Any]:
 
 
 async def wait_status(tc: ToolClient, sid: str, status: str) -> dict[str, Any]:
-    with anyio.fail_after(20):
-        while True:
-            view: dict[str, Any] = (await tc.ok("browser_session_get", {"sessionId": sid}))[
-                "session"
-            ]
-            if view["status"] == status:
-                return view
-            await asyncio.sleep(0.05)
+    async def reached() -> dict[str, Any] | None:
+        view: dict[str, Any] = (await tc.ok("browser_session_get", {"sessionId": sid}))["session"]
+        return view if view["status"] == status else None
+
+    view = await eventually(reached, 20, f"the session is {status}")
+    assert view is not None
+    return view
 
 
 async def grid_sessions(grid: Grid, count: int) -> None:
     """The Grid's /status shows `count` sessions: a DELETE has ended the session when it
     answers, and /status follows once the node's event reaches the distributor."""
-    with anyio.fail_after(10):
-        while len(grid.sessions()) != count:
-            await asyncio.sleep(0.05)
+    await eventually(lambda: len(grid.sessions()) == count, 10, f"{count} Grid sessions")
 
 
 # ------------------------------------------------------------------------------ placement
@@ -244,9 +237,7 @@ async def later_request_takes_the_freed_slot(
             created.append(await tc.session())
 
         tg.start_soon(create)
-        with anyio.fail_after(10):
-            while not queued(grid):
-                await asyncio.sleep(0.05)
+        await eventually(lambda: queued(grid), 10, "a queued Grid request")
         await tc.ok("browser_session_close", {"sessionId": to_close})
     ((sid, _),) = created
     view = (await tc.ok("browser_session_get", {"sessionId": sid}))["session"]
@@ -318,9 +309,7 @@ async def test_sigterm_ends_every_grid_session_and_leaves_no_chromium(
             server.proc.wait()
     # Every slot is free again and every Chromium the Grid started for us has exited.
     await grid_sessions(grid, 0)
-    with anyio.fail_after(10):
-        while grid_chromium(grid):
-            await asyncio.sleep(0.1)
+    await eventually(lambda: not grid_chromium(grid), 10, "no Chromium left on the nodes")
     log = "\n".join(server.lines)
     assert "Traceback" not in log
     assert PASSWORD not in log and HEADER_VALUE not in log
@@ -401,9 +390,7 @@ async def test_a_killed_node_fails_only_its_sessions_and_the_grid_takes_new_ones
         assert entry["gridSessions"] == 1 and entry["state"] == "connected"
 
         # The Grid drops the dead node; new sessions go to the Grid again (the live node).
-        with anyio.fail_after(30):
-            while grid.node_urls[1] in grid.up_nodes():
-                await asyncio.sleep(0.1)
+        await eventually(lambda: grid.node_urls[1] not in grid.up_nodes(), 30, "the node dropped")
         fresh, fresh_page = await tc.session()
         assert await whoami(tc, site, fresh, fresh_page, "F") == "ls:F|cookie:identity=F"
         assert sorted(grid.sessions().values()) == [grid.node_urls[0]] * 2

@@ -26,15 +26,12 @@ from mcp import Client, MCPError
 
 from browsermesh.log import EventLog
 from browsermesh.transports.http import AccessPolicy, IdleReaper, reaper_interval_ms
-from tests.conftest import (
-    ERAS,
-    INITIALIZE,
-    ToolClient,
-    chromium_pids_with_marker,
-    stdio_server,
-)
 from tests.fixtures.site import FixtureSite
+from tests.support.clients import ERAS, ToolClient
+from tests.support.eventually import eventually
 from tests.support.http_transport import TOKENS, connect, http_server, write_token_file
+from tests.support.jsonrpc import INITIALIZE
+from tests.support.servers import assert_no_chromium_left, chromium_pids_with_marker, stdio_server
 
 pytestmark = pytest.mark.anyio
 
@@ -313,12 +310,12 @@ async def test_idle_reaper_closes_untouched_sessions(tmp_path: Path) -> None:
     async with http_server(tmp_path, session_idle_ms=1000) as srv, connect(srv.url, "auto") as c:
         idle, idle_page = await c.session(name="idle")
         busy, busy_page = await c.session(name="busy")
-        deadline = time.monotonic() + 10
-        while time.monotonic() < deadline:
-            await c.ok("browser_get_url", {"sessionId": busy, "pageId": busy_page})
-            if srv.runtime.sessions_snapshot()[idle].status == "closed":
-                break
-            await anyio.sleep(0.2)
+
+        async def idle_reaped() -> bool:
+            await c.ok("browser_get_url", {"sessionId": busy, "pageId": busy_page})  # stays busy
+            return srv.runtime.sessions_snapshot()[idle].status == "closed"
+
+        await eventually(idle_reaped, 10, "the idle session was reaped")
         err = await c.err("browser_get_url", {"sessionId": idle, "pageId": idle_page})
         assert err["code"] == "SESSION_CLOSED"
         view = await c.ok("browser_session_get", {"sessionId": idle})
@@ -409,10 +406,7 @@ def test_sigterm_stops_the_http_server(tmp_path: Path, site: FixtureSite) -> Non
     closed = [r for r in records if r.get("type") == "session.closed"]
     assert closed and all(r["reason"] == "shutdown" for r in closed)
     assert not any(token in rest for token in TOKENS.values())
-    deadline = time.monotonic() + 5
-    while chromium_pids_with_marker(marker) and time.monotonic() < deadline:
-        time.sleep(0.1)
-    assert not chromium_pids_with_marker(marker)
+    assert_no_chromium_left(marker, 10)
 
 
 @pytest.mark.parametrize("host", ["0.0.0.0", "10.1.2.3"])

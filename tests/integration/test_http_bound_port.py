@@ -8,8 +8,9 @@ from typing import Any
 import httpx2
 import pytest
 
-from tests.conftest import INITIALIZE, closed_port
 from tests.support.http_transport import http_server
+from tests.support.jsonrpc import INITIALIZE
+from tests.support.ports import closed_port
 
 pytestmark = pytest.mark.anyio
 

@@ -21,10 +21,10 @@ from typing import Any
 import anyio
 import pytest
 
-from tests.conftest import ToolClient
+from tests.support.clients import ToolClient
+from tests.support.eventually import eventually
 from tests.support.http_process import HttpServerProcess
 from tests.support.http_transport import connect
-from tests.support.procs import wait_until
 
 pytestmark = pytest.mark.anyio
 
@@ -70,10 +70,10 @@ async def _stop_with_calls_in_flight(tmp_path: Path, signals: int) -> list[dict[
             async with anyio.create_task_group() as calls:
                 calls.start_soon(call, c)
                 calls.start_soon(call, c)
-                assert await wait_until(lambda: _started(server, "browser_wait") == 2, 30)
+                await eventually(lambda: _started(server, "browser_wait") == 2, 30, "two waits")
                 for _ in range(signals):
                     server.proc.send_signal(signal.SIGTERM)
-                    assert await wait_until(lambda: not _listening(port), 10)
+                    await eventually(lambda: not _listening(port), 10, "the listener shut")
                 started = time.monotonic()
         assert time.monotonic() - started < 10
         # No further signal: the ones sent must be enough for a clean exit (stop() would send

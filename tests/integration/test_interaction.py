@@ -6,9 +6,10 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import ToolClient, open_page, real_runtime, tool_client
 from tests.fixtures.site import FixtureSite
+from tests.support.clients import ToolClient, open_page, tool_client
 from tests.support.locators import by_test_id, role
+from tests.support.runtimes import real_runtime
 
 pytestmark = pytest.mark.anyio
 

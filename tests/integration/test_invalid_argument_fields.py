@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import ToolClient
+from tests.support.clients import ToolClient
 
 pytestmark = pytest.mark.anyio
 

@@ -16,9 +16,10 @@ from typing import Any
 import httpx2
 import pytest
 
-from tests.conftest import INITIALIZE, INITIALIZE_PARAMS, spawn_stdio_server
 from tests.stdio_peer import StdioPeer
 from tests.support.http_transport import http_server
+from tests.support.jsonrpc import INITIALIZE, INITIALIZE_PARAMS
+from tests.support.servers import spawn_stdio_server
 
 pytestmark = pytest.mark.anyio
 

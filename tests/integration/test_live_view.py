@@ -25,10 +25,11 @@ import httpx2
 import pytest
 
 from browsermesh.config import default_config, find_chromium
-from tests.conftest import CHECKOUT_ENV, ToolClient
 from tests.fixtures.site import FixtureSite
+from tests.support.clients import ToolClient
 from tests.support.http_process import HttpServerProcess
 from tests.support.http_transport import TOKENS, connect, write_token_file
+from tests.support.servers import CHECKOUT_ENV
 
 pytestmark = pytest.mark.anyio
 

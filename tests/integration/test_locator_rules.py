@@ -17,9 +17,10 @@ import pytest
 from browsermesh.log import EventLog
 from browsermesh.model.action_table import table_refs
 from browsermesh.model.locators import ROLES
-from tests.conftest import ToolClient, open_page, real_runtime, tool_client
 from tests.fixtures.site import FixtureSite
+from tests.support.clients import ToolClient, open_page, tool_client
 from tests.support.locators import label, role
+from tests.support.runtimes import real_runtime
 
 pytestmark = pytest.mark.anyio
 

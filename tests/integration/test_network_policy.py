@@ -7,17 +7,16 @@ runs; extra headers that reach the server and nothing else; browser_session_upda
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import Iterator
 from typing import Any
 from urllib.parse import quote
 
-import anyio
 import pytest
 
 from browsermesh.runtime.runtime import Runtime
-from tests.conftest import ToolClient
 from tests.fixtures.network_site import NetworkSite
+from tests.support.clients import ToolClient
+from tests.support.eventually import eventually
 
 pytestmark = pytest.mark.anyio
 
@@ -89,14 +88,16 @@ async def session(client: ToolClient, **settings: Any) -> dict[str, str]:
 async def events_until(
     client: ToolClient, addr: dict[str, str], source: str, done: Any, timeout_s: float = 10.0
 ) -> list[dict[str, Any]]:
-    """The source's events once `done(events)` holds (or whatever there is at the timeout)."""
-    end = time.monotonic() + timeout_s
-    while True:
+    """The source's events once `done(events)` holds (AssertionError after `timeout_s`)."""
+    seen: list[dict[str, Any]] = []
+
+    async def ready() -> bool:
         data = await client.ok("browser_observe", {**addr, "source": source, "limit": 100})
-        events: list[dict[str, Any]] = data.get("events", [])
-        if done(events) or time.monotonic() > end:
-            return events
-        await anyio.sleep(0.1)
+        seen[:] = data.get("events", [])
+        return bool(done(seen))
+
+    await eventually(ready, timeout_s, f"{source} events")
+    return seen
 
 
 def tail(event: dict[str, Any]) -> str:

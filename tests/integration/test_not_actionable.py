@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 
 from browsermesh.model.action_table import table_refs
-from tests.conftest import ToolClient, open_page
 from tests.fixtures.site import FixtureSite
+from tests.support.clients import ToolClient, open_page
 from tests.support.locators import css, role
 
 pytestmark = pytest.mark.anyio

@@ -11,8 +11,9 @@ import pytest
 
 from browsermesh.log import EventLog
 from browsermesh.model.observe import MAX_EVENTS_PER_SECOND
-from tests.conftest import ToolClient, open_page, real_runtime, tool_client
 from tests.fixtures.site import PROSE_CONSOLE, SECRET_CONSOLE, FixtureSite
+from tests.support.clients import ToolClient, open_page, tool_client
+from tests.support.runtimes import real_runtime
 
 pytestmark = pytest.mark.anyio
 

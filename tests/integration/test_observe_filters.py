@@ -9,8 +9,9 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import ToolClient, closed_port, open_page
 from tests.fixtures.observe_site import IMAGE_PATH, SCRIPT_PATH, SECRET_MARK, ObserveSite
+from tests.support.clients import ToolClient, open_page
+from tests.support.ports import closed_port
 
 pytestmark = pytest.mark.anyio
 

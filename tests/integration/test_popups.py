@@ -9,8 +9,9 @@ from typing import Any
 import pytest
 
 from browsermesh.runtime.runtime import Runtime
-from tests.conftest import ToolClient, real_runtime, tool_client
 from tests.fixtures.site import FixtureSite
+from tests.support.clients import ToolClient, tool_client
+from tests.support.runtimes import real_runtime
 
 pytestmark = pytest.mark.anyio
 

@@ -24,9 +24,12 @@ import pytest
 from browsermesh import factory, install_browser
 from browsermesh.config import locate_chromium, process_environ
 from browsermesh.mcp.feed import MAX_PROGRESS_TOKEN_CHARS
-from tests.conftest import ERAS, ToolClient, assert_clean, real_config
 from tests.fixtures.site import FixtureSite
+from tests.support.clients import ERAS, ToolClient
+from tests.support.eventually import eventually
 from tests.support.http_transport import TOKENS, Running, connect, http_server
+from tests.support.results import assert_clean
+from tests.support.runtimes import real_config
 
 pytestmark = pytest.mark.anyio
 
@@ -138,9 +141,8 @@ async def test_queue_wait_is_a_phase(served: Running) -> None:
 
         async with anyio.create_task_group() as group:
             group.start_soon(c.raw, "browser_wait", _wait_args(addr, "never", 1200))
-            with anyio.fail_after(5):
-                while not served.runtime.sessions_snapshot()[sid].queue.pending:
-                    await anyio.sleep(0.01)
+            queue = served.runtime.sessions_snapshot()[sid].queue
+            await eventually(lambda: queue.pending, 10, "the first call is queued")
             await c.raw("browser_snapshot", addr, progress_callback=on_progress)
         assert messages and messages[0].startswith("waiting in session queue (1 ahead)")
 
@@ -215,9 +217,7 @@ def _levels(seen: Seen) -> set[str]:
 
 
 async def _until_logged(seen: Seen, kind: str) -> None:
-    with anyio.fail_after(5):
-        while not any(d.get("type") == kind for d in _log_data(seen)):
-            await anyio.sleep(0.01)
+    await eventually(lambda: any(d.get("type") == kind for d in _log_data(seen)), 10, kind)
 
 
 @pytest.mark.parametrize("mode", ERAS)

@@ -8,19 +8,19 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-import anyio
 import pytest
 from mcp import Client
 
-from tests.conftest import (
-    ERAS,
-    ToolClient,
+from tests.fixtures.site import FixtureSite
+from tests.stdio_peer import StdioPeer
+from tests.support.clients import ERAS, ToolClient
+from tests.support.eventually import eventually
+from tests.support.servers import (
+    assert_no_chromium_left,
     chromium_pids_with_marker,
     spawn_stdio_server,
     stdio_server,
 )
-from tests.fixtures.site import FixtureSite
-from tests.stdio_peer import StdioPeer
 
 pytestmark = pytest.mark.anyio
 
@@ -127,9 +127,7 @@ async def test_stdio_subprocess_roundtrip(mode: str, tmp_path: Path, site: Fixtu
         )
         assert chromium_pids_with_marker(marker)
     # closing stdin ended the server, which closed Chromium
-    with anyio.fail_after(10):
-        while chromium_pids_with_marker(marker):
-            await anyio.sleep(0.1)
+    await eventually(lambda: not chromium_pids_with_marker(marker), 10, "Chromium exited")
 
 
 async def test_no_agent_guidelines_sends_no_instructions(tmp_path: Path) -> None:
@@ -154,7 +152,4 @@ def test_sigterm_shuts_down_and_leaves_no_chromium(tmp_path: Path, site: Fixture
     assert "Traceback" not in stderr
     lines = [json.loads(line) for line in stderr.splitlines() if line.startswith("{")]
     assert any(r.get("type") == "session.closed" and r.get("reason") == "shutdown" for r in lines)
-    deadline = time.monotonic() + 5
-    while chromium_pids_with_marker(marker) and time.monotonic() < deadline:
-        time.sleep(0.1)
-    assert not chromium_pids_with_marker(marker)
+    assert_no_chromium_left(marker, 10)

@@ -15,9 +15,9 @@ from collections.abc import Iterator
 
 import pytest
 
-from tests.conftest import ToolClient, open_page
 from tests.fixtures.site import FixtureSite
 from tests.fixtures.spa_site import SpaSite
+from tests.support.clients import ToolClient, open_page
 from tests.support.locators import role
 
 pytestmark = pytest.mark.anyio

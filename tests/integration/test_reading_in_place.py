@@ -18,10 +18,10 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import ToolClient, open_page
 from tests.fixtures.apps import ADMIN, AdminApp
 from tests.fixtures.reading_site import ROWS, ReadingSite
 from tests.integration.test_thirdparty_apps import price_text, sign_in
+from tests.support.clients import ToolClient, open_page
 from tests.support.locators import css, role
 
 pytestmark = pytest.mark.anyio

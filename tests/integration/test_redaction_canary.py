@@ -12,8 +12,9 @@ from typing import Any
 import pytest
 
 from browsermesh.model.action_table import table_refs
-from tests.conftest import ToolClient, assert_clean, open_page
 from tests.fixtures.site import FixtureSite
+from tests.support.clients import ToolClient, open_page
+from tests.support.results import assert_clean
 
 pytestmark = pytest.mark.anyio
 

@@ -11,8 +11,9 @@ from pathlib import Path
 import pytest
 
 from browsermesh.log import EventLog
-from tests.conftest import real_runtime, tool_client
 from tests.fixtures.site import FixtureSite
+from tests.support.clients import tool_client
+from tests.support.runtimes import real_runtime
 
 pytestmark = pytest.mark.anyio
 

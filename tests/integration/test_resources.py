@@ -34,9 +34,11 @@ from browsermesh.mcp.resources import (
 )
 from browsermesh.mcp.server import create_server
 from browsermesh.runtime.runtime import Runtime
-from tests.conftest import ERAS, ToolClient, stdio_server
 from tests.fixtures.site import FixtureSite
+from tests.support.clients import ERAS, ToolClient
+from tests.support.eventually import eventually
 from tests.support.http_transport import TOKENS, Running, connect, http_server
+from tests.support.servers import stdio_server
 
 pytestmark = pytest.mark.anyio
 
@@ -327,12 +329,12 @@ async def standalone_streams(srv: Running, count: int) -> None:
     a connection-wide notification sent before it (by design), and the client opens it in the
     background after the handshake."""
     manager = srv.service.server.session_manager
-    with anyio.fail_after(10):
-        while True:
-            transports = list(manager._server_instances.values())
-            if sum(GET_STREAM_KEY in t._request_streams for t in transports) >= count:
-                return
-            await anyio.sleep(0.01)
+
+    def opened() -> bool:
+        transports = list(manager._server_instances.values())
+        return sum(GET_STREAM_KEY in t._request_streams for t in transports) >= count
+
+    await eventually(opened, 10, f"{count} GET streams open")
 
 
 async def bob_sees_nothing_of_alice(

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from tests.conftest import ToolClient, open_page
 from tests.fixtures.site import FixtureSite
+from tests.support.clients import ToolClient, open_page
 
 pytestmark = pytest.mark.anyio
 

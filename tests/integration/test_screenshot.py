@@ -8,8 +8,9 @@ from pathlib import Path
 import pytest
 
 from browsermesh.model.png import png_size
-from tests.conftest import ToolClient, real_runtime, tool_client
 from tests.fixtures.site import FixtureSite
+from tests.support.clients import ToolClient, tool_client
+from tests.support.runtimes import real_runtime
 
 pytestmark = pytest.mark.anyio
 

@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import pytest
 
-from tests.conftest import ToolClient, closed_port
 from tests.fixtures.site import FixtureSite
+from tests.support.clients import ToolClient
+from tests.support.ports import closed_port
 
 pytestmark = pytest.mark.anyio
 

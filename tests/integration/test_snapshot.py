@@ -9,8 +9,8 @@ import pytest
 
 from browsermesh.model.action_table import table_refs
 from browsermesh.runtime.runtime import Runtime
-from tests.conftest import ToolClient, open_page
 from tests.fixtures.site import FixtureSite
+from tests.support.clients import ToolClient, open_page
 
 pytestmark = pytest.mark.anyio
 

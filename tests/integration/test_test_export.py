@@ -13,9 +13,10 @@ import pytest
 from browsermesh.demo.scenario import _Scenario
 from browsermesh.demo.shop import DemoShop
 from browsermesh.model.recording import secret_name
-from tests.conftest import ToolClient, real_runtime, tool_client
 from tests.fixtures.export_site import API_KEY, PASSWORD, ExportSite
+from tests.support.clients import ToolClient, tool_client
 from tests.support.export_runner import run_exported, write_export
+from tests.support.runtimes import real_runtime
 
 TESTING = ("core", "observability", "persistence", "files", "testing")
 PASSWORD_ENV = secret_name("buyer", "Password")

@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import ToolClient, open_page
 from tests.fixtures.site import FixtureSite
+from tests.support.clients import ToolClient, open_page
 from tests.support.locators import role
 
 pytestmark = pytest.mark.anyio

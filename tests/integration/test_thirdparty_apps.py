@@ -19,8 +19,8 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import ToolClient
 from tests.fixtures.apps import AdminApp, Credentials, DatasetteApp
+from tests.support.clients import ToolClient
 from tests.support.locators import css, label, role
 
 pytestmark = pytest.mark.anyio

@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 
 from browsermesh.model.action_table import table_refs
-from tests.conftest import ToolClient
 from tests.fixtures.site import FixtureSite
+from tests.support.clients import ToolClient
 
 pytestmark = pytest.mark.anyio
 

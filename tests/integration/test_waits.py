@@ -9,8 +9,10 @@ from typing import Any
 import pytest
 
 from browsermesh.runtime.runtime import Runtime
-from tests.conftest import ToolClient, open_page, real_runtime, tool_client
 from tests.fixtures.site import FixtureSite
+from tests.support.clients import ToolClient, open_page, tool_client
+from tests.support.eventually import eventually
+from tests.support.runtimes import real_runtime
 
 pytestmark = pytest.mark.anyio
 
@@ -81,14 +83,17 @@ async def test_each_wait_kind_satisfied_and_timing_out(
     assert bad["code"] == "INVALID_ARGUMENT"
 
 
-async def test_wait_never_overtakes_earlier_work(mcp_client: ToolClient, site: FixtureSite) -> None:
+async def test_wait_never_overtakes_earlier_work(
+    mcp_client: ToolClient, runtime: Runtime, site: FixtureSite
+) -> None:
     c = mcp_client
     s, p = await c.session()
     addr = {"sessionId": s, "pageId": p}
     nav = asyncio.create_task(
         c.ok("browser_navigate", {**addr, "url": site.url("/delay?ms=300&value=w")})
     )
-    await asyncio.sleep(0.05)
+    queue = runtime.sessions_snapshot()[s].queue
+    await eventually(lambda: queue.busy or nav.done(), 10, "the navigation was accepted")
     # queued behind the navigation, the wait sees its result at once
     data = await c.ok(
         "browser_wait",

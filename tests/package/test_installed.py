@@ -46,11 +46,13 @@ import httpx2
 import pytest
 
 from browsermesh import __version__
-from tests.conftest import INITIALIZE, OPERATION_ID, chromium_pids_with_marker
 from tests.fixtures.site import FixtureSite
+from tests.support.clients import OPERATION_ID
 from tests.support.doctor import assert_no_leak, by_id, parse_json_report
 from tests.support.http_process import HttpServerProcess
+from tests.support.jsonrpc import INITIALIZE
 from tests.support.release import changelog_version
+from tests.support.servers import assert_no_chromium_left
 
 pytestmark = pytest.mark.package
 
@@ -414,12 +416,7 @@ def test_http_browser_smoke(installed: Installed, http_server: HttpServer) -> No
     events = [json.loads(line) for line in http_server.lines if line.startswith("{")]
     assert any(e.get("type") == "session.closed" for e in events)
     if Path("/proc").is_dir():
-        deadline = time.monotonic() + 10
-        while (left := chromium_pids_with_marker(http_server.marker)) and (
-            time.monotonic() < deadline
-        ):
-            time.sleep(0.2)
-        assert left == [], f"Chromium processes left after SIGTERM: {left}"
+        assert_no_chromium_left(http_server.marker, 10)
 
 
 # --------------------------------------------------------------------------------------------

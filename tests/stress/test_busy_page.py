@@ -23,16 +23,16 @@ from browsermesh.factory import create_runtime
 from browsermesh.log import EventLog
 from browsermesh.model.action_table import table_refs
 from browsermesh.runtime.runtime import Runtime
-from tests.conftest import (
-    ToolClient,
-    chromium_pids_with_marker,
-    real_config,
-    spawn_stdio_server,
-    tool_client,
-)
 from tests.fixtures.site import FixtureSite
 from tests.stdio_peer import StdioPeer
+from tests.support.clients import ToolClient, tool_client
 from tests.support.procs import browser_main_pids
+from tests.support.runtimes import real_config
+from tests.support.servers import (
+    assert_no_chromium_left,
+    chromium_pids_with_marker,
+    spawn_stdio_server,
+)
 
 pytestmark = pytest.mark.anyio
 
@@ -168,10 +168,7 @@ def _stop_server_with_busy_page(tmp_path: Path, site: FixtureSite, how: str) -> 
         stderr = peer.rest_of_stderr()
         assert code == 0, stderr[-2000:]
         assert "Traceback" not in stderr
-        deadline = time.monotonic() + 5
-        while chromium_pids_with_marker(marker) and time.monotonic() < deadline:
-            time.sleep(0.1)
-        assert not chromium_pids_with_marker(marker)
+        assert_no_chromium_left(marker, 10)
         return elapsed
     finally:
         if proc.poll() is None:

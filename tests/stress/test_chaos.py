@@ -11,6 +11,7 @@ import os
 import signal
 import time
 import uuid
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -19,17 +20,18 @@ import pytest
 
 from browsermesh.factory import create_runtime
 from browsermesh.log import EventLog
-from tests.conftest import (
-    OPERATION_ID,
-    ToolClient,
-    chromium_pids_with_marker,
-    real_config,
-    spawn_stdio_server,
-    tool_client,
-)
+from browsermesh.runtime.runtime import Runtime
 from tests.fixtures.site import FixtureSite
 from tests.stdio_peer import StdioPeer
+from tests.support.clients import OPERATION_ID, ToolClient, tool_client
+from tests.support.eventually import eventually
 from tests.support.procs import browser_main_pids
+from tests.support.runtimes import real_config
+from tests.support.servers import (
+    assert_no_chromium_left,
+    chromium_pids_with_marker,
+    spawn_stdio_server,
+)
 
 pytestmark = pytest.mark.anyio
 
@@ -63,6 +65,12 @@ async def _inflight_calls(c: ToolClient, site: FixtureSite) -> list[tuple[str, d
     return calls
 
 
+def running(runtime: Runtime, calls: list[tuple[str, dict[str, Any]]]) -> bool:
+    """Every call has been accepted and runs: one per session, each session's queue is busy."""
+    sessions = runtime.sessions_snapshot()
+    return all(sessions[args["sessionId"]].queue.busy for _name, args in calls)
+
+
 async def test_sigkill_browser_mid_flight_returns_promptly_and_recovers(
     tmp_path: Path, site: FixtureSite
 ) -> None:
@@ -86,7 +94,7 @@ async def test_sigkill_browser_mid_flight_returns_promptly_and_recovers(
                         tg.start_soon(run, i, name, args)
                     # Let every call reach the browser (navigations are waiting on the server,
                     # the waits are polling), then kill Chromium outright.
-                    await anyio.sleep(1.0)
+                    await eventually(partial(running, runtime, calls), 10, "every call runs")
                     assert not outcomes, "a long operation finished before the kill"
                     killed_at.append(time.monotonic())
                     os.kill(pids[0], signal.SIGKILL)
@@ -160,7 +168,7 @@ async def test_inflight_calls_on_a_killed_browser_report_browser_disconnected(
                     async with anyio.create_task_group() as tg:
                         for name, args in calls:
                             tg.start_soon(run, name, args)
-                        await anyio.sleep(1.0)
+                        await eventually(partial(running, runtime, calls), 10, "every call runs")
                         os.kill(pids[0], signal.SIGKILL)
                 for name, result in results:
                     code = json.loads(result.content[0].text)["error"]["code"]
@@ -254,10 +262,7 @@ def test_sigterm_stdio_server_with_live_sessions(tmp_path: Path, site: FixtureSi
             if r.get("type") == "session.closed" and r.get("reason") == "shutdown"
         }
         assert closed == set(sessions), records[-10:]
-        deadline = time.monotonic() + 5
-        while chromium_pids_with_marker(marker) and time.monotonic() < deadline:
-            time.sleep(0.1)
-        assert not chromium_pids_with_marker(marker)
+        assert_no_chromium_left(marker, 10)
         print(json.dumps({"sigtermExitSeconds": round(elapsed, 2)}))
     finally:
         if proc.poll() is None:

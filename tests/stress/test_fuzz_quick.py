@@ -19,8 +19,9 @@ from mcp import Client
 
 from browsermesh.errors import ErrorCode
 from browsermesh.mcp.server import create_server
-from tests.conftest import ToolClient, real_runtime
 from tests.fixtures.site import FixtureSite
+from tests.support.clients import ToolClient
+from tests.support.runtimes import real_runtime
 
 CODES = {c.value for c in ErrorCode} - {"INTERNAL_ERROR", "OPERATION_CANCELLED"}
 BAD_URLS = [

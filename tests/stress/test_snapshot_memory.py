@@ -16,9 +16,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import real_runtime, tool_client
 from tests.fixtures.site import FixtureSite
+from tests.support.clients import tool_client
 from tests.support.procs import driver_rss_kib, rss_kib
+from tests.support.runtimes import real_runtime
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(400)]
 

@@ -18,10 +18,12 @@ from browsermesh.config import default_config
 from browsermesh.log import EventLog
 from browsermesh.runtime.calls import PageCall
 from browsermesh.runtime.runtime import LOCAL_PRINCIPAL, Runtime
-from tests.conftest import real_config, tool_client
 from tests.fakes import FakeEngine
 from tests.fixtures.site import FixtureSite
-from tests.support.procs import chromium_descendants, wait_until
+from tests.support.clients import tool_client
+from tests.support.eventually import eventually
+from tests.support.procs import chromium_descendants
+from tests.support.runtimes import real_config
 
 pytestmark = pytest.mark.anyio
 
@@ -93,7 +95,7 @@ async def test_fifty_concurrent_chromium_sessions_route_and_clean_up(
             s0, p0 = await c.session(name="warm-up")
             await c.ok("browser_navigate", {"sessionId": s0, "pageId": p0, "url": site.url("/")})
             await c.ok("browser_session_close", {"sessionId": s0})
-            assert await wait_until(lambda: engine.live_contexts() == 0, 10)
+            await eventually(lambda: engine.live_contexts() == 0, 10, "no live context")
             await anyio.sleep(1.0)
             base = chromium_descendants()
             assert any(kind == "browser" for kind in base.values()), base
@@ -137,7 +139,10 @@ async def test_fifty_concurrent_chromium_sessions_route_and_clean_up(
             def back_to_base() -> bool:
                 return len(chromium_descendants()) <= len(base)
 
-            settled = await wait_until(back_to_base, 15)
+            try:
+                settled = await eventually(back_to_base, 15)
+            except AssertionError:
+                settled = False  # reported below, with the processes left
             after = chromium_descendants()
             print(
                 json.dumps(

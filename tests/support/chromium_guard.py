@@ -40,7 +40,7 @@ TESTS = Path(__file__).resolve().parents[1]
 CHROMIUM_DIRS = frozenset({"integration", "package", "stress"})
 """Folders of tests/ whose every test drives a real browser (or a real server that does)."""
 CHROMIUM_FIXTURES = frozenset({"runtime", "client", "mcp_client"})
-"""Fixtures (conftest.py) that start a real runtime, hence a real Chromium when used."""
+"""Fixtures (tests/conftest.py) that start a real runtime, hence a real Chromium when used."""
 PLAYWRIGHT_ENTRY_POINTS = ("launch", "launch_persistent_context", "connect_over_cdp", "connect")
 REPORT_ENV = "BM_TEST_LAUNCH_REPORT"
 SAMPLE_S = 0.05

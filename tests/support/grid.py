@@ -15,11 +15,14 @@ import shutil
 import signal
 import socket
 import subprocess
-import time
 import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+import anyio
+
+from tests.support.eventually import eventually
 
 ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM_ARGS = (
@@ -184,12 +187,14 @@ class Grid:
         return {n["uri"] for n in nodes if n["availability"] == "UP"}
 
     def wait(self, predicate: Any, seconds: float = 60, what: str = "the Grid") -> None:
-        """Poll the condition (a /status read each time) until it holds."""
-        deadline = time.monotonic() + seconds
-        while not predicate():
+        """Poll the condition (a /status read each time) until it holds; from sync code only
+        (it runs its own event loop)."""
+
+        def holds() -> Any:
             assert self.hub is not None and self.hub.poll() is None, "the hub exited"
-            assert time.monotonic() < deadline, f"{what}: condition not met in {seconds} s"
-            time.sleep(0.1)
+            return predicate()
+
+        anyio.run(eventually, holds, seconds, what)
 
     def wait_ready(self) -> None:
         live = {u for u, p in zip(self.node_urls, self.nodes, strict=True) if p is not None}

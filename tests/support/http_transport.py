@@ -22,7 +22,8 @@ from browsermesh.mcp.instructions import instructions_for
 from browsermesh.mcp.server import create_server
 from browsermesh.runtime.runtime import Runtime
 from browsermesh.transports.http import HttpService
-from tests.conftest import ToolClient, real_config
+from tests.support.clients import ToolClient
+from tests.support.runtimes import real_config
 
 TOKENS = {"alice": "alice-token-0123456789abcdef", "bob": "bob-token-fedcba9876543210"}
 """The principals of `http_server(tokens=True)` and their bearer tokens."""

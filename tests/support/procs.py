@@ -5,11 +5,8 @@ Everything is read from /proc (Linux only), never from a third-party library.
 
 from __future__ import annotations
 
-import asyncio
 import os
 import re
-import time
-from collections.abc import Callable
 
 
 def children(pid: int) -> list[int]:
@@ -128,14 +125,3 @@ def driver_rss_kib(root: int | None = None) -> int:
 
 def open_fds() -> int:
     return len(os.listdir("/proc/self/fd"))
-
-
-async def wait_until(predicate: Callable[[], bool], within: float, interval: float = 0.1) -> bool:
-    """Poll `predicate` without blocking the event loop; True when it held within `within` s."""
-    deadline = time.monotonic() + within
-    while True:
-        if predicate():
-            return True
-        if time.monotonic() >= deadline:
-            return False
-        await asyncio.sleep(interval)

@@ -24,7 +24,6 @@ from browsermesh._version import __version__
 from browsermesh.config import default_config
 from browsermesh.doctor.catalogue import CHECKS, CheckInputs, DoctorCheck, Fallback
 from browsermesh.model.deadline import Deadline
-from tests.conftest import closed_port
 from tests.support.doctor import (
     assert_no_leak,
     by_id,
@@ -32,6 +31,7 @@ from tests.support.doctor import (
     parse_json_report,
     run_cli,
 )
+from tests.support.ports import closed_port
 
 # ------------------------------------------------------------------------------------------
 # A real run without a browser (subprocess, as a user would run it)

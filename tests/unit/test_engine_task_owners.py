@@ -18,6 +18,7 @@ from browsermesh.errors import BrowserMeshError, ErrorCode
 from browsermesh.model.deadline import Deadline, OperationCancelled, OperationContext
 from browsermesh.model.tasks import TaskOwner
 from browsermesh.persistence.states import _run_to_completion
+from tests.support.loop import all_tasks_blocked
 
 pytestmark = pytest.mark.anyio
 
@@ -52,7 +53,7 @@ async def test_next_event_on_cancellation_awaits_its_waits_and_keeps_the_event()
     ctx = _ctx()
     before = _running()
     waiting = asyncio.get_running_loop().create_task(_next_event(queue, act, ctx))
-    await asyncio.sleep(0.01)
+    await all_tasks_blocked()  # it waits for an event, the action or the cancel
     queue.put_nowait(("popup", "late"))
     ctx.cancelled.set()
     with pytest.raises(OperationCancelled):
@@ -67,7 +68,7 @@ async def test_next_event_cancelled_by_its_caller_awaits_its_waits() -> None:
     act: asyncio.Future[None] = asyncio.get_running_loop().create_future()
     before = _running()
     waiting = asyncio.get_running_loop().create_task(_next_event(queue, act, _ctx()))
-    await asyncio.sleep(0.01)
+    await all_tasks_blocked()  # it waits for an event, the action or the cancel
     waiting.cancel()
     with pytest.raises(asyncio.CancelledError):
         await waiting
@@ -95,9 +96,8 @@ async def test_an_abandoned_creation_is_closed_when_it_arrives() -> None:
     assert info.value.code is ErrorCode.OPERATION_TIMEOUT
     assert len(creations) == 1
     made.set()
-    async with asyncio.timeout(5):  # the test's bound only; the close comes at once
-        while len(creations):
-            await asyncio.sleep(0.005)
+    await all_tasks_blocked()  # the creation arrives and is closed at once
+    assert len(creations) == 0
     assert closed == ["context"]
 
 
@@ -207,9 +207,9 @@ async def test_run_to_completion_waits_for_the_thread_when_cancelled() -> None:
 
     before = _running()
     call = asyncio.get_running_loop().create_task(_run_to_completion(write))
-    await asyncio.sleep(0.01)
+    await all_tasks_blocked()  # the write runs in its thread
     call.cancel()
-    await asyncio.sleep(0.01)
+    await all_tasks_blocked()
     assert not call.done()  # still waiting for the thread
     release.set()
     with pytest.raises(asyncio.CancelledError):

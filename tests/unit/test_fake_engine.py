@@ -23,8 +23,8 @@ from browsermesh.errors import ErrorCode
 from browsermesh.factory import create_states
 from browsermesh.mcp.server import create_server
 from browsermesh.runtime.runtime import Runtime
-from tests.conftest import ToolClient
 from tests.fakes import FAKE_PDF, FakeEngine
+from tests.support.clients import ToolClient
 
 pytestmark = pytest.mark.anyio
 

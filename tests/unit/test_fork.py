@@ -19,8 +19,9 @@ from browsermesh.runtime.calls import PageCall
 from browsermesh.runtime.fork import validate_count
 from browsermesh.runtime.runtime import LOCAL_PRINCIPAL, Runtime
 from browsermesh.runtime.watchers import SessionChange
-from tests.conftest import ToolClient
-from tests.fakes import FakeEngine
+from tests.fakes import FakeEngine, Gate
+from tests.support.clients import ToolClient
+from tests.support.loop import all_tasks_blocked
 
 pytestmark = pytest.mark.anyio
 P = LOCAL_PRINCIPAL
@@ -130,18 +131,17 @@ async def test_a_closing_source_is_refused(rig: Any) -> None:
     runtime, engine, _ = rig
     _, view, page = await runtime.create_session(P)
     src = view["sessionId"]
-    engine.gate = asyncio.Event()
+    engine.gate = Gate()
     busy = asyncio.create_task(
         runtime.navigate(PageCall(principal=P, session_id=src, page_id=page), "https://a.test/")
     )
-    while "navigate" not in engine.calls:
-        await asyncio.sleep(0)  # the navigation has reached the (gated) engine
+    await engine.gate.arrivals(1)
     closing = asyncio.create_task(runtime.close_session(P, src))
-    while runtime.sessions_snapshot()[src].accepting:
-        await asyncio.sleep(0)  # the close has been requested
+    await all_tasks_blocked()
+    assert not runtime.sessions_snapshot()[src].accepting  # the close has been requested
     err = await failure(runtime.create_sessions(P, from_session_id=src))
     assert err.code is ErrorCode.SESSION_CLOSING
-    engine.gate.set()
+    engine.gate.open()
     await busy
     await closing
 
@@ -153,7 +153,7 @@ async def test_the_copy_waits_in_the_source_queue_and_seeds_every_fork(rig: Any)
     cookie = {"name": "sid", "value": "v", "domain": "a.test", "path": "/", "expires": -1}
     engine.fork_state = {"cookies": [cookie], "origins": []}
     engine.fork_session = {"https://a.test": {"tab": "1"}}
-    engine.gate = asyncio.Event()
+    engine.gate = Gate()
     nav = asyncio.create_task(
         runtime.navigate(PageCall(principal=P, session_id=src, page_id=page), "https://a.test/")
     )
@@ -163,10 +163,11 @@ async def test_the_copy_waits_in_the_source_queue_and_seeds_every_fork(rig: Any)
         )
     )
     queue = runtime.sessions_snapshot()[src].queue
-    while "navigate" not in engine.calls or queue.pending < 2:
-        await asyncio.sleep(0)  # the navigation runs (gated) and the copy is queued behind it
+    await engine.gate.arrivals(1)
+    await all_tasks_blocked()
+    assert queue.pending == 2  # the navigation runs (gated) and the copy is queued behind it
     assert "fork_storage" not in engine.calls and "new_context" not in engine.calls[2:]
-    engine.gate.set()
+    engine.gate.open()
     await nav
     op_id, made = await fork
     assert engine.calls.index("fork_storage") > engine.calls.index("navigate")

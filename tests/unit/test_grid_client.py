@@ -9,7 +9,6 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-import anyio
 import httpx2
 import pytest
 
@@ -22,6 +21,7 @@ from browsermesh.engine.grid_client import (
     GridError,
 )
 from browsermesh.errors import ErrorCode
+from tests.support.eventually import eventually
 
 pytestmark = pytest.mark.anyio
 SECRET = "grid-secret-canary-33"
@@ -198,9 +198,7 @@ async def test_reaper_deletes_the_session_created_for_a_given_up_request(
     fake = FakeGrid(answer)
     backend.client = fake.client()
     backend.reap("r9")
-    with anyio.fail_after(5):
-        while not any(r.method == "DELETE" for r in fake.requests):
-            await anyio.sleep(0.01)
+    await eventually(lambda: any(r.method == "DELETE" for r in fake.requests), within=10)
     assert [r.url.path for r in fake.requests if r.method == "DELETE"] == ["/wd/hub/session/late"]
     await backend.stop()
 

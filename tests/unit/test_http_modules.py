@@ -4,7 +4,6 @@ serving task group that owns the announcement and the idle reaper (no Chromium: 
 from __future__ import annotations
 
 import ast
-import asyncio
 import contextlib
 import importlib
 from collections.abc import AsyncIterator
@@ -21,8 +20,8 @@ from browsermesh.log import EventLog
 from browsermesh.mcp.server import create_server
 from browsermesh.runtime.reaper import IdleReaper
 from browsermesh.runtime.runtime import Runtime
-from tests.conftest import INITIALIZE
 from tests.fakes import FakeEngine
+from tests.support.jsonrpc import INITIALIZE
 
 pytestmark = pytest.mark.anyio
 
@@ -140,7 +139,6 @@ async def test_serve_http_reraises_a_helper_failure_after_the_shutdown(tmp_path:
         raise RuntimeError("sweep bug")
 
     async def fast_run(self: IdleReaper) -> None:
-        await asyncio.sleep(0.05)
         await self.sweep()
 
     with pytest.MonkeyPatch.context() as patch:

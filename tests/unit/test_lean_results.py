@@ -12,8 +12,8 @@ from mcp import Client
 from browsermesh.config import default_config
 from browsermesh.mcp.server import all_tool_specs, create_server
 from browsermesh.runtime.runtime import Runtime
-from tests.conftest import ERAS, ToolClient
 from tests.fakes import FakeEngine
+from tests.support.clients import ERAS, ToolClient
 
 pytestmark = pytest.mark.anyio
 

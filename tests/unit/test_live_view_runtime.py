@@ -23,14 +23,9 @@ from browsermesh.runtime.live import LiveView, ViewerFeed, shown_url
 from browsermesh.runtime.runtime import Runtime
 from browsermesh.runtime.session import RECENT_OPERATIONS
 from tests.fakes import FakeEngine
+from tests.support.eventually import eventually
 
 pytestmark = pytest.mark.anyio
-
-
-async def until(check: Callable[[], bool]) -> None:
-    async with asyncio.timeout(5):
-        while not check():
-            await asyncio.sleep(0.01)
 
 
 # ------------------------------------------------------------------ pacing rules
@@ -142,10 +137,19 @@ class FakeCdpPage:
 async def test_one_frame_per_screencast_paced_and_acknowledged() -> None:
     session = FakeSession(["A", "B", "B", "C"])
     got: list[tuple[Frame, float]] = []
+    third = asyncio.Event()
+
+    def shown(frame: Frame) -> None:
+        got.append((frame, time.monotonic()))
+        if len(got) == 3:
+            third.set()
+
     bounds = PictureBounds(max_fps=20, idle_max_s=0.2)
-    cast = PageScreencast(FakeCdpPage(session), lambda f: got.append((f, time.monotonic())), bounds)
+    cast = PageScreencast(FakeCdpPage(session), shown, bounds)
     await cast.start()
-    await until(lambda: len(got) == 3)
+    # At once, on the third frame: the close below must land before the paced loop asks for
+    # more (a poll would let it run on by up to a poll interval).
+    await asyncio.wait_for(third.wait(), 10)
     cast.hurry()  # wakes a waiting loop at once
     assert cast.casting and [f.data for f, _ in got] == ["A", "B", "C"]  # the repeat is not sent
     assert {f.source for f, _ in got} == {"screencast"}
@@ -168,7 +172,7 @@ async def test_without_a_screencast_screenshots_come_within_the_bounds() -> None
     got: list[Frame] = []
     cast = PageScreencast(FakeCdpPage(session), got.append, PictureBounds(max_fps=20))
     await cast.start()
-    await until(lambda: len(session.methods("Page.captureScreenshot")) >= 2)
+    await eventually(lambda: len(session.methods("Page.captureScreenshot")) >= 2, within=10)
     await cast.close()
     assert not cast.casting
     assert [f.source for f in got] == ["screenshot"] and got[0].data == "SHOT"  # sent once
@@ -185,7 +189,7 @@ async def test_a_screencast_that_sends_nothing_falls_back_to_a_screenshot() -> N
     bounds = PictureBounds(max_fps=20, frame_wait_s=0.05)
     cast = PageScreencast(FakeCdpPage(session), got.append, bounds)
     await cast.start()
-    await until(lambda: len(got) == 1)
+    await eventually(lambda: len(got) == 1, within=10)
     await cast.close()
     assert got[0].source == "screenshot" and cast.casting
 
@@ -279,7 +283,7 @@ async def test_pictures_run_only_while_someone_watches(tmp_path: Path) -> None:
             await runtime.get_title(
                 PageCall(principal="alice", session_id=a["sessionId"], page_id=pa)
             )
-            await until(lambda: streams.hurried >= 1)
+            await eventually(lambda: streams.hurried >= 1, within=10)
             # A closed session leaves the grid and its stream closes.
             await runtime.close_session("alice", b["sessionId"])
             await next_state(feed, lambda s: len(s["sessions"]) == 1)

@@ -15,8 +15,8 @@ from browsermesh.mcp.compaction import dereference
 from browsermesh.mcp.instructions import INSTRUCTIONS
 from browsermesh.mcp.server import all_tool_specs, create_server
 from browsermesh.runtime.runtime import Runtime
-from tests.conftest import ERAS, ToolClient
 from tests.fakes import FakeEngine
+from tests.support.clients import ERAS, ToolClient
 
 pytestmark = pytest.mark.anyio
 

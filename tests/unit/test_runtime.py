@@ -14,7 +14,8 @@ from browsermesh.errors import BrowserMeshError, ErrorCode
 from browsermesh.log import EventLog
 from browsermesh.runtime.calls import PageCall
 from browsermesh.runtime.runtime import Runtime
-from tests.fakes import FakeEngine
+from tests.fakes import FakeEngine, Gate
+from tests.support.loop import all_tasks_blocked
 
 pytestmark = pytest.mark.anyio
 
@@ -103,16 +104,20 @@ async def test_close_is_idempotent_and_drains(rig) -> None:
     runtime, engine, _ = rig
     _, view, page_id = await runtime.create_session()
     sid = view["sessionId"]
-    engine.delay = 0.05
+    engine.gate = Gate()
     nav = asyncio.create_task(
         runtime.navigate(
             PageCall(principal="local", session_id=sid, page_id=page_id), "http://a.test/"
         )
     )
-    await asyncio.sleep(0.01)
-    closes = await asyncio.gather(
+    await engine.gate.arrivals(1)
+    closing = asyncio.gather(
         runtime.close_session("local", sid), runtime.close_session("local", sid)
     )
+    await all_tasks_blocked()  # both closes wait for the running navigation
+    assert not nav.done()
+    engine.gate.open()
+    closes = await closing
     assert (await nav)[1].url == "http://a.test/"  # accepted work drained before close
     assert all(v["status"] == "closed" for _, v in closes)
     assert (await runtime.close_session("local", sid))[1]["status"] == "closed"
@@ -130,19 +135,20 @@ async def test_new_work_after_close_requested_is_rejected(rig) -> None:
     runtime, engine, _ = rig
     _, view, page_id = await runtime.create_session()
     sid = view["sessionId"]
-    engine.delay = 0.05
+    engine.gate = Gate()
     nav = asyncio.create_task(
         runtime.navigate(
             PageCall(principal="local", session_id=sid, page_id=page_id), "http://a.test/"
         )
     )
-    await asyncio.sleep(0.005)
+    await engine.gate.arrivals(1)
     close = asyncio.create_task(runtime.close_session("local", sid))
-    await asyncio.sleep(0.005)
+    await all_tasks_blocked()  # the close is requested, draining the navigation
     assert (
         await code_of(runtime.get_url(PageCall(principal="local", session_id=sid, page_id=page_id)))
         is ErrorCode.SESSION_CLOSING
     )
+    engine.gate.open()
     await nav
     await close
 
@@ -174,7 +180,7 @@ async def test_sessions_run_in_parallel(rig) -> None:
     runtime, engine, _ = rig
     a = await runtime.create_session()
     b = await runtime.create_session()
-    engine.gate = asyncio.Event()
+    engine.gate = Gate()
     tasks = [
         asyncio.create_task(
             runtime.navigate(
@@ -183,12 +189,9 @@ async def test_sessions_run_in_parallel(rig) -> None:
         )
         for _, v, p in (a, b)
     ]
-    for _ in range(50):
-        if engine.active == 2:
-            break
-        await asyncio.sleep(0.005)
-    assert engine.active == 2  # both navigations inside the engine at once: no global lock
-    engine.gate.set()
+    await all_tasks_blocked()
+    assert engine.gate.arrived == ["navigate", "navigate"]  # both inside at once: no global lock
+    engine.gate.open()
     await asyncio.gather(*tasks)
 
 
@@ -196,14 +199,14 @@ async def test_deadline_expiring_in_queue_never_reaches_engine(rig) -> None:
     runtime, engine, _ = rig
     _, view, page_id = await runtime.create_session()
     sid = view["sessionId"]
-    engine.gate = asyncio.Event()
+    engine.gate = Gate()
     blocker = asyncio.create_task(
         runtime.navigate(
             PageCall(principal="local", session_id=sid, page_id=page_id, timeout_ms=2000),
             "http://a.test/",
         )
     )
-    await asyncio.sleep(0.01)
+    await engine.gate.arrivals(1)
     calls_before = len(engine.calls)
     code = await code_of(
         runtime.get_title(
@@ -211,9 +214,9 @@ async def test_deadline_expiring_in_queue_never_reaches_engine(rig) -> None:
         )
     )
     assert code is ErrorCode.OPERATION_TIMEOUT
-    engine.gate.set()
+    engine.gate.open()
     await blocker
-    await asyncio.sleep(0.02)
+    await all_tasks_blocked()  # had the expired call stayed queued, it would run now
     assert "title" not in engine.calls[calls_before:]
     # the queue keeps working
     assert (await runtime.get_title(PageCall(principal="local", session_id=sid, page_id=page_id)))[
@@ -245,25 +248,25 @@ async def test_cancelled_queued_call_is_skipped(rig) -> None:
     runtime, engine, _ = rig
     _, view, page_id = await runtime.create_session()
     sid = view["sessionId"]
-    engine.gate = asyncio.Event()
+    engine.gate = Gate()
     first = asyncio.create_task(
         runtime.navigate(
             PageCall(principal="local", session_id=sid, page_id=page_id), "http://a.test/"
         )
     )
-    await asyncio.sleep(0.01)
+    await engine.gate.arrivals(1)
     second = asyncio.create_task(
         runtime.navigate(
             PageCall(principal="local", session_id=sid, page_id=page_id), "http://b.test/"
         )
     )
-    await asyncio.sleep(0.01)
+    await all_tasks_blocked()  # the second navigation is queued
     second.cancel()
     third = asyncio.create_task(
         runtime.get_url(PageCall(principal="local", session_id=sid, page_id=page_id))
     )
-    await asyncio.sleep(0.01)
-    engine.gate.set()
+    await all_tasks_blocked()
+    engine.gate.open()
     await first
     assert (await third)[1] == "http://a.test/"  # the cancelled navigation never ran
     assert engine.calls.count("navigate") == 1
@@ -273,20 +276,20 @@ async def test_cancelled_running_call_keeps_its_slot(rig) -> None:
     runtime, engine, _ = rig
     _, view, page_id = await runtime.create_session()
     sid = view["sessionId"]
-    engine.gate = asyncio.Event()
+    engine.gate = Gate()
     first = asyncio.create_task(
         runtime.navigate(
             PageCall(principal="local", session_id=sid, page_id=page_id), "http://a.test/"
         )
     )
-    await asyncio.sleep(0.01)
+    await engine.gate.arrivals(1)
     first.cancel()
     follower = asyncio.create_task(
         runtime.get_url(PageCall(principal="local", session_id=sid, page_id=page_id))
     )
-    await asyncio.sleep(0.02)
+    await all_tasks_blocked()
     assert not follower.done()  # cannot overtake the still-running navigation
-    engine.gate.set()
+    engine.gate.open()
     assert (await follower)[1] == "http://a.test/"
 
 
@@ -388,14 +391,14 @@ async def test_close_aborts_a_job_that_overruns_its_deadline(
     runtime, engine, records = rig
     _, view, page_id = await runtime.create_session()
     sid = view["sessionId"]
-    engine.gate = asyncio.Event()  # navigate never returns
+    engine.gate = Gate()  # navigate never returns
     stuck = asyncio.create_task(
         runtime.navigate(
             PageCall(principal="local", session_id=sid, page_id=page_id, timeout_ms=100),
             "http://a.test/",
         )
     )
-    await asyncio.sleep(0.01)
+    await engine.gate.arrivals(1)
     started = time.monotonic()
     _, closed = await asyncio.wait_for(runtime.close_session("local", sid), timeout=5)
     assert closed["status"] == "closed"
@@ -410,7 +413,7 @@ async def test_shutdown_grace_then_in_flight_work_is_cancelled(tmp_path: object)
     config = default_config(timeout_ms=60_000, shutdown_grace_ms=100, data_dir=tmp_path)
     runtime = Runtime(config, engine, EventLog("silent"))
     _, view, page_id = await runtime.create_session()
-    engine.gate = asyncio.Event()
+    engine.gate = Gate()
     in_flight = asyncio.create_task(
         runtime.navigate(
             PageCall(
@@ -419,7 +422,7 @@ async def test_shutdown_grace_then_in_flight_work_is_cancelled(tmp_path: object)
             "http://a.test/",
         )
     )
-    await asyncio.sleep(0.01)
+    await engine.gate.arrivals(1)
     started = time.monotonic()
     await asyncio.wait_for(runtime.shutdown(), timeout=5)
     assert time.monotonic() - started < 1.0  # the grace, not the call's 60 s budget
@@ -427,37 +430,44 @@ async def test_shutdown_grace_then_in_flight_work_is_cancelled(tmp_path: object)
 
 
 async def test_shutdown_lets_work_finish_within_the_grace(tmp_path: object) -> None:
-    engine = FakeEngine(delay=0.05)
+    engine = FakeEngine()
     config = default_config(shutdown_grace_ms=2_000, data_dir=tmp_path)
     runtime = Runtime(config, engine, EventLog("silent"))
     _, view, page_id = await runtime.create_session()
+    engine.gate = Gate()
     in_flight = asyncio.create_task(
         runtime.navigate(
             PageCall(principal="local", session_id=view["sessionId"], page_id=page_id),
             "http://a.test/",
         )
     )
-    await asyncio.sleep(0.01)
-    await runtime.shutdown()
+    await engine.gate.arrivals(1)
+    shutdown = asyncio.create_task(runtime.shutdown())
+    await all_tasks_blocked()  # the shutdown waits for the call within its grace
+    assert not in_flight.done()
+    engine.gate.open()
+    await shutdown
     assert (await in_flight)[1].url == "http://a.test/"
 
 
 async def test_leaving_the_runtime_closes_sessions_and_awaits_its_tasks(tmp_path: object) -> None:
     """`async with Runtime(...)`: exit shuts down and leaves no task of the runtime running,
     not even a close that was still draining work when the block ended."""
-    engine = FakeEngine(delay=0.05)
+    engine = FakeEngine()
     config = default_config(data_dir=tmp_path)
     async with Runtime(config, engine, EventLog("silent")) as runtime:
         _, view, page_id = await runtime.create_session()
         sid = view["sessionId"]
+        engine.gate = Gate()
         work = asyncio.ensure_future(
             runtime.navigate(
                 PageCall(principal="local", session_id=sid, page_id=page_id), "http://a.test/"
             )
         )
         closing = asyncio.ensure_future(runtime.close_session("local", sid))
-        await asyncio.sleep(0)
+        await all_tasks_blocked()
         assert len(runtime.tasks) >= 1  # the bounded close is running, owned by the runtime
+        engine.gate.open()  # the navigation may end now; the close still drains it
     assert len(runtime.tasks) == 0
     assert runtime.shutting_down
     assert runtime.sessions_snapshot()[sid].status == "closed"

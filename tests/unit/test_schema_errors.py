@@ -15,8 +15,8 @@ from mcp import Client
 from browsermesh.config import default_config
 from browsermesh.mcp.server import create_server
 from browsermesh.runtime.runtime import Runtime
-from tests.conftest import ERAS
 from tests.fakes import FakeEngine
+from tests.support.clients import ERAS
 
 pytestmark = pytest.mark.anyio
 

@@ -16,7 +16,8 @@ from browsermesh.errors import BrowserMeshError, ErrorCode
 from browsermesh.log import EventLog
 from browsermesh.runtime.calls import PageCall
 from browsermesh.runtime.runtime import Runtime
-from tests.fakes import FakeEngine
+from tests.fakes import FakeEngine, Gate
+from tests.support.loop import all_tasks_blocked
 
 pytestmark = pytest.mark.anyio
 
@@ -38,15 +39,6 @@ async def rig(tmp_path: object) -> AsyncIterator[tuple[Runtime, FakeEngine, list
     runtime = Runtime(default_config(timeout_ms=1000, data_dir=tmp_path), engine, log)
     yield runtime, engine, records
     await runtime.shutdown()
-
-
-async def until(condition: Any) -> None:
-    """Let the loop run until `condition()` holds (bounded: 2 s)."""
-    loop = asyncio.get_running_loop()
-    end = loop.time() + 2
-    while not condition():
-        assert loop.time() < end, "condition never held"
-        await asyncio.sleep(0)
 
 
 async def refusal(coro: Any) -> BrowserMeshError:
@@ -128,23 +120,24 @@ async def test_queued_updates_merge_in_order(rig: Any) -> None:
     runtime, engine, _ = rig
     _, view, page = await runtime.create_session(context_settings={"network": {}})
     sid = view["sessionId"]
-    engine.gate = asyncio.Event()
+    engine.gate = Gate()
     queue = runtime.sessions_snapshot()[sid].queue
     navigation = asyncio.create_task(
         runtime.navigate(
             PageCall(principal="local", session_id=sid, page_id=page), "http://a.test/"
         )
     )
-    await until(lambda: "navigate" in engine.calls)
+    await engine.gate.arrivals(1)
     first = asyncio.create_task(
         runtime.update_session("local", sid, {"network": {"blockOrigins": ["https://ads.test"]}})
     )
     second = asyncio.create_task(
         runtime.update_session("local", sid, {"network": {"offline": True}})
     )
-    await until(lambda: queue.pending == 3)
+    await all_tasks_blocked()
+    assert queue.pending == 3
     assert "update_network" not in engine.calls  # both wait behind the navigation
-    engine.gate.set()
+    engine.gate.open()
     await navigation
     await first
     _, last = await second

@@ -10,7 +10,6 @@ import re
 import stat
 import sys
 import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -29,6 +28,7 @@ from browsermesh.persistence.states import (
     validate_state_id,
     validate_storage_state,
 )
+from tests.support.loop import all_tasks_blocked
 
 pytestmark = pytest.mark.anyio
 
@@ -445,16 +445,20 @@ async def test_cancelled_save_finishes_the_write_before_releasing_the_lock(
 ) -> None:
     original = states.write_exclusive
     started = threading.Event()
+    release = threading.Event()
 
     def slow_write(path: Path, data: bytes, *, sync: bool) -> None:
         started.set()
-        time.sleep(0.2)  # a slow disk: the write is still running when the save is cancelled
+        release.wait(10)  # a slow disk: the write is still running when the save is cancelled
         original(path, data, sync=sync)
 
     monkeypatch.setattr(states, "write_exclusive", slow_write)
     task = asyncio.ensure_future(repo.save("local", "s", sample_state()))
     assert await asyncio.to_thread(started.wait, 10)
     task.cancel()
+    await all_tasks_blocked()
+    assert not task.done()  # the cancelled save waits for its write
+    release.set()
     with pytest.raises(asyncio.CancelledError):
         await task
     target = states_dir(data_dir) / "s.json"

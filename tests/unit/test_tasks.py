@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from browsermesh.model.tasks import TaskOwner, cancel_and_await
+from tests.support.loop import all_tasks_blocked
 
 pytestmark = pytest.mark.anyio
 
@@ -124,7 +125,7 @@ async def test_a_cancelled_drain_leaves_the_tasks_running_and_owned() -> None:
     done: list[str] = []
     owner.spawn(_slow_cleanup(done))
     drain = asyncio.get_running_loop().create_task(owner.drain())
-    await asyncio.sleep(0.01)
+    await all_tasks_blocked()  # the drain waits for the child
     drain.cancel()
     with pytest.raises(asyncio.CancelledError):
         await drain
@@ -137,7 +138,7 @@ async def test_aclose_awaits_the_cleanup_of_every_cancelled_task() -> None:
     owner = TaskOwner()
     done: list[str] = []
     tasks = [owner.spawn(_slow_cleanup(done, str(i))) for i in range(3)]
-    await asyncio.sleep(0)
+    await all_tasks_blocked()
     await owner.aclose()  # never raises the children's CancelledError
     assert sorted(done) == ["0", "1", "2"]
     assert all(task.cancelled() for task in tasks)
@@ -156,7 +157,7 @@ async def test_aclose_raises_no_failure_of_its_tasks() -> None:
     with loop_errors() as seen:
         failed = owner.spawn(fails_on_cancel())
         owner.spawn(_fail())
-        await asyncio.sleep(0)
+        await all_tasks_blocked()
         await owner.aclose()
         assert isinstance(failed.exception(), ValueError)
         del failed
@@ -167,9 +168,9 @@ async def test_aclose_still_awaits_its_tasks_when_its_caller_is_cancelled() -> N
     owner = TaskOwner()
     done: list[str] = []
     owner.spawn(_slow_cleanup(done))
-    await asyncio.sleep(0)
+    await all_tasks_blocked()
     closing = asyncio.get_running_loop().create_task(owner.aclose())
-    await asyncio.sleep(0)
+    await all_tasks_blocked()  # the child is cancelled and cleaning up
     closing.cancel()
     with pytest.raises(asyncio.CancelledError):
         await closing
@@ -190,7 +191,11 @@ async def test_the_owner_is_usable_after_aclose() -> None:
 async def test_cancel_and_await_awaits_the_loser_and_keeps_the_winner() -> None:
     owner = TaskOwner()
     done: list[str] = []
-    winner = owner.spawn(asyncio.sleep(0, result="won"))
+
+    async def win() -> str:
+        return "won"
+
+    winner = owner.spawn(win())
     loser = owner.spawn(_slow_cleanup(done, "loser"))
     finished, _ = await asyncio.wait({winner, loser}, return_when=asyncio.FIRST_COMPLETED)
     assert finished == {winner}
@@ -213,9 +218,9 @@ async def test_cancel_and_await_raises_the_callers_cancellation_after_the_wait()
     owner = TaskOwner()
     done: list[str] = []
     child = owner.spawn(_slow_cleanup(done))
-    await asyncio.sleep(0)
+    await all_tasks_blocked()
     parent = asyncio.get_running_loop().create_task(cancel_and_await(child))
-    await asyncio.sleep(0)
+    await all_tasks_blocked()  # the child is cancelled and cleaning up
     parent.cancel()
     with pytest.raises(asyncio.CancelledError):
         await parent

@@ -26,7 +26,7 @@ from browsermesh.transports.view_auth import (
     cookie_value,
 )
 from browsermesh.view_link import link_endpoint, print_view_link
-from tests.conftest import closed_port
+from tests.support.ports import closed_port
 
 TOKENS = [("alice", "alice-token-0123456789"), ("bob", "bob-token-9876543210ab")]
 
