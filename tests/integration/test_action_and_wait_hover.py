@@ -9,9 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import ToolClient, real_runtime, tool_client
 from tests.fixtures.export_site import ExportSite
+from tests.support.clients import ToolClient, tool_client
 from tests.support.export_runner import run_exported, write_export
+from tests.support.runtimes import real_runtime
 
 pytestmark = pytest.mark.anyio
 
