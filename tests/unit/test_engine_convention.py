@@ -58,10 +58,14 @@ def port_without_context(source: str) -> list[str]:
 
 def bare_bounds(source: str) -> list[str]:
     """`asyncio.wait_for` / `asyncio.timeout` (and anyio's scopes), by attribute or imported
-    by name: outside engine/bounded.py the engine waits through `bounded`."""
+    by name, and a timed `asyncio.wait`: outside engine/bounded.py the engine waits through
+    `bounded` (or `first_done` for a race)."""
     found: list[str] = []
     for node in ast.walk(ast.parse(source)):
-        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+        if isinstance(node, ast.Call) and ast.unparse(node.func) == "asyncio.wait":
+            if any(keyword.arg == "timeout" for keyword in node.keywords):
+                found.append(f"line {node.lineno}: asyncio.wait(..., timeout=...)")
+        elif isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
             if (node.value.id, node.attr) in BOUNDING:
                 found.append(f"line {node.lineno}: {node.value.id}.{node.attr}")
         elif isinstance(node, ast.ImportFrom) and node.module in ("asyncio", "anyio"):
@@ -159,6 +163,7 @@ BAD_BOUNDS = [
     "async def f(x):\n    async with asyncio.timeout(1):\n        await x\n",
     "from asyncio import wait_for\n",
     "async def f(x):\n    with anyio.fail_after(1):\n        await x\n",
+    "async def f(a, b):\n    await asyncio.wait({a, b}, timeout=1)\n",
 ]
 
 BAD_TRANSLATIONS = [

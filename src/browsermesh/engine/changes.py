@@ -25,7 +25,7 @@ import contextlib
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from browsermesh.engine.bounded import bounded, quietly
+from browsermesh.engine.bounded import bounded, first_done, quietly
 from browsermesh.engine.snapshot import NOTICES_SELECTOR, page_secrets
 from browsermesh.engine.waits import Listeners
 from browsermesh.model.deadline import OperationContext
@@ -321,7 +321,7 @@ class ChangeWatch:
         """Wait for a started main-frame navigation to commit and reach ``domcontentloaded``;
         False when none came (a download, a 204, a cancelled one) within the bound."""
         p = self.page.page
-        bound = min(NAVIGATION_WAIT_MS, max(ctx.deadline.remaining_ms() - 100, 1)) / 1000
+        bound_ms = min(NAVIGATION_WAIT_MS, max(ctx.deadline.remaining_ms() - 100, 1))
         if not self._navigated.is_set():
             waiters = TaskOwner()  # this call's: the one still waiting is cancelled and awaited
             racing = {
@@ -329,7 +329,7 @@ class ChangeWatch:
                 waiters.spawn(self._no_document.wait()),
             }
             try:
-                await asyncio.wait(racing, timeout=bound, return_when=asyncio.FIRST_COMPLETED)
+                await first_done(racing, bound_ms)
             finally:
                 await waiters.aclose()
         if not self._navigated.is_set():

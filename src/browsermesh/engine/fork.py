@@ -44,15 +44,13 @@ async def copy_storage(
     context: BrowserContext, pages: list[Page], ctx: OperationContext
 ) -> tuple[dict[str, Any], SessionStorage]:
     """The context's storage state (cookies, localStorage, IndexedDB) and the sessionStorage
-    of `pages`' origins, within the call's deadline (a cancelled call reads no further page)."""
-    ctx.check()
+    of `pages`' origins, within the call's deadline."""
     state: dict[str, Any] = dict(await timed(context.storage_state(indexed_db=True), ctx.deadline))
     session: SessionStorage = {}
     for page in pages:
         origin = origin_of(page.url)
         if origin is None or origin in session or page.is_closed():
             continue
-        ctx.check()
         items = await timed(page.session_storage.items(), ctx.deadline)
         if items:
             session[origin] = {item["name"]: item["value"] for item in items}

@@ -246,7 +246,6 @@ class PlaywrightEngine:
         budget the creation is abandoned (`OPERATION_TIMEOUT`) and the context it makes later
         is closed, never leaked (issue 12 #5)."""
         deadline = ctx.deadline
-        ctx.check()
         slot, browser = await self._backend.acquire(self, deadline.budget_ms(), live_by_placement)
         try:  # the slot counts this creation as pending until the runtime records it
             # A failure of the creation itself happened within the deadline: BROWSER_ERROR.
@@ -305,13 +304,11 @@ class PlaywrightEngine:
         self, context: PwContext, network: dict[str, Any], ctx: OperationContext
     ) -> None:
         """Apply a session's new `network` settings (browser_session_update) to its context."""
-        ctx.check()
         await timed(apply_network(context.context, context.router, network), ctx.deadline)
 
     async def storage_state(self, context: PwContext, ctx: OperationContext) -> dict[str, Any]:
         """The context's cookies and every origin's storage, within the call's deadline: reading
         a busy page's localStorage never answers, so the wait is ours, not Playwright's."""
-        ctx.check()
         raw = await timed(context.context.storage_state(), ctx.deadline)
         state: dict[str, Any] = dict(raw)
         return state
@@ -326,7 +323,6 @@ class PlaywrightEngine:
         return await copy_storage(context.context, live, ctx)
 
     async def new_page(self, context: PwContext, ctx: OperationContext) -> PwPage:
-        ctx.check()
         deadline = ctx.deadline
         page = await timed(context.context.new_page(), deadline)
         await timed(context.router.prepare(page), deadline)  # armed before its first request
@@ -395,7 +391,6 @@ class PlaywrightEngine:
                 return  # past the budget: left to its context (above)
 
     async def navigate(self, page: PwPage, url: str, ctx: OperationContext) -> Landing:
-        ctx.check()
         try:
             return await navigation.navigate(page.page, url, ctx)
         finally:
@@ -424,7 +419,6 @@ class PlaywrightEngine:
         return page.page.url
 
     async def title(self, page: PwPage, ctx: OperationContext) -> str:
-        ctx.check()
         deadline = ctx.deadline
         title = await timed(page.page.title(), deadline)
         secrets = await snapshot.page_secrets(page.page, deadline)

@@ -15,6 +15,7 @@ import time
 from collections.abc import Callable, Coroutine
 from typing import TYPE_CHECKING, Any, Protocol
 
+from browsermesh.engine.bounded import first_done
 from browsermesh.engine.failures import CONNECT, LAUNCH, browser_error, timed, translated
 from browsermesh.errors import BrowserMeshError, ErrorCode
 from browsermesh.model import progress
@@ -229,12 +230,12 @@ class LocalSlot(BrowserSlot):
                 self._installer(self._phase), name="install Chromium", context=contextvars.Context()
             )
         install = self._install
-        deadline = time.monotonic() + timeout_ms / 1000
+        deadline = Deadline(max(1, int(timeout_ms)))
         while not install.done():
             progress.report(self._install_phase, total_ms=timeout_ms)
             self._install_changed.clear()
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
+            remaining_ms = deadline.remaining_ms()
+            if remaining_ms <= 0:
                 raise BrowserMeshError(
                     ErrorCode.BROWSER_ERROR,
                     variant="installing",
@@ -244,9 +245,7 @@ class LocalSlot(BrowserSlot):
             waits = TaskOwner()  # this call's: cancelled and awaited before it goes on
             changed = waits.spawn(self._install_changed.wait())
             try:
-                await asyncio.wait(
-                    {install, changed}, timeout=remaining, return_when=asyncio.FIRST_COMPLETED
-                )
+                await first_done({install, changed}, remaining_ms)
             finally:
                 await waits.aclose()
         found = install.result()

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from browsermesh.engine import elements, text_match
-from browsermesh.engine.bounded import quietly
+from browsermesh.engine.bounded import first_done, quietly
 from browsermesh.engine.failures import (
     as_browser_error,
     classify_reason,
@@ -295,7 +295,7 @@ async def _next_event(
     if not act.done():
         waiting.add(act)
     try:
-        await asyncio.wait(waiting, timeout=remaining / 1000, return_when=asyncio.FIRST_COMPLETED)
+        await first_done(waiting, remaining)
     finally:
         await children.aclose()
     item = None if getter.cancelled() else getter.result()
