@@ -15,7 +15,7 @@ import asyncio
 import contextlib
 import itertools
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, assert_never
 
 from browsermesh.config import binary_kind
 from browsermesh.engine import (
@@ -404,12 +404,17 @@ class PlaywrightEngine:
         deadline = ctx.deadline
         try:
             with translated(as_navigation_error(lambda: p.url, deadline.timeout_ms)):
-                if step == "back":
-                    response = await p.go_back(wait_until="load", timeout=deadline.budget_ms())
-                elif step == "forward":
-                    response = await p.go_forward(wait_until="load", timeout=deadline.budget_ms())
-                else:
-                    response = await p.reload(wait_until="load", timeout=deadline.budget_ms())
+                match step:
+                    case "back":
+                        response = await p.go_back(wait_until="load", timeout=deadline.budget_ms())
+                    case "forward":
+                        response = await p.go_forward(
+                            wait_until="load", timeout=deadline.budget_ms()
+                        )
+                    case "reload":
+                        response = await p.reload(wait_until="load", timeout=deadline.budget_ms())
+                    case _:
+                        assert_never(step)
         finally:
             await release_retired(page.refs)  # the refs the navigation replaced
         await quiet.settle(p, deadline)  # a single-page app renders after its fetches
