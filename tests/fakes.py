@@ -183,21 +183,21 @@ class FakeEngine:
         await self._work(name, ctx.deadline.budget_ms())
 
     async def new_context(
-        self, options: ContextOptions, timeout_ms: float, live_by_placement: dict[str, int]
+        self, options: ContextOptions, ctx: OperationContext, live_by_placement: dict[str, int]
     ) -> FakeContext:
         await self._work("new_context")
         if self.fail_next_context is not None:
             err, self.fail_next_context = self.fail_next_context, None
             raise err
         self._state = "ready"
-        ctx = FakeContext("local", options)
-        self.contexts.append(ctx)
-        return ctx
+        context = FakeContext("local", options)
+        self.contexts.append(context)
+        return context
 
     async def fork_storage(
-        self, context: FakeContext, pages: list[FakePage], timeout_ms: float
+        self, context: FakeContext, pages: list[FakePage], ctx: OperationContext
     ) -> tuple[dict[str, Any], dict[str, dict[str, str]]]:
-        await self._work("fork_storage", timeout_ms)
+        await self._work("fork_storage", ctx.deadline.budget_ms())
         return self.fork_state, self.fork_session
 
     async def close_context(self, context: FakeContext) -> None:
@@ -207,8 +207,8 @@ class FakeEngine:
             page.closed = True
         self.contexts.remove(context)
 
-    async def storage_state(self, context: FakeContext, timeout_ms: float) -> dict[str, Any]:
-        await self._work("storage_state", timeout_ms)
+    async def storage_state(self, context: FakeContext, ctx: OperationContext) -> dict[str, Any]:
+        await self._work("storage_state", ctx.deadline.budget_ms())
         state = context.options.storage_state or {}
         return {
             "cookies": list(state.get("cookies", [])),
@@ -216,24 +216,24 @@ class FakeEngine:
         }
 
     async def update_network(
-        self, context: FakeContext, network: dict[str, Any], timeout_ms: float
+        self, context: FakeContext, network: dict[str, Any], ctx: OperationContext
     ) -> None:
-        await self._work("update_network", timeout_ms)
+        await self._work("update_network", ctx.deadline.budget_ms())
         context.networks.append(network)
 
-    async def new_page(self, context: FakeContext, timeout_ms: float) -> FakePage:
+    async def new_page(self, context: FakeContext, ctx: OperationContext) -> FakePage:
         await self._work("new_page")
         page = FakePage(context)
         context.pages.append(page)
         return page
 
-    async def close_page(self, page: FakePage, timeout_ms: float) -> None:
+    async def close_page(self, page: FakePage, ctx: OperationContext) -> None:
         await self._work("close_page")
         page.closed = True
         page.context.pages.remove(page)
 
-    async def navigate(self, page: FakePage, url: str, timeout_ms: float) -> Landing:
-        await self._work("navigate", timeout_ms)
+    async def navigate(self, page: FakePage, url: str, ctx: OperationContext) -> Landing:
+        await self._work("navigate", ctx.deadline.budget_ms())
         if self.fail_next_navigation is not None:
             err, self.fail_next_navigation = self.fail_next_navigation, None
             raise err
@@ -241,14 +241,14 @@ class FakeEngine:
         page.history.append(url)
         return Landing(url)
 
-    async def history(self, page: FakePage, step: HistoryStep, timeout_ms: float) -> Landing:
+    async def history(self, page: FakePage, step: HistoryStep, ctx: OperationContext) -> Landing:
         await self._work(step)
         return Landing(page.url)
 
     def current_url(self, page: FakePage) -> str:
         return page.url
 
-    async def title(self, page: FakePage, timeout_ms: float) -> str:
+    async def title(self, page: FakePage, ctx: OperationContext) -> str:
         await self._work("title")
         return f"Title of {page.url}"
 

@@ -21,6 +21,7 @@ from browsermesh.engine.protocol import ContextOptions
 from browsermesh.errors import BrowserMeshError, ErrorCode
 from browsermesh.factory import create_engine
 from browsermesh.log import EventLog
+from browsermesh.model.deadline import Deadline, OperationContext
 from browsermesh.runtime.calls import PageCall
 from tests.fixtures.site import FixtureSite
 from tests.support.eventually import eventually
@@ -111,19 +112,26 @@ def many_origins_state(count: int) -> dict[str, Any]:
     }
 
 
+def _ctx(timeout_ms: int) -> OperationContext:
+    """A call's context, as the runtime makes one (the engine is driven directly here)."""
+    return OperationContext("op", Deadline(timeout_ms))
+
+
 async def test_a_restore_past_its_budget_times_out_on_time_and_leaks_nothing(
     tmp_path: Path,
 ) -> None:
     engine: Any = create_engine(real_config(tmp_path))
     try:
-        warm = await engine.new_context(ContextOptions(), 15_000, {})  # launch outside the budget
+        warm = await engine.new_context(
+            ContextOptions(), _ctx(15_000), {}
+        )  # launch outside the budget
         await engine.close_context(warm)
         budget_ms = 300
         started = time.monotonic()
         with pytest.raises(BrowserMeshError) as info:
             # 40 origins take about 2 s to restore here
             await engine.new_context(
-                ContextOptions(storage_state=many_origins_state(40)), budget_ms, {}
+                ContextOptions(storage_state=many_origins_state(40)), _ctx(budget_ms), {}
             )
         elapsed = time.monotonic() - started
         assert info.value.code is ErrorCode.OPERATION_TIMEOUT
@@ -135,7 +143,7 @@ async def test_a_restore_past_its_budget_times_out_on_time_and_leaks_nothing(
         browser = engine._backend.slots[0].browser  # ground truth: what Chromium has open
         assert browser is not None and browser.contexts == []
         # the engine still creates contexts normally
-        context = await engine.new_context(ContextOptions(), 15_000, {})
+        context = await engine.new_context(ContextOptions(), _ctx(15_000), {})
         assert engine.live_contexts() == 1
         await engine.close_context(context)
     finally:
@@ -144,10 +152,12 @@ async def test_a_restore_past_its_budget_times_out_on_time_and_leaks_nothing(
 
 async def test_stop_ends_a_creation_still_pending(tmp_path: Path) -> None:
     engine: Any = create_engine(real_config(tmp_path))
-    warm = await engine.new_context(ContextOptions(), 15_000, {})
+    warm = await engine.new_context(ContextOptions(), _ctx(15_000), {})
     await engine.close_context(warm)
     with pytest.raises(BrowserMeshError):
-        await engine.new_context(ContextOptions(storage_state=many_origins_state(100)), 100, {})
+        await engine.new_context(
+            ContextOptions(storage_state=many_origins_state(100)), _ctx(100), {}
+        )
     assert engine.abandoned_creations() == 1
     with anyio.fail_after(10):
         await engine.stop()

@@ -3,9 +3,11 @@ running when the call (or the object) that owns it has finished."""
 
 from __future__ import annotations
 
+import ast
 import asyncio
 import threading
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -29,6 +31,48 @@ def _running() -> set[asyncio.Task[Any]]:
 
 def _ctx(timeout_ms: int = 5_000) -> OperationContext:
     return OperationContext("op", Deadline(timeout_ms))
+
+
+# ------------------------------------------------ no fan-out without an owner (issue 32)
+
+SRC = Path(__file__).resolve().parents[2] / "src" / "browsermesh"
+
+
+def bare_gathers(source: str) -> list[str]:
+    """`asyncio.gather` by attribute or imported by name: it leaves the other children running
+    when one fails; engine/ and persistence/ fan out with `model.tasks.all_of` /
+    `all_settled`, which cancel and await them."""
+    found: list[str] = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Attribute) and node.attr == "gather":
+            if isinstance(node.value, ast.Name) and node.value.id == "asyncio":
+                found.append(f"line {node.lineno}: asyncio.gather")
+        elif isinstance(node, ast.ImportFrom) and node.module == "asyncio":
+            found += [f"line {node.lineno}: from asyncio import gather"] * sum(
+                alias.name == "gather" for alias in node.names
+            )
+    return found
+
+
+def test_engine_and_persistence_fan_out_through_an_owner() -> None:
+    found = {
+        path.relative_to(SRC).as_posix(): hits
+        for folder in ("engine", "persistence")
+        for path in sorted((SRC / folder).rglob("*.py"))
+        if (hits := bare_gathers(path.read_text()))
+    }
+    assert found == {}
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "async def f(a, b):\n    return await asyncio.gather(a, b)\n",
+        "from asyncio import gather, sleep\n",
+    ],
+)
+def test_the_fan_out_rule_names_a_bare_gather(source: str) -> None:
+    assert len(bare_gathers(source)) == 1
 
 
 # ---------------------------------------------------------------- engine/waits.py

@@ -13,7 +13,7 @@ from playwright.async_api import Error
 
 from browsermesh.engine import navigation
 from browsermesh.errors import BrowserMeshError, ErrorCode
-from browsermesh.model.deadline import Deadline
+from browsermesh.model.deadline import Deadline, OperationCancelled, OperationContext
 
 pytestmark = pytest.mark.anyio
 
@@ -61,6 +61,10 @@ class Page:
         return None
 
 
+def _ctx() -> OperationContext:
+    return OperationContext("op", Deadline(10_000))
+
+
 def interrupted_by(target: str, url: str) -> Error:
     return Error(f'Navigation to "{url}" is interrupted by another navigation to "{target}"')
 
@@ -86,7 +90,7 @@ def someone_else_navigates(page: Page, url: str) -> None:
 
 async def test_a_redirect_reported_as_another_navigation_is_where_the_page_arrived() -> None:
     page = Page([error_page_commits, redirect_reported_as_another_navigation])
-    landed = await navigation.goto(page, BASE + "/redirect?to=/frame", Deadline(10_000))  # type: ignore[arg-type]
+    landed = await navigation.goto(page, BASE + "/redirect?to=/frame", _ctx())  # type: ignore[arg-type]
     assert landed == BASE + "/frame"
     assert page.gotos == 2
     assert page.listeners == []  # the listener goes with the call
@@ -95,7 +99,7 @@ async def test_a_redirect_reported_as_another_navigation_is_where_the_page_arriv
 async def test_a_navigation_that_is_not_ours_is_still_not_an_answer() -> None:
     page = Page([someone_else_navigates])
     with pytest.raises(BrowserMeshError) as raised:
-        await navigation.goto(page, BASE + "/redirect?to=/frame", Deadline(10_000))  # type: ignore[arg-type]
+        await navigation.goto(page, BASE + "/redirect?to=/frame", _ctx())  # type: ignore[arg-type]
     assert raised.value.code == ErrorCode.NAVIGATION_FAILED
     assert page.gotos == navigation.MAX_ATTEMPTS
     assert page.listeners == []
@@ -107,5 +111,19 @@ async def test_an_uninterrupted_navigation_listens_to_nothing() -> None:
         page.url = url
 
     page = Page([arrives])
-    landed = await navigation.goto(page, BASE + "/a", Deadline(10_000))  # type: ignore[arg-type]
+    landed = await navigation.goto(page, BASE + "/a", _ctx())  # type: ignore[arg-type]
     assert landed == BASE + "/a"
+
+
+async def test_a_cancelled_navigation_issues_no_further_attempt() -> None:
+    ctx = _ctx()
+
+    def cancelled_meanwhile(page: Page, url: str) -> None:
+        ctx.cancelled.set()  # the caller cancels while this attempt runs
+        error_page_commits(page, url)
+
+    page = Page([cancelled_meanwhile])
+    with pytest.raises(OperationCancelled):
+        await navigation.goto(page, BASE + "/a", ctx)  # type: ignore[arg-type]
+    assert page.gotos == 1
+    assert page.listeners == []

@@ -1,5 +1,5 @@
-"""TaskOwner and cancel_and_await (model/tasks.py, issue 18): every task has an owner that
-awaits it, and a cancelled child is awaited."""
+"""TaskOwner, cancel_and_await, all_of and all_settled (model/tasks.py, issues 18 and 32): every
+task has an owner that awaits it, and a cancelled child is awaited."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from browsermesh.model.tasks import TaskOwner, cancel_and_await
+from browsermesh.model.tasks import TaskOwner, all_of, all_settled, cancel_and_await
 from tests.support.loop import all_tasks_blocked
 
 pytestmark = pytest.mark.anyio
@@ -226,3 +226,81 @@ async def test_cancel_and_await_raises_the_callers_cancellation_after_the_wait()
         await parent
     assert done == ["child"]
     assert child.cancelled()
+
+
+# ------------------------------------------------------------------- all_of / all_settled
+
+
+async def _started_then_cleanup(started: asyncio.Event, done: list[str], label: str) -> None:
+    """Says it started, runs until cancelled, then needs a few loop turns to clean up."""
+    started.set()
+    await _slow_cleanup(done, label)
+
+
+async def _value(value: int, after: asyncio.Event | None = None) -> int:
+    """`value`, once `after` is set (when given)."""
+    if after is not None:
+        await after.wait()
+    return value
+
+
+async def test_all_of_answers_in_argument_order() -> None:
+    last_done = asyncio.Event()
+
+    async def last() -> int:
+        last_done.set()
+        return 3
+
+    # The first two finish after the third: the answer is still in argument order.
+    assert await all_of(_value(1, last_done), _value(2, last_done), last()) == [1, 2, 3]
+    assert await all_of() == []
+
+
+async def test_all_of_cancels_and_awaits_the_others_when_one_fails() -> None:
+    done: list[str] = []
+    started = asyncio.Event()
+    before = set(asyncio.all_tasks())
+
+    async def fail_once_started() -> None:
+        await started.wait()
+        raise ValueError("boom")
+
+    with pytest.raises(ValueError, match="boom"):
+        await all_of(_started_then_cleanup(started, done, "sibling"), fail_once_started())
+    assert done == ["sibling"]  # cleaned up before the failure was raised
+    assert set(asyncio.all_tasks()) == before
+
+
+async def test_all_of_cancelled_by_its_caller_awaits_every_child() -> None:
+    done: list[str] = []
+    first, second = asyncio.Event(), asyncio.Event()
+    parent = asyncio.get_running_loop().create_task(
+        all_of(_started_then_cleanup(first, done, "a"), _started_then_cleanup(second, done, "b"))
+    )
+    await first.wait()
+    await second.wait()
+    parent.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await parent
+    assert sorted(done) == ["a", "b"]
+
+
+async def test_all_settled_answers_each_outcome_in_order() -> None:
+    with loop_errors() as seen:
+        results = await all_settled(_value(1), _fail("second"), _value(3))
+        assert results[0] == 1 and results[2] == 3
+        assert isinstance(results[1], ValueError) and str(results[1]) == "second"
+        assert _unretrieved(seen) == []
+
+
+async def test_all_settled_cancelled_by_its_caller_awaits_every_child() -> None:
+    done: list[str] = []
+    started = asyncio.Event()
+    parent = asyncio.get_running_loop().create_task(
+        all_settled(_started_then_cleanup(started, done, "child"), _value(2))
+    )
+    await started.wait()
+    parent.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await parent
+    assert done == ["child"]

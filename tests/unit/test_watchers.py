@@ -11,6 +11,7 @@ import pytest
 from browsermesh.config import default_config
 from browsermesh.errors import BrowserMeshError, ErrorCode
 from browsermesh.log import EventLog
+from browsermesh.model.deadline import OperationContext
 from browsermesh.model.navigation import Landing
 from browsermesh.runtime.calls import PageCall
 from browsermesh.runtime.runtime import Runtime
@@ -95,7 +96,7 @@ async def test_lifecycle_and_pages_are_told(rig: tuple[Runtime, FakeEngine, Reco
 class CommitThenTimeout(FakeEngine):
     """A navigation that commits the new URL, then times out waiting for the load."""
 
-    async def navigate(self, page: FakePage, url: str, timeout_ms: float) -> Landing:
+    async def navigate(self, page: FakePage, url: str, ctx: OperationContext) -> Landing:
         page.url = url
         raise BrowserMeshError(ErrorCode.OPERATION_TIMEOUT)
 

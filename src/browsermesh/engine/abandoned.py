@@ -15,6 +15,7 @@ import contextlib
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any, TypeVar
 
+from browsermesh.engine.bounded import bounded
 from browsermesh.engine.failures import operation_timeout
 from browsermesh.errors import BrowserMeshError
 from browsermesh.model.deadline import Deadline
@@ -51,13 +52,13 @@ class AbandonedCreations:
         caller's cancellation the creation goes on here and its result is passed to `close`.
         Any failure of the creation itself propagates for the caller to classify."""
         try:
-            budget_s = deadline.budget_ms() / 1000
+            budget_ms = deadline.budget_ms()
         except BrowserMeshError:
             creation.close()  # never started
             raise
         task = self._creations.spawn(creation)
         try:
-            return await asyncio.wait_for(asyncio.shield(task), timeout=budget_s)
+            return await bounded(asyncio.shield(task), budget_ms)
         except TimeoutError:
             self._adopt(task, close)
             raise operation_timeout(deadline.timeout_ms) from None

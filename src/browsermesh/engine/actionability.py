@@ -15,11 +15,11 @@ Reading never acts: the action itself runs once (a covered first try never reach
 
 from __future__ import annotations
 
-import asyncio
 import time
 from dataclasses import dataclass
 from typing import Any
 
+from browsermesh.engine.bounded import bounded
 from browsermesh.model.deadline import OperationContext
 from browsermesh.model.element_ops import Check, element_op
 
@@ -138,13 +138,10 @@ async def read(el: Any, timeout_ms: float, *, hit_test: bool = False) -> Reading
     answer within `timeout_ms` or the element is gone."""
     try:
         if hasattr(el, "evaluate_all"):
-            raw = await asyncio.wait_for(
-                el.evaluate_all(_STATE, hit_test), timeout=max(timeout_ms, 1) / 1000
-            )
+            raw = await bounded(el.evaluate_all(_STATE, hit_test), max(timeout_ms, 1))
         else:
-            raw = await asyncio.wait_for(
-                el.evaluate(f"(e, hit) => ({_STATE})([e], hit)", hit_test),
-                timeout=max(timeout_ms, 1) / 1000,
+            raw = await bounded(
+                el.evaluate(f"(e, hit) => ({_STATE})([e], hit)", hit_test), max(timeout_ms, 1)
             )
     except Exception:  # a busy page or a detached handle: no reading, the action decides
         return None

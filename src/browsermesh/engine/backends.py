@@ -18,7 +18,6 @@ server always adds `--no-sandbox` unless `chromiumSandbox: true` is passed.
 
 from __future__ import annotations
 
-import asyncio
 import os
 import sys
 import time
@@ -27,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from browsermesh.config.hosts import is_loopback_host
+from browsermesh.engine.bounded import bounded
 from browsermesh.engine.failures import browser_error
 from browsermesh.engine.slots import BROWSER_CLOSE_MS as BROWSER_CLOSE_MS
 from browsermesh.engine.slots import ENDPOINT_BACKOFF_S as ENDPOINT_BACKOFF_S
@@ -39,12 +39,18 @@ from browsermesh.engine.slots import ServerSlot as ServerSlot
 from browsermesh.engine.slots import SlotHost as SlotHost
 from browsermesh.engine.slots import show_endpoint as show_endpoint
 from browsermesh.errors import BrowserMeshError, ErrorCode
+from browsermesh.model.deadline import Deadline
+from browsermesh.model.tasks import all_settled
 from browsermesh.redact import INVALID_URL, REDACTED_URL
 
 if TYPE_CHECKING:
     from playwright.async_api import Browser
 
     from browsermesh.engine.slots import Installer as Installer
+
+_BEHIND_START_MS = 1_000
+"""A slot's start bounds itself by the budget; waiting for it (behind another caller's start)
+gets this much more, so the start's own timeout, not this wait, is what the caller sees."""
 
 
 def running_as_root() -> bool:
@@ -133,9 +139,8 @@ class Backend:
         slot = self.slots[0]
         slot.pending += 1
         try:
-            browser = await asyncio.wait_for(
-                slot.ensure(host, timeout_ms), timeout=timeout_ms / 1000 + 1
-            )
+            # The start bounds itself; this bounds a wait behind another caller's start.
+            browser = await bounded(slot.ensure(host, timeout_ms), timeout_ms + _BEHIND_START_MS)
         except TimeoutError as exc:
             slot.pending -= 1
             slot.mark_failed()
@@ -150,7 +155,7 @@ class Backend:
         browser left without contexts); the fixed slots of the other backends stay."""
 
     async def stop(self) -> None:
-        results = await asyncio.gather(*(s.stop() for s in self.slots), return_exceptions=True)
+        results = await all_settled(*(s.stop() for s in self.slots))
         for result in results:
             if isinstance(result, BrowserMeshError):
                 raise result
@@ -219,17 +224,16 @@ class ServerPool(Backend):
     async def acquire(
         self, host: SlotHost, timeout_ms: float, live_by_placement: dict[str, int]
     ) -> tuple[BrowserSlot, Browser]:
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + timeout_ms / 1000
+        deadline = Deadline(max(1, int(timeout_ms)))
         last: BrowserMeshError | None = None
         for slot in self.candidates(live_by_placement):
-            remaining = deadline - loop.time()
-            if remaining <= 0:
+            remaining_ms = deadline.remaining_ms()
+            if remaining_ms <= 0:
                 break
             slot.pending += 1
             try:
-                browser = await asyncio.wait_for(
-                    slot.ensure(host, remaining * 1000), timeout=remaining + 1
+                browser = await bounded(
+                    slot.ensure(host, remaining_ms), remaining_ms + _BEHIND_START_MS
                 )
             except BrowserMeshError as err:
                 slot.pending -= 1

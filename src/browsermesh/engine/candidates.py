@@ -18,6 +18,7 @@ import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from browsermesh.engine.bounded import bounded
 from browsermesh.engine.page_source import page_secrets
 from browsermesh.errors import BrowserMeshError
 from browsermesh.model.aria import parse_aria, redact_tree, strip_iframe_children
@@ -96,9 +97,8 @@ async def near(
     if budget_ms < 20:
         return []
     try:
-        return await asyncio.wait_for(
-            _near(page, root, selector, registry, budget_ms, matches_only, matches),
-            timeout=budget_ms / 1000,
+        return await bounded(
+            _near(page, root, selector, registry, budget_ms, matches_only, matches), budget_ms
         )
     except (Exception, TimeoutError):  # best effort: the error itself is already decided
         return []
@@ -187,7 +187,7 @@ async def renew(registry: RefRegistry, entry: RefEntry, budget_ms: float) -> str
         return None
     budget_ms = min(budget_ms, CANDIDATES_MS)
     try:
-        return await asyncio.wait_for(_renew(registry, entry, budget_ms), timeout=budget_ms / 1000)
+        return await bounded(_renew(registry, entry, budget_ms), budget_ms)
     except (Exception, TimeoutError):
         return None
 

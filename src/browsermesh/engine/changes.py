@@ -25,7 +25,7 @@ import contextlib
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from browsermesh.engine.bounded import quietly
+from browsermesh.engine.bounded import bounded, first_done, quietly
 from browsermesh.engine.snapshot import NOTICES_SELECTOR, page_secrets
 from browsermesh.engine.waits import Listeners
 from browsermesh.model.deadline import OperationContext
@@ -208,9 +208,7 @@ class ChangeWatch:
         try:
             with contextlib.suppress(Exception):
                 self._installed = bool(
-                    await asyncio.wait_for(
-                        p.evaluate(_INSTALL, [_INTERACTIVE, _LIVE, _POPUPS]), timeout=budget / 1000
-                    )
+                    await bounded(p.evaluate(_INSTALL, [_INTERACTIVE, _LIVE, _POPUPS]), budget)
                 )
         except BaseException:
             # Cancelled while installing: the caller never gets the watch to close, so the
@@ -278,9 +276,9 @@ class ChangeWatch:
             quiet = QUIET_MS if settle else 0
             budget = min(SETTLE_MAX_MS + 500, max(ctx.deadline.remaining_ms() - 50, 1))
             with contextlib.suppress(Exception):  # the document went away: it navigated
-                read = await asyncio.wait_for(
+                read = await bounded(
                     p.evaluate(_READ, [quiet, SETTLE_MAX_MS, MAX_TEXTS, TEXT_CHARS, MAX_OPENED]),
-                    timeout=budget / 1000,
+                    budget,
                 )
         # An installed observer that cannot be read any more means its document went away.
         lost = self._installed and read is None
@@ -323,7 +321,7 @@ class ChangeWatch:
         """Wait for a started main-frame navigation to commit and reach ``domcontentloaded``;
         False when none came (a download, a 204, a cancelled one) within the bound."""
         p = self.page.page
-        bound = min(NAVIGATION_WAIT_MS, max(ctx.deadline.remaining_ms() - 100, 1)) / 1000
+        bound_ms = min(NAVIGATION_WAIT_MS, max(ctx.deadline.remaining_ms() - 100, 1))
         if not self._navigated.is_set():
             waiters = TaskOwner()  # this call's: the one still waiting is cancelled and awaited
             racing = {
@@ -331,7 +329,7 @@ class ChangeWatch:
                 waiters.spawn(self._no_document.wait()),
             }
             try:
-                await asyncio.wait(racing, timeout=bound, return_when=asyncio.FIRST_COMPLETED)
+                await first_done(racing, bound_ms)
             finally:
                 await waiters.aclose()
         if not self._navigated.is_set():
@@ -345,9 +343,9 @@ class ChangeWatch:
     async def _loaded(self, ctx: OperationContext) -> dict[str, Any] | None:
         """The new document's outcome texts and title (None when it cannot be read)."""
         with contextlib.suppress(Exception):
-            loaded: dict[str, Any] = await asyncio.wait_for(
+            loaded: dict[str, Any] = await bounded(
                 self.page.page.evaluate(_LOADED_TEXTS, [_LIVE, MAX_TEXTS, TEXT_CHARS]),
-                timeout=max(ctx.deadline.remaining_ms() - 50, 1) / 1000,
+                max(ctx.deadline.remaining_ms() - 50, 1),
             )
             return {"title": loaded["title"], "texts": loaded["texts"], "titleBefore": None}
         return None

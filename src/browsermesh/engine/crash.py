@@ -13,15 +13,15 @@ from typing import TYPE_CHECKING
 from browsermesh.engine import navigation
 from browsermesh.engine.bounded import quietly
 from browsermesh.engine.failures import timed
-from browsermesh.model.deadline import Deadline
+from browsermesh.model.deadline import OperationContext
 
 if TYPE_CHECKING:
     from browsermesh.engine.playwright_engine import PlaywrightEngine, PwPage
 
 
-async def reopen(engine: PlaywrightEngine, handle: PwPage, timeout_ms: float) -> str:
+async def reopen(engine: PlaywrightEngine, handle: PwPage, ctx: OperationContext) -> str:
     """Replace the crashed page behind `handle` and load its last URL; returns the new URL."""
-    deadline = Deadline(max(1, int(timeout_ms)))
+    deadline = ctx.deadline
     crashed = handle.page
     url = handle.last_url or crashed.url
     fresh = await timed(handle.context.context.new_page(), deadline)
@@ -34,5 +34,5 @@ async def reopen(engine: PlaywrightEngine, handle: PwPage, timeout_ms: float) ->
         engine.observe(handle, sink)
     await quietly(crashed.close())
     if url.startswith(("http://", "https://")):
-        return await navigation.goto(fresh, url, deadline)
+        return await navigation.goto(fresh, url, ctx)
     return fresh.url

@@ -22,13 +22,13 @@ the operation's outcome and error.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import json
 import re
 from typing import TYPE_CHECKING, Any, Final, assert_never
 
 from browsermesh.engine import actionability
+from browsermesh.engine.bounded import bounded
 from browsermesh.engine.locators import build, build_locator
 from browsermesh.engine.page_source import page_secrets
 from browsermesh.engine.refs import RefRegistry
@@ -122,7 +122,7 @@ async def describe_target(
         return out
     # Best effort: the action decides the operation's outcome and error.
     with contextlib.suppress(Exception, TimeoutError):
-        await asyncio.wait_for(_describe(page, registry, target, out), budget_ms / 1000)
+        await bounded(_describe(page, registry, target, out), budget_ms)
     return out
 
 

@@ -7,8 +7,7 @@ another element.
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, assert_never
 
 from browsermesh.engine import actionability, candidates, quiet
@@ -21,6 +20,7 @@ from browsermesh.engine.blocked import blocked as _blocked
 from browsermesh.engine.blocked import first_try as _first_try
 from browsermesh.engine.blocked import late as _late
 from browsermesh.engine.blocked import timeout as _timeout
+from browsermesh.engine.bounded import bounded
 from browsermesh.engine.failures import classify_reason, raw_cause, within
 from browsermesh.engine.locators import Root
 from browsermesh.engine.locators import build as build  # re-exported for waits and snapshot
@@ -76,9 +76,7 @@ async def _quiet_miss(page: Page, el: PwLocator, ctx: OperationContext, reserve_
     caller's own wait then runs into the budget as before)."""
     while True:
         try:
-            count = await asyncio.wait_for(
-                el.count(), timeout=max(ctx.deadline.remaining_ms() - reserve_ms, 1) / 1000
-            )
+            count = await bounded(el.count(), max(ctx.deadline.remaining_ms() - reserve_ms, 1))
         except Exception:  # out of time or not countable: the caller's own path decides
             return False
         if count:
@@ -124,9 +122,7 @@ async def _single(
     on a quiet page → ELEMENT_NOT_FOUND."""
     while True:
         try:
-            count = await asyncio.wait_for(
-                el.count(), timeout=max(ctx.deadline.remaining_ms(), 1) / 1000
-            )
+            count = await bounded(el.count(), max(ctx.deadline.remaining_ms(), 1))
         except TimeoutError:
             raise _not_found(locator, ctx, op) from None
         except Exception as exc:
@@ -413,10 +409,6 @@ async def _redact_cover(page: Page, error: BrowserMeshError) -> None:
     cover["name"] = secrets.text(str(cover["name"]))
 
 
-async def _bounded(awaitable: Awaitable[Any], timeout_ms: float) -> Any:
-    return await asyncio.wait_for(awaitable, timeout=timeout_ms / 1000)
-
-
 def element_call(op: ElementOp, arg: str | OptionChoice | None = None) -> ElementCall:
     """The Playwright call for one element action (its catalogue entry's `playwright_method`);
     works on a Locator or an ElementHandle. Only select_option answers something: the
@@ -430,7 +422,7 @@ def element_call(op: ElementOp, arg: str | OptionChoice | None = None) -> Elemen
                 await method(timeout=timeout_ms)
             case "focus":
                 # ElementHandle.focus takes no timeout; bound it ourselves.
-                await _bounded(method(), timeout_ms)
+                await bounded(method(), timeout_ms)
             case "fill" | "press":
                 await method(text, timeout=timeout_ms)
             case "select_option":

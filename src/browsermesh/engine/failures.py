@@ -2,9 +2,12 @@
 
 Only the engine sees Playwright exceptions; the raw text is kept as `cause` (internal only).
 Every engine call that can fail goes through `timed` (a call under the operation's deadline),
-`within` (the same bound, for callers that classify other failures themselves), `navigation_error`,
-`browser_error` or, for element operations, `engine.elements` (which adds the match-count
-classification of §5.3 on top of `classify_reason`). Every OPERATION_TIMEOUT is built by
+`within` (the same bound, for callers that classify other failures themselves), `translated`
+(a context manager applying one classification rule, `as_browser_error`, `as_navigation_error`,
+`LAUNCH` or `CONNECT`, around Playwright calls) or, for element operations, `engine.elements`
+(which adds the match-count classification of §5.3 on top of `classify_reason`). Nowhere else
+does an `except Exception` build a BrowserMeshError from a Playwright failure
+(tests/unit/test_engine_convention.py). Every OPERATION_TIMEOUT is built by
 `operation_timeout`, in one shape: `{timeoutMs, reason}` (plus `operation` for element
 operations), the same as the model's `Deadline.timeout_error()`, and only for a budget that
 really ran out; an element that exists but cannot act is `not_actionable` (issue 31).
@@ -12,12 +15,13 @@ really ran out; an element that exists but cannot act is `not_actionable` (issue
 
 from __future__ import annotations
 
-import asyncio
+import contextlib
 import inspect
 import re
-from collections.abc import Awaitable, Sequence
-from typing import Any, TypeVar
+from collections.abc import Awaitable, Callable, Iterator, Sequence
+from typing import Any, TypeAlias, TypeVar
 
+from browsermesh.engine.bounded import bounded
 from browsermesh.errors import BrowserMeshError, ErrorCode
 from browsermesh.model.deadline import Deadline
 from browsermesh.redact import cut_chars
@@ -95,12 +99,11 @@ def not_actionable(reason: str, cause: str | None = None, **details: object) -> 
     )
 
 
-def _budget_s(awaitable: Awaitable[object], deadline: Deadline) -> float:
-    """The remaining budget in seconds; when none is left, the call is never started (a
-    coroutine is closed, so it is not reported as never awaited) and the deadline's timeout
-    is raised."""
+def _budget_ms(awaitable: Awaitable[object], deadline: Deadline) -> float:
+    """The remaining budget; when none is left, the call is never started (a coroutine is
+    closed, so it is not reported as never awaited) and the deadline's timeout is raised."""
     try:
-        return deadline.budget_ms() / 1000
+        return deadline.budget_ms()
     except BrowserMeshError:
         if inspect.iscoroutine(awaitable):
             awaitable.close()
@@ -111,9 +114,9 @@ async def within(awaitable: Awaitable[T], deadline: Deadline) -> T:
     """Await one engine call within the deadline's remaining budget; past it,
     `operation_timeout`. Any other failure propagates, for callers whose failures mean
     something else (a page script's own exception, an element miss, a close that may fail)."""
-    budget_s = _budget_s(awaitable, deadline)
+    budget_ms = _budget_ms(awaitable, deadline)
     try:
-        return await asyncio.wait_for(awaitable, timeout=budget_s)
+        return await bounded(awaitable, budget_ms)
     except TimeoutError:
         raise operation_timeout(deadline.timeout_ms) from None
 
@@ -121,12 +124,52 @@ async def within(awaitable: Awaitable[T], deadline: Deadline) -> T:
 async def timed(awaitable: Awaitable[T], deadline: Deadline) -> T:
     """Await one engine call within `deadline`: past it, or when Playwright reports its own
     timeout, OPERATION_TIMEOUT; any other Playwright failure BROWSER_ERROR (`browser_error`)."""
-    try:
+    with translated(as_browser_error(deadline.timeout_ms)):
         return await within(awaitable, deadline)
+
+
+Rule: TypeAlias = Callable[[Exception], BrowserMeshError]
+"""How one kind of call's Playwright failure becomes the reference's error (§5.4)."""
+
+
+@contextlib.contextmanager
+def translated(rule: Rule) -> Iterator[None]:
+    """Apply `rule` to any failure of the Playwright calls in the block: it is raised as the
+    classified error `rule` builds (the raw exception kept only as its `cause`). A failure
+    already classified (a BrowserMeshError: a budget that ran out in `within`, a cancellation)
+    passes through unchanged, and so do `asyncio.CancelledError` and the other non-`Exception`s.
+    """
+    try:
+        yield
     except BrowserMeshError:
         raise
     except Exception as exc:
-        raise browser_error(exc, timeout_ms=deadline.timeout_ms) from None
+        raise rule(exc) from None
+
+
+def as_browser_error(timeout_ms: float | None = None) -> Rule:
+    """The rule of an ordinary engine call: `browser_error` against the budget `timeout_ms`."""
+    return lambda exc: browser_error(exc, timeout_ms=timeout_ms)
+
+
+def as_navigation_error(url: str | Callable[[], str], timeout_ms: float) -> Rule:
+    """The rule of goto/back/forward/reload: `navigation_error` for `url` (a callable is read
+    when the failure happens: a history step names the page's URL at that moment)."""
+    return lambda exc: navigation_error(exc, url if isinstance(url, str) else url(), timeout_ms)
+
+
+def _launch(exc: Exception) -> BrowserMeshError:
+    return browser_error(exc, "launch")
+
+
+def _connect(exc: Exception) -> BrowserMeshError:
+    return browser_error(exc, "connect")
+
+
+LAUNCH: Rule = _launch
+"""The rule of starting a local browser: BROWSER_ERROR variant `launch`."""
+CONNECT: Rule = _connect
+"""The rule of connecting to a CDP endpoint or a browser server: variant `connect`."""
 
 
 _BLOCKED_BY_CLIENT = re.compile(r"err_blocked_by_client", re.IGNORECASE)

@@ -19,7 +19,7 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from browsermesh.engine import elements
-from browsermesh.engine.bounded import quietly
+from browsermesh.engine.bounded import bounded, quietly
 from browsermesh.engine.failures import timed
 from browsermesh.engine.page_source import MAX_SOURCE_CHARS, MAX_SOURCE_NODES, page_secrets
 from browsermesh.model.deadline import OperationContext
@@ -34,6 +34,7 @@ from browsermesh.model.find import (
     search,
     slow_pattern,
 )
+from browsermesh.model.tasks import all_of
 from browsermesh.model.text import well_formed
 from browsermesh.redact import SecretValues
 
@@ -259,7 +260,7 @@ async def _refs(
 ) -> tuple[list[str | None], list[str | None]]:
     """One ref per distinct anchor of the chosen matches (registry `add`: the refs a snapshot
     handed out stay valid), and its role."""
-    await asyncio.gather(*(quietly(e.handle.dispose()) for e in page.refs.drop_expired()))
+    await all_of(*(quietly(e.handle.dispose()) for e in page.refs.drop_expired()))
     distinct = [i for i in dict.fromkeys(wanted) if 0 <= i < len(anchors)]
     tokens: dict[int, str] = {}
     if distinct:
@@ -302,7 +303,7 @@ async def find(page: PwPage, query: FindQuery, ctx: OperationContext) -> dict[st
         lines = await asyncio.to_thread(_lines, list(data.get("lines", [])), secrets)
         searching = asyncio.to_thread(search, lines, anchors, query, budget_s)
         try:
-            hits = await (asyncio.wait_for(searching, budget_s) if query.regex else searching)
+            hits = await (bounded(searching, budget_s * 1000) if query.regex else searching)
         except TimeoutError:
             raise slow_pattern(budget_s) from None
         refs, roles = await _refs(page, handle, anchors, [h.anchor for h in hits.page], ctx)

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from browsermesh.engine.bounded import quietly
 from browsermesh.engine.failures import timed
-from browsermesh.model.deadline import Deadline
+from browsermesh.model.deadline import OperationContext
 from browsermesh.model.network import origin_of
 from browsermesh.model.tasks import TaskOwner
 
@@ -41,17 +41,17 @@ _SEED_SCRIPT = """(() => {{
 
 
 async def copy_storage(
-    context: BrowserContext, pages: list[Page], deadline: Deadline
+    context: BrowserContext, pages: list[Page], ctx: OperationContext
 ) -> tuple[dict[str, Any], SessionStorage]:
     """The context's storage state (cookies, localStorage, IndexedDB) and the sessionStorage
-    of `pages`' origins, within `deadline`."""
-    state: dict[str, Any] = dict(await timed(context.storage_state(indexed_db=True), deadline))
+    of `pages`' origins, within the call's deadline."""
+    state: dict[str, Any] = dict(await timed(context.storage_state(indexed_db=True), ctx.deadline))
     session: SessionStorage = {}
     for page in pages:
         origin = origin_of(page.url)
         if origin is None or origin in session or page.is_closed():
             continue
-        items = await timed(page.session_storage.items(), deadline)
+        items = await timed(page.session_storage.items(), ctx.deadline)
         if items:
             session[origin] = {item["name"]: item["value"] for item in items}
     return state, session

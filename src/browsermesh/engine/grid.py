@@ -27,10 +27,10 @@ import json
 import math
 import time
 import uuid
-from collections.abc import Awaitable
 from typing import TYPE_CHECKING, Any, Final
 
 from browsermesh.engine.backends import Backend
+from browsermesh.engine.bounded import bounded, quietly
 from browsermesh.engine.failures import operation_timeout, raw_cause
 from browsermesh.engine.grid_client import (
     OWNER_CAPABILITY,
@@ -40,7 +40,7 @@ from browsermesh.engine.grid_client import (
 )
 from browsermesh.engine.slots import BROWSER_CLOSE_MS, QUIET_FLAGS, BrowserSlot, SlotHost
 from browsermesh.errors import BrowserMeshError, ErrorCode
-from browsermesh.model.tasks import TaskOwner
+from browsermesh.model.tasks import TaskOwner, all_of, all_settled
 
 if TYPE_CHECKING:
     from playwright.async_api import Browser, BrowserContext, Playwright
@@ -104,10 +104,10 @@ class GridSlot(BrowserSlot):
         request = uuid.uuid4().hex
         began = time.monotonic()
         try:
-            async with asyncio.timeout(timeout_ms / 1000):
-                session = await backend.client.new_session(
-                    backend.capabilities(request), timeout_ms / 1000
-                )
+            session = await bounded(
+                backend.client.new_session(backend.capabilities(request), timeout_ms / 1000),
+                timeout_ms,
+            )
         except TimeoutError:
             backend.reap(request)
             raise operation_timeout(math.ceil(timeout_ms), "queued at the Selenium Grid") from None
@@ -230,9 +230,7 @@ class GridBackend(Backend):
         try:
             try:
                 # The start bounds itself; this bounds a wait behind another caller's start.
-                browser = await asyncio.wait_for(
-                    slot.ensure(host, timeout_ms), timeout=timeout_ms / 1000 + 1
-                )
+                browser = await bounded(slot.ensure(host, timeout_ms), timeout_ms + 1_000)
             except TimeoutError:
                 raise operation_timeout(
                     math.ceil(timeout_ms), "waiting for a Grid browser"
@@ -274,7 +272,7 @@ class GridBackend(Backend):
         """DELETE the slot's Grid session (once)."""
         session_id, slot.session_id = slot.session_id, None
         if session_id is not None:
-            await quietly(self.client.delete_session(session_id, DELETE_S))
+            await quietly(self.client.delete_session(session_id, DELETE_S), BROWSER_CLOSE_MS)
 
     async def _watch(self) -> None:
         """Every `probe_s`: ask the Grid about each Grid browser; one it no longer runs
@@ -282,7 +280,7 @@ class GridBackend(Backend):
         while True:
             await asyncio.sleep(self.probe_s)
             slots = [s for s in self.slots if isinstance(s, GridSlot) and s.browser is not None]
-            await asyncio.gather(*(self._probe(slot) for slot in slots))
+            await all_of(*(self._probe(slot) for slot in slots))
 
     async def _probe(self, slot: GridSlot) -> None:
         """Two "no" answers in a row lose the slot (one could be a router's passing hiccup)."""
@@ -303,8 +301,7 @@ class GridBackend(Backend):
         self.slots.remove(slot)
         if self._host is not None:
             self._host.browser_gone(slot, browser)
-        with contextlib.suppress(Exception):
-            await asyncio.wait_for(browser.close(), DELETE_S)
+        await quietly(browser.close(), BROWSER_CLOSE_MS)
         await self.end(slot)
 
     def reap(self, request: str) -> None:
@@ -320,7 +317,7 @@ class GridBackend(Backend):
                 owned = await self.client.owned_sessions(self.owner, REAP_POLL_S * 4)
                 found = [sid for sid, marker in owned.items() if marker == request]
                 for sid in found:
-                    await quietly(self.client.delete_session(sid, DELETE_S))
+                    await quietly(self.client.delete_session(sid, DELETE_S), BROWSER_CLOSE_MS)
                 if found:
                     return
             await asyncio.sleep(REAP_POLL_S)
@@ -331,30 +328,23 @@ class GridBackend(Backend):
         self._stopping = True
         slots, self.slots = list(self.slots), []
         try:
-            await asyncio.gather(*(s.stop() for s in slots), return_exceptions=True)
+            await all_settled(*(s.stop() for s in slots))
             await self._tasks.aclose()
-            await quietly(self._sweep())
+            await quietly(self._sweep(), BROWSER_CLOSE_MS)
         finally:
             await self.client.aclose()
             self._stopping = False
             self._watching = False
 
     async def _sweep(self) -> None:
-        async with asyncio.timeout(DELETE_S):
-            owned = await self.client.owned_sessions(self.owner, DELETE_S)
-            await asyncio.gather(
-                *(quietly(self.client.delete_session(sid, DELETE_S)) for sid in owned)
-            )
+        """Delete every Grid session this backend owns (the caller bounds the whole sweep)."""
+        owned = await self.client.owned_sessions(self.owner, DELETE_S)
+        await all_of(
+            *(quietly(self.client.delete_session(sid, DELETE_S), BROWSER_CLOSE_MS) for sid in owned)
+        )
 
 
 def new_key(counter: itertools.count[int]) -> str:
     """A placement key for a new Grid browser: `grid-<n>`, never the Grid's session id (the
     id lets anyone who reaches the Grid drive that browser)."""
     return f"grid-{next(counter)}"
-
-
-async def quietly(awaitable: Awaitable[object]) -> None:
-    """Await a best-effort Grid call (a delete or a sweep): its failure leaves the session to
-    the shutdown sweep or the Grid's own session timeout, and changes nothing for the caller."""
-    with contextlib.suppress(GridError, TimeoutError):
-        await awaitable

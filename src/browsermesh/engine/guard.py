@@ -35,6 +35,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urljoin
 
+from browsermesh.engine.bounded import bounded
 from browsermesh.model.network import OriginPolicy
 from browsermesh.model.tasks import TaskOwner
 
@@ -48,7 +49,7 @@ __all__ = ["POLICY_FAILURE", "RedirectGuard", "Unguarded", "report_blocked"]
 POLICY_FAILURE = "blocked_by_policy"
 """The `failure` of a request the network policy stopped (route, guard or worker gate)."""
 _REDIRECTS = frozenset({301, 302, 303, 307, 308})
-_ARM_BUDGET_S = 10.0
+_ARM_BUDGET_MS = 10_000
 """Arming a page's guard takes two CDP round trips; past this the request is aborted."""
 _REMEMBERED_REDIRECTS = 256
 _NO_SEPARATE_SESSION = "does not have a separate CDP session"
@@ -175,7 +176,7 @@ class RedirectGuard:
             arming = self._tasks.spawn(self._open(context, target))
             self._armed[target] = arming
         try:
-            await asyncio.wait_for(asyncio.shield(arming), _ARM_BUDGET_S)
+            await bounded(asyncio.shield(arming), _ARM_BUDGET_MS)
         except BaseException:
             if arming.done() and (arming.cancelled() or arming.exception() is not None):
                 self._armed.pop(target, None)  # the next request tries again

@@ -22,11 +22,11 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from browsermesh.engine import quiet
-from browsermesh.engine.failures import navigation_error
+from browsermesh.engine.failures import as_navigation_error, navigation_error, translated
 from browsermesh.engine.landing import document_status, landing
 from browsermesh.errors import BrowserMeshError
 from browsermesh.model import progress
-from browsermesh.model.deadline import Deadline
+from browsermesh.model.deadline import OperationContext
 from browsermesh.model.navigation import Landing
 
 if TYPE_CHECKING:
@@ -50,37 +50,42 @@ def same_url(a: str, b: str) -> bool:
     )
 
 
-async def goto(page: Page, url: str, deadline: Deadline) -> str:
-    """Navigate to `url` and wait for `load` within `deadline`; returns the page's URL."""
-    await _goto(page, url, deadline)
+async def goto(page: Page, url: str, ctx: OperationContext) -> str:
+    """Navigate to `url` and wait for `load` within the call's deadline; returns the page's
+    URL."""
+    await _goto(page, url, ctx)
     return page.url
 
 
-async def navigate(page: Page, url: str, deadline: Deadline) -> Landing:
+async def navigate(page: Page, url: str, ctx: OperationContext) -> Landing:
     """`goto`, answered as a `Landing` (status, title, key text: issue 31 item 2), read once
     the page has settled (engine.quiet: a single-page app renders after its fetches)."""
-    status = await _goto(page, url, deadline)
-    await quiet.settle(page, deadline)
-    return await landing(page, status, deadline)
+    status = await _goto(page, url, ctx)
+    await quiet.settle(page, ctx.deadline)
+    return await landing(page, status, ctx.deadline)
 
 
-async def _goto(page: Page, url: str, deadline: Deadline) -> int | None:
-    """Navigate to `url` and wait for `load`; the main document's status when it is known."""
+async def _goto(page: Page, url: str, ctx: OperationContext) -> int | None:
+    """Navigate to `url` and wait for `load`; the main document's status when it is known.
+    A cancelled call issues no further attempt (`ctx.check()` before each)."""
+    deadline = ctx.deadline
     if progress.active():  # the origin is parsed only for a call that reports progress
         progress.report(progress.loading_phase(url), total_ms=deadline.remaining_ms())
     destinations: _Destinations | None = None  # listened to once an attempt was interrupted
     try:
         attempt = 1
         while True:
-            try:
-                response = await page.goto(url, wait_until="load", timeout=deadline.budget_ms())
-                return document_status(page, response)
-            except BrowserMeshError:
-                raise  # the budget is gone: OPERATION_TIMEOUT
-            except Exception as exc:
-                if not _INTERRUPTED.search(str(exc)) or attempt == MAX_ATTEMPTS:
-                    raise navigation_error(exc, url, deadline.timeout_ms) from None
-                failure = exc
+            ctx.check()
+            with translated(as_navigation_error(url, deadline.timeout_ms)):
+                try:
+                    response = await page.goto(url, wait_until="load", timeout=deadline.budget_ms())
+                    return document_status(page, response)
+                except BrowserMeshError:
+                    raise  # the budget is gone: OPERATION_TIMEOUT
+                except Exception as exc:
+                    if not _INTERRUPTED.search(str(exc)) or attempt == MAX_ATTEMPTS:
+                        raise  # translated: NAVIGATION_FAILED, or Playwright's timeout
+                    failure = exc
             if destinations is None:
                 destinations = _Destinations(page, url)
                 page.on("request", destinations.saw)

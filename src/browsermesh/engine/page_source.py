@@ -10,12 +10,12 @@ change notices, candidates' and covering elements' names).
 
 from __future__ import annotations
 
-import asyncio
 from typing import TYPE_CHECKING, Any
 
 from browsermesh.engine.failures import timed, within
 from browsermesh.errors import Bound, BrowserMeshError, ErrorCode
 from browsermesh.model.deadline import Deadline, OperationContext
+from browsermesh.model.tasks import all_of
 from browsermesh.model.text import well_formed
 from browsermesh.redact import SecretValues
 
@@ -108,7 +108,7 @@ async def page_secrets(
         return None if values is None else [well_formed(str(v)) for v in values]
 
     secrets = into if into is not None else SecretValues()
-    for values in await asyncio.gather(*(one(f) for f in page.frames)):
+    for values in await all_of(*(one(f) for f in page.frames)):
         if values is None:
             raise BrowserMeshError(
                 ErrorCode.LIMIT_EXCEEDED, bound=Bound("sourceChars", "<=", MAX_SOURCE_CHARS)

@@ -43,9 +43,16 @@ from browsermesh.engine.backends import (
     release,
 )
 from browsermesh.engine.backends import running_as_root as running_as_root
+from browsermesh.engine.bounded import bounded
 from browsermesh.engine.changes import ChangeWatch
 from browsermesh.engine.evaluate import evaluate_in_page
-from browsermesh.engine.failures import browser_error, navigation_error, timed, within
+from browsermesh.engine.failures import (
+    as_browser_error,
+    as_navigation_error,
+    timed,
+    translated,
+    within,
+)
 from browsermesh.engine.fork import SessionStorageSeed, copy_storage
 from browsermesh.engine.landing import document_status, landing
 from browsermesh.engine.observers import observe_page, report_orphan
@@ -232,24 +239,21 @@ class PlaywrightEngine:
     # ------------------------------------------------------------------ contexts
 
     async def new_context(
-        self, options: ContextOptions, timeout_ms: float, live_by_placement: dict[str, int]
+        self, options: ContextOptions, ctx: OperationContext, live_by_placement: dict[str, int]
     ) -> PwContext:
-        """A new context within `timeout_ms` (launch or connect included).
+        """A new context within the call's deadline (launch or connect included).
 
         Restoring a saved state visits each of its origins and cannot be aborted, so past the
         budget the creation is abandoned (`OPERATION_TIMEOUT`) and the context it makes later
         is closed, never leaked (issue 12 #5)."""
-        deadline = Deadline(max(1, int(timeout_ms)))
-        slot, browser = await self._backend.acquire(self, timeout_ms, live_by_placement)
+        deadline = ctx.deadline
+        slot, browser = await self._backend.acquire(self, deadline.budget_ms(), live_by_placement)
         try:  # the slot counts this creation as pending until the runtime records it
-            try:
+            # A failure of the creation itself happened within the deadline: BROWSER_ERROR.
+            with translated(as_browser_error(deadline.timeout_ms)):
                 context = await self._abandoned.within(
                     browser.new_context(**context_kwargs(options)), deadline, self._close_quietly
                 )
-            except BrowserMeshError:
-                raise
-            except Exception as exc:  # the creation itself failed (it ran within the deadline)
-                raise browser_error(exc, timeout_ms=deadline.timeout_ms) from None
             slot.track(context)
             router = RequestRouter.for_settings(options.settings)
             try:
@@ -275,50 +279,52 @@ class PlaywrightEngine:
 
     async def close_context(self, context: PwContext) -> None:
         slot = context.slot
+
+        async def closing() -> None:
+            with translated(as_browser_error(CLOSE_STEP_MS)):
+                await context.context.close()
+
         try:
-            await within(context.context.close(), Deadline(CLOSE_STEP_MS))
-        except BrowserMeshError:
+            await bounded(closing(), CLOSE_STEP_MS)
+        except TimeoutError:
             # Not closed in time: the context is left to the browser's own close at shutdown.
             raise BrowserMeshError(
                 ErrorCode.BROWSER_ERROR, cause="context close timed out"
             ) from None
-        except Exception as exc:
+        except BrowserMeshError:
             owner = context.context.browser
             if owner is None or owner is not slot.browser or not owner.is_connected():
                 return  # that browser is already gone: nothing left to close
-            raise browser_error(exc, timeout_ms=CLOSE_STEP_MS) from None
+            raise
         finally:
             slot.forget(context.context)
             await context.router.close()
             await self._backend.settle(slot)
 
     async def update_network(
-        self, context: PwContext, network: dict[str, Any], timeout_ms: float
+        self, context: PwContext, network: dict[str, Any], ctx: OperationContext
     ) -> None:
         """Apply a session's new `network` settings (browser_session_update) to its context."""
-        await timed(
-            apply_network(context.context, context.router, network),
-            Deadline(max(1, int(timeout_ms))),
-        )
+        await timed(apply_network(context.context, context.router, network), ctx.deadline)
 
-    async def storage_state(self, context: PwContext, timeout_ms: float) -> dict[str, Any]:
-        """The context's cookies and every origin's storage, within `timeout_ms`: reading a
-        busy page's localStorage never answers, so the wait is ours, not Playwright's."""
-        raw = await timed(context.context.storage_state(), Deadline(max(1, int(timeout_ms))))
+    async def storage_state(self, context: PwContext, ctx: OperationContext) -> dict[str, Any]:
+        """The context's cookies and every origin's storage, within the call's deadline: reading
+        a busy page's localStorage never answers, so the wait is ours, not Playwright's."""
+        raw = await timed(context.context.storage_state(), ctx.deadline)
         state: dict[str, Any] = dict(raw)
         return state
 
     # --------------------------------------------------------------------- pages
 
     async def fork_storage(
-        self, context: PwContext, pages: list[PwPage], timeout_ms: float
+        self, context: PwContext, pages: list[PwPage], ctx: OperationContext
     ) -> tuple[dict[str, Any], dict[str, dict[str, str]]]:
         """What a fork copies out of `context` (engine/fork.py)."""
         live = [p.page for p in pages if not (p.closed or p.crashed)]
-        return await copy_storage(context.context, live, Deadline(max(1, int(timeout_ms))))
+        return await copy_storage(context.context, live, ctx)
 
-    async def new_page(self, context: PwContext, timeout_ms: float) -> PwPage:
-        deadline = Deadline(max(1, int(timeout_ms)))
+    async def new_page(self, context: PwContext, ctx: OperationContext) -> PwPage:
+        deadline = ctx.deadline
         page = await timed(context.context.new_page(), deadline)
         await timed(context.router.prepare(page), deadline)  # armed before its first request
         seed, context.session_seed = context.session_seed, None
@@ -368,8 +374,9 @@ class PlaywrightEngine:
         page.on("crash", on_crash)
         page.on("download", on_download)
 
-    async def close_page(self, page: PwPage, timeout_ms: float) -> None:
-        """Close the page within `timeout_ms`.
+    async def close_page(self, page: PwPage, ctx: OperationContext) -> None:
+        """Close the page within the call's deadline (a cancelled call closes it too: the page
+        has already left the registry).
 
         Playwright's close can hang on a page that keeps reloading (a 30 ms reload loop did it
         about one time in seven here), which wedged the session's queue and, behind it, session
@@ -377,37 +384,38 @@ class PlaywrightEngine:
         the session; the close still counts as done, since the page has already left the registry.
         """
         page.closed = True
-        deadline = Deadline(max(1, int(timeout_ms)))
-        try:
-            await within(page.page.close(), deadline)
-        except BrowserMeshError:
-            return  # past the budget: left to its context (above)
-        except Exception as exc:
-            raise browser_error(exc, timeout_ms=deadline.timeout_ms) from None
+        deadline = ctx.deadline
+        with translated(as_browser_error(deadline.timeout_ms)):
+            try:
+                await within(page.page.close(), deadline)
+            except BrowserMeshError:
+                return  # past the budget: left to its context (above)
 
-    async def navigate(self, page: PwPage, url: str, timeout_ms: float) -> Landing:
-        deadline = Deadline(max(1, int(timeout_ms)))
+    async def navigate(self, page: PwPage, url: str, ctx: OperationContext) -> Landing:
         try:
-            return await navigation.navigate(page.page, url, deadline)
+            return await navigation.navigate(page.page, url, ctx)
         finally:
             await release_retired(page.refs)  # the refs the navigation replaced
 
-    async def history(self, page: PwPage, step: HistoryStep, timeout_ms: float) -> Landing:
+    async def history(self, page: PwPage, step: HistoryStep, ctx: OperationContext) -> Landing:
+        ctx.check()
         if page.crashed and step == "reload":
-            return Landing(await crash.reopen(self, page, timeout_ms))
+            return Landing(await crash.reopen(self, page, ctx))
         p = page.page
-        deadline = Deadline(max(1, int(timeout_ms)))
+        deadline = ctx.deadline
         try:
-            if step == "back":
-                response = await p.go_back(wait_until="load", timeout=deadline.budget_ms())
-            elif step == "forward":
-                response = await p.go_forward(wait_until="load", timeout=deadline.budget_ms())
-            else:
-                response = await p.reload(wait_until="load", timeout=deadline.budget_ms())
-        except BrowserMeshError:
-            raise
-        except Exception as exc:
-            raise navigation_error(exc, p.url, deadline.timeout_ms) from None
+            with translated(as_navigation_error(lambda: p.url, deadline.timeout_ms)):
+                match step:
+                    case "back":
+                        response = await p.go_back(wait_until="load", timeout=deadline.budget_ms())
+                    case "forward":
+                        response = await p.go_forward(
+                            wait_until="load", timeout=deadline.budget_ms()
+                        )
+                    case "reload":
+                        response = await p.reload(wait_until="load", timeout=deadline.budget_ms())
+                    case _:
+                        assert_never(step)
         finally:
             await release_retired(page.refs)  # the refs the navigation replaced
         await quiet.settle(p, deadline)  # a single-page app renders after its fetches
@@ -416,8 +424,8 @@ class PlaywrightEngine:
     def current_url(self, page: PwPage) -> str:
         return page.page.url
 
-    async def title(self, page: PwPage, timeout_ms: float) -> str:
-        deadline = Deadline(max(1, int(timeout_ms)))
+    async def title(self, page: PwPage, ctx: OperationContext) -> str:
+        deadline = ctx.deadline
         title = await timed(page.page.title(), deadline)
         secrets = await snapshot.page_secrets(page.page, deadline)
         return secrets.text(well_formed(title))

@@ -2,6 +2,11 @@
 
 Handles are opaque to the runtime: it stores them and passes them back, never looks inside. Every
 method raises `BrowserMeshError` (already classified) on failure, never a Playwright exception.
+
+One calling convention: every method that does browser work for a call takes that call's
+`OperationContext` (its deadline and its cancel signal) as `ctx`; only the clean-up methods
+`close_context` and `stop` take none and bound themselves with the engine's own fixed budget
+(tests/unit/test_engine_convention.py).
 """
 
 from __future__ import annotations
@@ -102,32 +107,38 @@ class Engine(Protocol[ContextT, PageT]):
     def endpoints(self) -> list[dict[str, Any]]: ...
 
     async def new_context(
-        self, options: ContextOptions, timeout_ms: float, live_by_placement: dict[str, int]
+        self, options: ContextOptions, ctx: OperationContext, live_by_placement: dict[str, int]
     ) -> ContextT:
         """Create a context on the backend endpoint the engine picks (fewest live sessions)."""
         ...
 
     async def close_context(self, context: ContextT) -> None: ...
     async def update_network(
-        self, context: ContextT, network: dict[str, Any], timeout_ms: float
+        self, context: ContextT, network: dict[str, Any], ctx: OperationContext
     ) -> None:
         """Apply a session's new normalized `network` settings (issue 19) to its context."""
         ...
 
-    async def storage_state(self, context: ContextT, timeout_ms: float) -> dict[str, Any]: ...
+    async def storage_state(self, context: ContextT, ctx: OperationContext) -> dict[str, Any]: ...
     async def fork_storage(
-        self, context: ContextT, pages: list[PageT], timeout_ms: float
+        self, context: ContextT, pages: list[PageT], ctx: OperationContext
     ) -> tuple[dict[str, Any], dict[str, dict[str, str]]]:
         """What a fork copies: the storage state (cookies, localStorage, IndexedDB) and the
         sessionStorage of `pages`' origins, the first page of an origin winning."""
         ...
 
-    async def new_page(self, context: ContextT, timeout_ms: float) -> PageT: ...
-    async def close_page(self, page: PageT, timeout_ms: float) -> None: ...
-    async def navigate(self, page: PageT, url: str, timeout_ms: float) -> Landing: ...
-    async def history(self, page: PageT, step: HistoryStep, timeout_ms: float) -> Landing: ...
+    async def new_page(self, context: ContextT, ctx: OperationContext) -> PageT: ...
+    async def close_page(self, page: PageT, ctx: OperationContext) -> None:
+        """Close the page within `ctx`'s deadline; past it the page is left to its context."""
+        ...
+
+    async def navigate(self, page: PageT, url: str, ctx: OperationContext) -> Landing:
+        """Load `url`; a cancelled call issues no further attempt (`ctx.check()`)."""
+        ...
+
+    async def history(self, page: PageT, step: HistoryStep, ctx: OperationContext) -> Landing: ...
     def current_url(self, page: PageT) -> str: ...
-    async def title(self, page: PageT, timeout_ms: float) -> str: ...
+    async def title(self, page: PageT, ctx: OperationContext) -> str: ...
     async def act(
         self,
         page: PageT,

@@ -25,6 +25,7 @@ import weakref
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from browsermesh.engine.bounded import bounded
 from browsermesh.model.deadline import Deadline
 
 if TYPE_CHECKING:
@@ -133,11 +134,9 @@ async def quiet_for(
         return None
     if quiet.pending():
         return 0.0, quiet.settle_ms
-    timeout = min(READ_MS, max(deadline.remaining_ms(), 1)) / 1000
+    budget_ms = min(READ_MS, max(deadline.remaining_ms(), 1))
     try:
-        since_dom, loading, since_load = await asyncio.wait_for(
-            page.evaluate(_READ), timeout=timeout
-        )
+        since_dom, loading, since_load = await bounded(page.evaluate(_READ), budget_ms)
     except Exception:  # navigating (the context is gone), or too busy to answer: not quiet
         return 0.0, quiet.settle_ms
     if loading:

@@ -10,7 +10,6 @@ managed page (`PlaywrightEngine.adopt_page`), filled by `engine.snapshot`, read 
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -20,6 +19,7 @@ from browsermesh.engine.bounded import quietly
 from browsermesh.errors import BrowserMeshError, ErrorCode
 from browsermesh.model.clock import Clock
 from browsermesh.model.ids import base36
+from browsermesh.model.tasks import all_of
 
 if TYPE_CHECKING:
     from playwright.async_api import ElementHandle
@@ -130,4 +130,4 @@ async def release_retired(registry: RefRegistry) -> None:
     navigation). Best effort and bounded: a handle that cannot be released (its page is busy or
     gone) is freed with its page or context anyway."""
     retired, registry.retired = registry.retired, []
-    await asyncio.gather(*(quietly(e.handle.dispose()) for e in retired))
+    await all_of(*(quietly(e.handle.dispose()) for e in retired))

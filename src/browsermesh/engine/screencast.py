@@ -32,15 +32,16 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any, Final
 
+from browsermesh.engine.bounded import bounded
 from browsermesh.model.frame_pacing import Frame, FramePacer, PictureBounds, fit_scale
 from browsermesh.model.tasks import TaskOwner
 
 __all__ = ["FrameSink", "PageScreencast", "Screencaster"]
 
 FrameSink = Callable[[Frame], None]
-_CDP_BUDGET_S: Final = 5.0
+_CDP_BUDGET_MS: Final = 5_000
 """One CDP round trip of the pictures may take this long (a hung page shows no new picture)."""
-_TITLE_BUDGET_S: Final = 1.0
+_TITLE_BUDGET_MS: Final = 1_000
 
 
 class PageScreencast:
@@ -77,9 +78,7 @@ class PageScreencast:
     async def start(self) -> None:
         """Open the CDP session and start taking pictures; never raises."""
         try:
-            session = await asyncio.wait_for(
-                self._page.context.new_cdp_session(self._page), _CDP_BUDGET_S
-            )
+            session = await bounded(self._page.context.new_cdp_session(self._page), _CDP_BUDGET_MS)
         except Exception:
             return  # no CDP session (the page closed meanwhile): no pictures, no title
         if self._closed:
@@ -95,7 +94,7 @@ class PageScreencast:
         if session is None or self._closed:
             return None
         try:
-            info = await asyncio.wait_for(session.send("Target.getTargetInfo"), _TITLE_BUDGET_S)
+            info = await bounded(session.send("Target.getTargetInfo"), _TITLE_BUDGET_MS)
         except Exception:
             return None
         title = (info.get("targetInfo") or {}).get("title")
@@ -129,8 +128,7 @@ class PageScreencast:
         while not self._closed:
             self._hurried.clear()
             with contextlib.suppress(TimeoutError):
-                async with asyncio.timeout(self._pacer.wait_s(self._now())):
-                    await self._hurried.wait()
+                await bounded(self._hurried.wait(), self._pacer.wait_s(self._now()) * 1000)
             await asyncio.sleep(self._pacer.wait_s(self._now()))  # hurried: the shortest wait
             data, source = await self._cast_one(), "screencast"
             if data is None:
@@ -168,14 +166,13 @@ class PageScreencast:
         self._frame = None
         self._arrived.clear()
         try:
-            await asyncio.wait_for(session.send("Page.startScreencast", params), _CDP_BUDGET_S)
+            await bounded(session.send("Page.startScreencast", params), _CDP_BUDGET_MS)
         except Exception:
             self._casting = False  # this page (or browser) has no screencast: screenshots
             return None
         try:
             with contextlib.suppress(TimeoutError):
-                async with asyncio.timeout(b.frame_wait_s):
-                    await self._arrived.wait()
+                await bounded(self._arrived.wait(), b.frame_wait_s * 1000)
         finally:
             await _send(session, "Page.stopScreencast", {})
         return self._frame
@@ -186,7 +183,7 @@ class PageScreencast:
             return None
         b = self._bounds
         try:
-            metrics = await asyncio.wait_for(session.send("Page.getLayoutMetrics"), _CDP_BUDGET_S)
+            metrics = await bounded(session.send("Page.getLayoutMetrics"), _CDP_BUDGET_MS)
             viewport = metrics.get("cssVisualViewport") or {}
             width = float(viewport.get("clientWidth", 0))
             height = float(viewport.get("clientHeight", 0))
@@ -199,7 +196,7 @@ class PageScreencast:
                 "height": height,
                 "scale": fit_scale(width, height, b.max_width, b.max_height),
             }
-            shot = await asyncio.wait_for(
+            shot = await bounded(
                 session.send(
                     "Page.captureScreenshot",
                     {
@@ -209,7 +206,7 @@ class PageScreencast:
                         "captureBeyondViewport": False,
                     },
                 ),
-                _CDP_BUDGET_S,
+                _CDP_BUDGET_MS,
             )
         except Exception:
             return None
@@ -226,9 +223,9 @@ class Screencaster:
 
 async def _send(session: Any, method: str, params: dict[str, Any]) -> None:
     with contextlib.suppress(Exception):  # the page or its target went away meanwhile
-        await asyncio.wait_for(session.send(method, params), _CDP_BUDGET_S)
+        await bounded(session.send(method, params), _CDP_BUDGET_MS)
 
 
 async def _detach(session: Any) -> None:
     with contextlib.suppress(Exception):
-        await asyncio.wait_for(session.detach(), _CDP_BUDGET_S)
+        await bounded(session.detach(), _CDP_BUDGET_MS)

@@ -8,9 +8,9 @@ capture, and bounds them (`MAX_SELECTED_REPORTED` entries of `MAX_SELECTED_CHARS
 
 from __future__ import annotations
 
-import asyncio
 from typing import TYPE_CHECKING, Any
 
+from browsermesh.engine.bounded import bounded
 from browsermesh.engine.page_source import page_secrets
 from browsermesh.errors import BrowserMeshError
 from browsermesh.model.deadline import Deadline
@@ -43,14 +43,13 @@ async def select_options(el: Any, choice: str | OptionChoice | None, timeout_ms:
     else:  # a browser_fill_form value: an option's value or label (Playwright's plain string)
         values = await el.select_option(choice or "", timeout=timeout_ms)
     try:
-        return await _bounded(el.evaluate(_READ_SELECTED, MAX_SELECTED_REPORTED), READ_RESERVE_MS)
+        read: dict[str, Any] = await bounded(
+            el.evaluate(_READ_SELECTED, MAX_SELECTED_REPORTED), READ_RESERVE_MS
+        )
+        return read
     except Exception:
         listed = [{"value": str(v)} for v in values or ()]
         return {"count": len(listed), "items": listed[:MAX_SELECTED_REPORTED]}
-
-
-async def _bounded(awaitable: Any, timeout_ms: float) -> Any:
-    return await asyncio.wait_for(awaitable, timeout=timeout_ms / 1000)
 
 
 def _shown(secrets: SecretValues, text: object) -> str:

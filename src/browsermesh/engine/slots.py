@@ -15,11 +15,12 @@ import time
 from collections.abc import Callable, Coroutine
 from typing import TYPE_CHECKING, Any, Protocol
 
-from browsermesh.engine.failures import browser_error, timed
+from browsermesh.engine.bounded import first_done
+from browsermesh.engine.failures import CONNECT, LAUNCH, browser_error, timed, translated
 from browsermesh.errors import BrowserMeshError, ErrorCode
 from browsermesh.model import progress
 from browsermesh.model.deadline import Deadline
-from browsermesh.model.tasks import TaskOwner
+from browsermesh.model.tasks import TaskOwner, all_settled
 from browsermesh.redact import ENDPOINT_SCHEMES, sanitize_url
 
 if TYPE_CHECKING:
@@ -229,12 +230,12 @@ class LocalSlot(BrowserSlot):
                 self._installer(self._phase), name="install Chromium", context=contextvars.Context()
             )
         install = self._install
-        deadline = time.monotonic() + timeout_ms / 1000
+        deadline = Deadline(max(1, int(timeout_ms)))
         while not install.done():
             progress.report(self._install_phase, total_ms=timeout_ms)
             self._install_changed.clear()
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
+            remaining_ms = deadline.remaining_ms()
+            if remaining_ms <= 0:
                 raise BrowserMeshError(
                     ErrorCode.BROWSER_ERROR,
                     variant="installing",
@@ -244,9 +245,7 @@ class LocalSlot(BrowserSlot):
             waits = TaskOwner()  # this call's: cancelled and awaited before it goes on
             changed = waits.spawn(self._install_changed.wait())
             try:
-                await asyncio.wait(
-                    {install, changed}, timeout=remaining, return_when=asyncio.FIRST_COMPLETED
-                )
+                await first_done({install, changed}, remaining_ms)
             finally:
                 await waits.aclose()
         found = install.result()
@@ -266,7 +265,7 @@ class LocalSlot(BrowserSlot):
             # What is left of the budget launches (at least a second: the wait was the install's).
             timeout_ms = max(1000.0, timeout_ms - (time.monotonic() - began) * 1000)
             progress.report("launching Chromium", total_ms=timeout_ms)
-        try:
+        with translated(LAUNCH):
             return await pw.chromium.launch(
                 executable_path=self.executable_path,
                 headless=self.headless,
@@ -277,8 +276,6 @@ class LocalSlot(BrowserSlot):
                 handle_sigterm=False,
                 handle_sighup=False,
             )
-        except Exception as exc:
-            raise browser_error(exc, "launch") from None
 
     def failure(self, exc: BaseException) -> BrowserMeshError:
         return browser_error(exc, "launch")
@@ -292,18 +289,13 @@ class CdpSlot(BrowserSlot):
         self._url = url
 
     async def _start(self, pw: Playwright, timeout_ms: float) -> Browser:
-        try:
+        with translated(CONNECT):
             return await pw.chromium.connect_over_cdp(self._url, timeout=timeout_ms)
-        except Exception as exc:
-            raise browser_error(exc, "connect") from None
 
     async def _close(self, browser: Browser, owned: list[BrowserContext]) -> None:
         # Only the contexts we created; the browser's own contexts and pages stay as they are,
         # and closing a CDP connection only disconnects (the remote process keeps running).
-        results = await asyncio.gather(
-            *(timed(c.close(), Deadline(BROWSER_CLOSE_MS)) for c in owned),
-            return_exceptions=True,
-        )
+        results = await all_settled(*(timed(c.close(), Deadline(BROWSER_CLOSE_MS)) for c in owned))
         failed = next((r for r in results if isinstance(r, BrowserMeshError)), None)
         await super()._close(browser, owned)
         if failed is not None:
@@ -321,11 +313,9 @@ class ServerSlot(BrowserSlot):
 
     async def _start(self, pw: Playwright, timeout_ms: float) -> Browser:
         options = {**self.launch_options, "timeout": max(1, int(timeout_ms))}
-        try:
+        with translated(CONNECT):
             return await pw.chromium.connect(
                 self._url,
                 timeout=timeout_ms,
                 headers={LAUNCH_OPTIONS_HEADER: json.dumps(options)},
             )
-        except Exception as exc:
-            raise browser_error(exc, "connect") from None

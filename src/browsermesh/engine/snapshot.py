@@ -34,6 +34,7 @@ from browsermesh.model.ids import base36
 from browsermesh.model.locators import Locator, RefTarget
 from browsermesh.model.paging import SnapshotOptions, clip_retained
 from browsermesh.model.table_diff import TableLines, shown_lines
+from browsermesh.model.tasks import all_of
 from browsermesh.model.text import well_formed
 from browsermesh.redact import SecretValues
 
@@ -179,7 +180,7 @@ async def _handles(
         except Exception:
             return None  # gone meanwhile, or out of budget: this node simply gets no ref
 
-    handles = list(await asyncio.gather(*(one(n) for n in nodes)))
+    handles = await all_of(*(one(n) for n in nodes))
     fetched.extend(handles)
     return handles
 
@@ -342,7 +343,7 @@ class _Table:
 async def _dispose_unused(fetched: list[ElementHandle | None], kept: set[int]) -> None:
     """Handles read for the capture but not registered as refs are released at once."""
     unused = [h for h in fetched if h is not None and id(h) not in kept]
-    await asyncio.gather(*(quietly(h.dispose()) for h in unused))
+    await all_of(*(quietly(h.dispose()) for h in unused))
 
 
 async def _aria_refs(

@@ -13,14 +13,15 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, assert_never
 
 from browsermesh.engine import elements, text_match
-from browsermesh.engine.bounded import quietly
+from browsermesh.engine.bounded import first_done, quietly
 from browsermesh.engine.failures import (
-    browser_error,
+    as_browser_error,
     classify_reason,
     is_operation_timeout,
     name_failed_response,
     operation_timeout,
     raw_cause,
+    translated,
     within,
 )
 from browsermesh.engine.landing import document_status, landing
@@ -117,18 +118,19 @@ async def wait_for(page: Page, cond: Condition, ctx: OperationContext) -> None:
 
 async def _poll(page: Page, cond: Condition, ctx: OperationContext) -> None:
     while True:
-        try:
-            if await _satisfied(page, cond, ctx):
-                return
-        except BrowserMeshError:
-            raise
-        except Exception as exc:
-            # A navigation may destroy the execution context mid-check, and Playwright's own
-            # timeout may answer just before ours: check again (the deadline decides).
-            text = str(exc)
-            destroyed = "context was destroyed" in text or "navigat" in text.lower()
-            if not destroyed and classify_reason(exc) != "timeout":
-                raise browser_error(exc) from None
+        with translated(as_browser_error()):
+            try:
+                if await _satisfied(page, cond, ctx):
+                    return
+            except BrowserMeshError:
+                raise
+            except Exception as exc:
+                # A navigation may destroy the execution context mid-check, and Playwright's own
+                # timeout may answer just before ours: check again (the deadline decides).
+                text = str(exc)
+                destroyed = "context was destroyed" in text or "navigat" in text.lower()
+                if not destroyed and classify_reason(exc) != "timeout":
+                    raise  # translated: BROWSER_ERROR
         if ctx.deadline.remaining_ms() < 1:
             raise operation_timeout(ctx.deadline.timeout_ms)
         await ctx.sleep(POLL_MS)
@@ -199,17 +201,18 @@ async def _handle(
             if dialog.default_value
             else "",
         }
-        try:
-            if wait.accept:
-                if wait.prompt_text is not None:
-                    await dialog.accept(wait.prompt_text)
+        with translated(as_browser_error()):
+            try:
+                if wait.accept:
+                    if wait.prompt_text is not None:
+                        await dialog.accept(wait.prompt_text)
+                    else:
+                        await dialog.accept()
                 else:
-                    await dialog.accept()
-            else:
-                await dialog.dismiss()
-        except Exception as exc:
-            await quietly(dialog.dismiss())
-            raise browser_error(exc) from None
+                    await dialog.dismiss()
+            except Exception:
+                await quietly(dialog.dismiss())
+                raise
         return WaitOutcome(event)
     if kind == "refused" and isinstance(wait, DownloadWait):
         # The link's document came back 4xx/5xx: this click's download cannot come any more.
@@ -230,14 +233,10 @@ async def _handle(
             raise invalid_argument(
                 "wait.files", "one file: the chooser takes one (its input has no multiple)"
             )
-        try:
+        with translated(as_browser_error(ctx.deadline.timeout_ms)):
             await payload.set_files(
                 [f.playwright() for f in wait.files], timeout=ctx.deadline.budget_ms()
             )
-        except BrowserMeshError:
-            raise
-        except Exception as exc:
-            raise browser_error(exc, timeout_ms=ctx.deadline.timeout_ms) from None
         return WaitOutcome({"kind": "fileChooser", "files": len(wait.files)})
     if kind == "navigation" and isinstance(wait, NavigationWait):
         url, documents = payload
@@ -297,7 +296,7 @@ async def _next_event(
     if not act.done():
         waiting.add(act)
     try:
-        await asyncio.wait(waiting, timeout=remaining / 1000, return_when=asyncio.FIRST_COMPLETED)
+        await first_done(waiting, remaining)
     finally:
         await children.aclose()
     item = None if getter.cancelled() else getter.result()

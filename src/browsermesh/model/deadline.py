@@ -6,7 +6,7 @@ import asyncio
 import contextlib
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TypeAlias
 
 from browsermesh.errors import BrowserMeshError, ErrorCode
@@ -65,6 +65,13 @@ class OperationContext:
     # The order the runtime accepted this operation in, one counter for every session (issue
     # 20: a test export interleaves the sessions' recorded steps by it); 0 outside a runtime.
     accepted: int = 0
+
+    def at_least(self, ms: float) -> OperationContext:
+        """This operation (same id, same cancel signal) with at least `ms` left: for clean-up
+        that may run a little past the deadline (closing a popup nobody may keep)."""
+        if self.deadline.remaining_ms() >= ms:
+            return self
+        return replace(self, deadline=Deadline(max(1, int(ms))))
 
     def check(self) -> None:
         """Raise if the caller cancelled or the budget is gone."""

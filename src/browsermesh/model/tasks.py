@@ -9,17 +9,19 @@ belongs to whatever the task works for, and whatever closes that closes the owne
   gave up, a browser install) is owned by an object whose own close or stop awaits it.
 
 `cancel_and_await` is the other half: a cancelled child is awaited, never left to finish (or
-fail) on its own after its parent went on.
+fail) on its own after its parent went on. `all_of` and `all_settled` are the fan-out (what
+`asyncio.gather` does, with an owner): their children are the call's own, so when the call
+fails or is cancelled every child is cancelled and awaited before it returns.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextvars
-from collections.abc import Coroutine
+from collections.abc import Awaitable, Coroutine
 from typing import Any, TypeVar
 
-__all__ = ["TaskOwner", "cancel_and_await"]
+__all__ = ["TaskOwner", "all_of", "all_settled", "cancel_and_await"]
 
 T = TypeVar("T")
 
@@ -101,3 +103,49 @@ class TaskOwner:
         caller's own cancellation is, once they have ended."""
         while pending := self.pending:
             await cancel_and_await(*pending)
+
+
+async def _awaited(awaitable: Awaitable[T]) -> T:
+    """`awaitable` as a coroutine, so that a `TaskOwner` can run any awaitable."""
+    return await awaitable
+
+
+async def all_of(*awaitables: Awaitable[T]) -> list[T]:
+    """Await every awaitable concurrently; their results in argument order.
+
+    The first failure (in argument order, among the children failed when it is seen) is
+    raised once every other child has been cancelled and awaited, and a cancellation of the
+    caller is raised once every child has ended: no child outlives the call (unlike
+    `asyncio.gather`, which leaves the others running)."""
+    owner = TaskOwner()
+    tasks = [owner.spawn(_awaited(awaitable)) for awaitable in awaitables]
+    try:
+        if tasks:
+            await asyncio.wait(tasks, return_when=asyncio.FIRST_EXCEPTION)
+        for task in tasks:
+            if task.done() and not task.cancelled() and (error := task.exception()) is not None:
+                raise error
+        return [task.result() for task in tasks]  # a child cancelled on its own raises here
+    finally:
+        await owner.aclose()
+
+
+async def all_settled(*awaitables: Awaitable[T]) -> list[T | BaseException]:
+    """Await every awaitable concurrently; each one's result or failure, in argument order
+    (`asyncio.gather(..., return_exceptions=True)`, owned: a cancellation of the caller is
+    raised once every child has been cancelled and awaited)."""
+    owner = TaskOwner()
+    tasks = [owner.spawn(_awaited(awaitable)) for awaitable in awaitables]
+    try:
+        if tasks:
+            await asyncio.wait(tasks)
+    finally:
+        await owner.aclose()
+    return [_outcome(task) for task in tasks]
+
+
+def _outcome(task: asyncio.Task[T]) -> T | BaseException:
+    if task.cancelled():
+        return asyncio.CancelledError()
+    error = task.exception()
+    return task.result() if error is None else error

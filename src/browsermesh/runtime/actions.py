@@ -76,7 +76,7 @@ class PageActions:
 
         async def job(rec: SessionRecord, page: PageRecord, ctx: OperationContext) -> Landing:
             self.core.clear_snapshots(page)
-            landed = await self.engine.navigate(page.handle, target, ctx.deadline.budget_ms())
+            landed = await self.engine.navigate(page.handle, target, ctx)
             self.recorder.record(rec, Navigate(**step_at(rec, page, ctx), url=target))
             return landed
 
@@ -91,7 +91,7 @@ class PageActions:
 
         async def job(rec: SessionRecord, page: PageRecord, ctx: OperationContext) -> Landing:
             self.core.clear_snapshots(page)
-            landed = await self.engine.history(page.handle, step, ctx.deadline.budget_ms())
+            landed = await self.engine.history(page.handle, step, ctx)
             self.recorder.record(rec, History(**step_at(rec, page, ctx), step=step))
             return landed
 
@@ -105,7 +105,7 @@ class PageActions:
 
     async def get_title(self, call: PageCall) -> tuple[str, str]:
         async def job(rec: SessionRecord, page: PageRecord, ctx: OperationContext) -> str:
-            return await self.engine.title(page.handle, ctx.deadline.budget_ms())
+            return await self.engine.title(page.handle, ctx)
 
         return await self.core.run_page_op(call, "browser_get_title", job)
 
@@ -365,9 +365,7 @@ class PageActions:
             return event
         if len(rec.pages) >= self.core.config.max_pages:
             # Cleanup of a page nobody may keep: a short grace past the deadline.
-            await self.engine.close_page(
-                popup, max(ctx.deadline.remaining_ms(), POPUP_CLOSE_GRACE_MS)
-            )
+            await self.engine.close_page(popup, ctx.at_least(POPUP_CLOSE_GRACE_MS))
             raise BrowserMeshError(
                 ErrorCode.LIMIT_EXCEEDED,
                 bound=Bound("pages", "<=", self.core.config.max_pages, "BROWSERMESH_MAX_PAGES"),

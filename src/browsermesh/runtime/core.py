@@ -182,7 +182,9 @@ class RuntimeCore:
         if page.handle.crashed:
             return None
         try:
-            return await self.engine.title(page.handle, TITLE_PEEK_MS)
+            # Not a queued operation: a context of its own (the peek's budget, never cancelled).
+            peek = OperationContext(short_id("o"), Deadline(TITLE_PEEK_MS))
+            return await self.engine.title(page.handle, peek)
         except (asyncio.CancelledError, KeyboardInterrupt, SystemExit):
             raise
         except Exception:

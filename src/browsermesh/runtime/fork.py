@@ -185,7 +185,7 @@ class SessionForks:
             self.core.recheck(source)
             pages = sorted(source.pages.values(), key=lambda p: p.page_id != source.default_page_id)
             state, session = await self.engine.fork_storage(
-                source.context, [p.handle for p in pages], ctx.deadline.budget_ms()
+                source.context, [p.handle for p in pages], ctx
             )
             size = len(json.dumps([state, session], separators=(",", ":")).encode())
             if size > self.core.config.max_state_bytes:

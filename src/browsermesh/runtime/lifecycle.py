@@ -176,12 +176,12 @@ class SessionLifecycle:
             options = replace(
                 options, storage_state=seed.storage_state, session_storage=seed.session_storage
             )
-        context = await self.engine.new_context(options, ctx.deadline.budget_ms(), live)
+        context = await self.engine.new_context(options, ctx, live)
         rec.context = context
         rec.placement = context.placement
         if rec.disconnected:
             raise BrowserMeshError(ErrorCode.BROWSER_DISCONNECTED)
-        handle = await self.engine.new_page(context, ctx.deadline.budget_ms())
+        handle = await self.engine.new_page(context, ctx)
         if rec.disconnected:
             raise BrowserMeshError(ErrorCode.BROWSER_DISCONNECTED)
         page = self.core.register_page(rec, handle)
@@ -347,7 +347,7 @@ class SessionLifecycle:
 
         async def job(rec: SessionRecord, ctx: OperationContext) -> dict[str, str]:
             assert rec.context is not None
-            state = await self.engine.storage_state(rec.context, ctx.deadline.budget_ms())
+            state = await self.engine.storage_state(rec.context, ctx)
             view: dict[str, str] = await repo.save(rec.principal, valid, state)
             return view
 
@@ -376,7 +376,7 @@ class SessionLifecycle:
                     bound=Bound("pages", "<=", limit, "BROWSERMESH_MAX_PAGES"),
                 )
             assert rec.context is not None
-            handle = await self.engine.new_page(rec.context, ctx.deadline.budget_ms())
+            handle = await self.engine.new_page(rec.context, ctx)
             page = self.core.register_page(rec, handle)
             self.recorder.record(rec, PageOpened(**step_at(rec, page, ctx)))
             return rec.page_view(page, self.engine.current_url(handle))
@@ -398,7 +398,7 @@ class SessionLifecycle:
         async def job(rec: SessionRecord, ctx: OperationContext) -> None:
             page = self.core.page_of(rec, page_id)
             self.core.remove_page(rec, page)
-            await self.engine.close_page(page.handle, ctx.deadline.remaining_ms())
+            await self.engine.close_page(page.handle, ctx)
             self.recorder.record(rec, PageClosed(**step_at(rec, page, ctx)))
 
         op_id, _ = await self.core.run_session_op(principal, session_id, "browser_page_close", job)

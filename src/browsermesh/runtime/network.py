@@ -58,7 +58,7 @@ class SessionNetwork:
             # Merged again here: an update queued before this one may have changed others.
             merged = merge_network(rec.context_settings["network"], raw)
             assert rec.context is not None
-            await self.engine.update_network(rec.context, merged, ctx.deadline.budget_ms())
+            await self.engine.update_network(rec.context, merged, ctx)
             rec.context_settings = {**rec.context_settings, "network": merged}
             self.core.changed(rec, "state")
             return rec.view()
