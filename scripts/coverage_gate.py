@@ -1,4 +1,4 @@
-"""Fail when line or branch coverage falls below the contract's gate (lines 90 %, branches 75 %).
+"""Fail when line or branch coverage falls below the reference's gate (lines 90 %, branches 75 %).
 
 Run after the test suite wrote a coverage.py JSON report; `scripts/test.sh` does this when it runs
 the whole suite. Reads the report path from argv[1].

@@ -1,4 +1,4 @@
-"""The ``browsermesh`` command line (contract §19.2, §19.3).
+"""The ``browsermesh`` command line (reference §19.2, §19.3).
 
 ``main`` parses the arguments, prints help, version and usage/configuration errors itself,
 and dispatches every other invocation to its module with a lazy import, so ``--help`` and

@@ -3,7 +3,7 @@
 Every failure that crosses MCP is built here (`error_payload`). Raw exception text, stacks and
 secrets stay in `BrowserMeshError.cause` / `internal`, which are never serialized for a client.
 
-Size: the error catalogue (contract §16) is one definition: the 21 codes' messages and next
+Size: the error catalogue (reference §16) is one definition: the 21 codes' messages and next
 steps, and the details allowlist whose cleaned values choose among those next steps; splitting
 it would scatter one table over several modules.
 """
@@ -23,7 +23,7 @@ from browsermesh.redact import cut_chars, sanitize_url
 
 
 class ErrorCode(StrEnum):
-    """The 21 stable error codes (contract §16.2, plus ELEMENT_NOT_ACTIONABLE of issue 31)."""
+    """The 21 stable error codes (reference §16.2, plus ELEMENT_NOT_ACTIONABLE of issue 31)."""
 
     SESSION_NOT_FOUND = "SESSION_NOT_FOUND"
     SESSION_NOT_READY = "SESSION_NOT_READY"

@@ -1,4 +1,4 @@
-"""Installing the browsers (contract §20.1, §19.4 step 2, issue 16): the full Chromium and,
+"""Installing the browsers (reference §20.1, §19.4 step 2, issue 16): the full Chromium and,
 beside it, the headless shell headless sessions prefer.
 
 Playwright's installer comes first: ``python -m playwright install chromium`` with the current

@@ -1,6 +1,6 @@
 """Structured JSON-line logging on stderr (stdout belongs to the MCP protocol).
 
-Only the fields of contract §22 are ever written; callers pass ids, codes and reasons, never page
+Only the fields of reference §22 are ever written; callers pass ids, codes and reasons, never page
 content, form values, cookies or tokens. URLs go through the sanitizer before they get here.
 """
 

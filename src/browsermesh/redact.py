@@ -1,4 +1,4 @@
-"""The URL sanitizer and page secret values (contract §17.1, §6.4).
+"""The URL sanitizer and page secret values (reference §17.1, §6.4).
 
 This module (with :mod:`browsermesh.text_redact` for free text) decides what URL data may leave
 the process (observability events, action-and-wait events, error details, endpoint listings and
@@ -115,7 +115,7 @@ def cut_chars(text: str, max_chars: int) -> str:
 
     Raises:
         ValueError: ``max_chars`` is smaller than 1 (a programming error: no bound in the
-            contract is below 1 and a cut string must be able to hold the ``…``).
+            reference is below 1 and a cut string must be able to hold the ``…``).
     """
     if max_chars < 1:
         raise ValueError("max_chars must be >= 1")
@@ -226,7 +226,7 @@ def sanitize_url(
     allowed_schemes: frozenset[str] = HTTP_SCHEMES,
     origin_and_path: bool = False,
 ) -> str:
-    """Sanitize a URL for output (contract §17.1); the one URL sanitizer of the project.
+    """Sanitize a URL for output (reference §17.1); the one URL sanitizer of the project.
 
     Args:
         url: The raw URL.

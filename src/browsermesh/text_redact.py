@@ -1,4 +1,4 @@
-"""The text redactor (contract §17.2 as revised by issue 31 item 12): by value, never by word.
+"""The text redactor (reference §17.2 as revised by issue 31 item 12): by value, never by word.
 
 Console text, page-error text, request-failure text, response header values and live-view
 titles pass :func:`redact_text` before they leave the process.  A secret is recognised by what

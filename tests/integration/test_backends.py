@@ -1,4 +1,4 @@
-"""Remote backends (contract §14.2, §14.3) on loopback: CDP attach to a Chromium started here,
+"""Remote backends (reference §14.2, §14.3) on loopback: CDP attach to a Chromium started here,
 and a pool of two Playwright browser servers started here.
 
 Every process is started in its own process group with a unique marker in its environment, and

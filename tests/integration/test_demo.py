@@ -1,4 +1,4 @@
-"""``browsermesh demo`` (contract §20.3): the real command end to end, plus its pure helpers."""
+"""``browsermesh demo`` (reference §20.3): the real command end to end, plus its pure helpers."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""``browsermesh --doctor`` against a real Chromium (contract §20.2): the passing JSON run, the
+"""``browsermesh --doctor`` against a real Chromium (reference §20.2): the passing JSON run, the
 unwritable data directory run and the CDP attach run (the rest is tests/unit/test_doctor.py)."""
 
 from __future__ import annotations

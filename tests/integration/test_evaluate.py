@@ -1,6 +1,6 @@
 """browser_evaluate on real Chromium: value forms, bounds, budgets, and no stall of other sessions.
 
-The value is converted to its JSON form inside the page (contract §10, forms decided in issue 12),
+The value is converted to its JSON form inside the page (reference §10, forms decided in issue 12),
 so a huge value costs the server a bounded payload, never the whole value.
 """
 

@@ -1,4 +1,4 @@
-"""Streamable HTTP transport (contract §18, §13.7): access control, principals, both eras.
+"""Streamable HTTP transport (reference §18, §13.7): access control, principals, both eras.
 
 Most tests serve the real app with uvicorn in-process on 127.0.0.1 port 0 (`HttpService`); the
 command-line behaviours (exit codes, `http.listening`, SIGTERM) run `python -m browsermesh` as a

@@ -24,7 +24,7 @@ from tests.support.servers import (
 
 pytestmark = pytest.mark.anyio
 
-# Contract §3.2: title, readOnly, destructive, idempotent, openWorld.
+# Reference §3.2: title, readOnly, destructive, idempotent, openWorld.
 ANNOTATIONS: dict[str, tuple[str, str]] = {
     "browser_runtime_info": ("Inspect BrowserMesh runtime", "TFTF"),
     "browser_session_create": ("Create isolated browser session", "FFFF"),
@@ -34,7 +34,7 @@ ANNOTATIONS: dict[str, tuple[str, str]] = {
     "browser_page_create": ("Create browser page", "FFFF"),
     "browser_page_list": ("List browser pages", "TFTF"),
     "browser_page_close": ("Close browser page", "FTFF"),
-    # Issue 19 (not in the contract's table): changes a session's network policy in place.
+    # Issue 19: changes a session's network policy in place.
     "browser_session_update": ("Update browser session", "FFTF"),
     "browser_navigate": ("Navigate browser page", "FFFT"),
     "browser_back": ("Navigate browser page back", "FFFT"),
@@ -42,7 +42,7 @@ ANNOTATIONS: dict[str, tuple[str, str]] = {
     "browser_reload": ("Reload browser page", "FFFT"),
     "browser_get_url": ("Get browser page URL", "TFTF"),
     "browser_get_title": ("Get browser page title", "TFTT"),
-    # Issue 15 (not in the contract's table): fills like browser_fill, never submits.
+    # Issue 15: fills like browser_fill, never submits.
     "browser_fill_form": ("Fill form fields", "FFFT"),
 }
 

@@ -1,4 +1,4 @@
-"""Installed-package smoke (contract §26.2 "Package").
+"""Installed-package smoke (reference §26.2 "Package").
 
 Once per session: build the sdist and the wheel from it, then install the wheel the way the
 README tells a user to, with ``pipx install`` (dependencies from the index), into an isolated

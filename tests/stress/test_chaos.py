@@ -1,4 +1,4 @@
-"""Chaos (contract §14.4, §15): the browser dies mid-flight; the stdio server gets SIGTERM.
+"""Chaos (reference §14.4, §15): the browser dies mid-flight; the stdio server gets SIGTERM.
 
 Every in-flight call must come back promptly with a classified error, nothing may hang, and the
 runtime must serve fresh sessions afterwards. A SIGTERM'd server exits 0 and leaves no Chromium.
@@ -148,7 +148,7 @@ async def test_sigkill_browser_mid_flight_returns_promptly_and_recovers(
 async def test_inflight_calls_on_a_killed_browser_report_browser_disconnected(
     tmp_path: Path, site: FixtureSite
 ) -> None:
-    """Contract §14.4: the operations of sessions on a browser that went away return
+    """Reference §14.4: the operations of sessions on a browser that went away return
     BROWSER_DISCONNECTED (the runtime re-maps engine failures of disconnected sessions). Repeated
     a few times because the outcome depends on which of Playwright's signals arrives first."""
     runtime = create_runtime(real_config(tmp_path), EventLog("silent"))
@@ -186,7 +186,7 @@ async def test_drag_and_drop_on_a_blocked_page_times_out_within_its_budget(
     """PRODUCT BUG (fails until fixed): a page whose main thread never yields.
 
     `browser_click` and `browser_hover` with `timeoutMs: 1000` answer OPERATION_TIMEOUT after
-    ~1 s (contract §15.2: one deadline, every engine call gets only the remaining budget).
+    ~1 s (reference §15.2: one deadline, every engine call gets only the remaining budget).
     `browser_drag_and_drop` never answers: `PlaywrightEngine.drag` awaits `probe.count()`
     without any timeout, the renderer never replies, and the call keeps the session queue, so a
     later `browser_session_close` (and `Runtime.shutdown`) waits forever too."""

@@ -1,4 +1,4 @@
-"""Stress (contract §15.1, §26.2): 50 concurrent sessions, on the fake engine and on Chromium.
+"""Stress (reference §15.1, §26.2): 50 concurrent sessions, on the fake engine and on Chromium.
 
 Bounded by design: loopback only, at most 50 sessions (the configured maximum), hard timeouts.
 """

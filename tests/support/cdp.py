@@ -1,4 +1,4 @@
-"""A Chromium the tests start themselves with remote debugging (CDP attach, contract §14.2):
+"""A Chromium the tests start themselves with remote debugging (CDP attach, reference §14.2):
 tests/integration/test_backends.py, and the opt-in shared browser of conftest's `runtime`."""
 
 from __future__ import annotations

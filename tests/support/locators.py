@@ -1,4 +1,4 @@
-"""Locator arguments of the browser tools (contract §5.1), as the tests write them."""
+"""Locator arguments of the browser tools (reference §5.1), as the tests write them."""
 
 from __future__ import annotations
 

@@ -14,7 +14,7 @@ from browsermesh.runtime.runtime import Runtime
 
 
 def real_config(tmp_path: Path, **overrides: Any) -> Config:
-    """The real-runtime harness settings (contract §26.1), with a 15 s default budget instead of
+    """The real-runtime harness settings (reference §26.1), with a 15 s default budget instead of
     5 s: session creation and the first Chromium launch share it, and CI machines are shared
     and noisy. Tests that exercise deadlines pass their own small `timeoutMs`."""
     values: dict[str, Any] = {

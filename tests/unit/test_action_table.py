@@ -1,4 +1,4 @@
-"""The compact action table (contract §6.5, §6.7) and ref-qualifying nodes (§5.5)."""
+"""The compact action table (reference §6.5, §6.7) and ref-qualifying nodes (§5.5)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Layering rules (contract §25): checked on the import statements of every module."""
+"""Layering rules (reference §25): checked on the import statements of every module."""
 
 from __future__ import annotations
 

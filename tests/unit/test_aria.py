@@ -1,4 +1,4 @@
-"""Parsing, filtering and re-rendering Playwright ARIA YAML (contract §5.5, §6.1, §6.4)."""
+"""Parsing, filtering and re-rendering Playwright ARIA YAML (reference §5.5, §6.1, §6.4)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Tests for schema compaction (contract §23.3) and its inverse, dereferencing (§23.1)."""
+"""Tests for schema compaction (reference §23.3) and its inverse, dereferencing (§23.1)."""
 
 from __future__ import annotations
 

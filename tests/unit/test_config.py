@@ -1,4 +1,4 @@
-"""Configuration loading, validation, CLI parsing and Chromium lookup (contract §19, §18, §14.1)."""
+"""Configuration loading, validation, CLI parsing, Chromium lookup (reference §19, §18, §14.1)."""
 
 from __future__ import annotations
 

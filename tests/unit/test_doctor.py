@@ -1,4 +1,4 @@
-"""``browsermesh --doctor [--json]`` (contract §20.2), without a browser.
+"""``browsermesh --doctor [--json]`` (reference §20.2), without a browser.
 
 The three real-Chromium runs (the passing JSON run, the unwritable data directory run and the CDP
 attach run) are in tests/integration/test_doctor_smoke.py. The wrong-browser-path run here starts

@@ -1,4 +1,4 @@
-"""engine/failures.py, the one place Playwright failures become the contract's codes (§5.4)."""
+"""engine/failures.py, the one place Playwright failures become the reference's codes (§5.4)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Session label bounds (contract §4.2, §13.8): every bound at its exact boundary and +1."""
+"""Session label bounds (reference §4.2, §13.8): every bound at its exact boundary and +1."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Observability rings, cursors and bounded reads (contract §8, §17)."""
+"""Observability rings, cursors and bounded reads (reference §8, §17)."""
 
 from __future__ import annotations
 

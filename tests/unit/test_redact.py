@@ -1,4 +1,4 @@
-"""Unit tests for the URL sanitizer and the text redactor (contract §17)."""
+"""Unit tests for the URL sanitizer and the text redactor (reference §17)."""
 
 from __future__ import annotations
 

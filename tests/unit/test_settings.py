@@ -1,4 +1,4 @@
-"""Context settings normalization (contract §12)."""
+"""Context settings normalization (reference §12)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The file-system saved-state repository (contract §11)."""
+"""The file-system saved-state repository (reference §11)."""
 # ruff: noqa: ASYNC240  (blocking file checks inside async tests are fine)
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Where the local Chromium is (contract §14.1 steps 1-3): the configured path, Playwright's
+"""Where the local Chromium is (reference §14.1 steps 1-3): the configured path, Playwright's
 cached build, or a system browser; a headless shell is preferred for headless sessions.
 
 Used when a local session launches, by ``--install-browser`` (to tell what is missing) and by

@@ -1,4 +1,4 @@
-"""Names, defaults and bounds of the configuration (contract §19.1), standard library only.
+"""Names, defaults and bounds of the configuration (reference §19.1), standard library only.
 
 Every other module of the package imports its literals from here, so a default or a bound is
 written once. The per-variable integer bounds are in :mod:`browsermesh.config.variables`.

@@ -1,4 +1,4 @@
-"""Loading and validating the configuration (contract §19.1, §14): the one reader of the
+"""Loading and validating the configuration (reference §19.1, §14): the one reader of the
 environment.
 
 This is the only module of the package that reads ``os.environ`` (:func:`process_environ`);

@@ -1,4 +1,4 @@
-"""The one parser of host names, ``host[:port]`` authorities and origins (contract §18.3, §18.5).
+"""The one parser of host names, ``host[:port]`` authorities and origins (reference §18.3, §18.5).
 
 The configuration uses it to validate ``BROWSERMESH_HTTP_HOST``, endpoint URLs and the
 ``Host``/``Origin`` allowlists and to derive the default allowlists; the HTTP transport uses it

@@ -1,4 +1,4 @@
-"""The transport and HTTP listener variables (contract §18.2-18.5): transport, bind host, path,
+"""The transport and HTTP listener variables (reference §18.2-18.5): transport, bind host, path,
 token file, ``Host``/``Origin`` allowlists, and the rules that tie them together.
 
 HTTP variables are validated even under stdio, so a bad value is reported before anyone

@@ -1,4 +1,4 @@
-"""Reading raw configuration values and collecting problems (contract §19.1).
+"""Reading raw configuration values and collecting problems (reference §19.1).
 
 A :class:`Reader` answers each variable from the command-line overrides first, then from the
 ``environ`` mapping it was given, and collects ``(variable, message)`` problems (naming the flag

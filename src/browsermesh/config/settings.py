@@ -1,4 +1,4 @@
-"""The frozen configuration (contract §19.1): :class:`Config` and :func:`default_config`.
+"""The frozen configuration (reference §19.1): :class:`Config` and :func:`default_config`.
 
 A ``Config`` is built once, by :mod:`browsermesh.config.environment` from the environment and
 the command line (validated), or by :func:`default_config` for tests and library users (not
@@ -90,7 +90,7 @@ class Config:
     # On SIGTERM/SIGINT/stdin close, in-flight calls get this long to finish before they are
     # cancelled (0 = cancel at once).
     shutdown_grace_ms: int = 5_000
-    # How long an element ref from browser_snapshot stays usable after its capture (contract
+    # How long an element ref from browser_snapshot stays usable after its capture (reference
     # §5.5: 30 s); not refreshed by use.
     ref_ttl_ms: int = 30_000
     # How long a single match that is disabled, hidden or read-only may take to change before

@@ -1,4 +1,4 @@
-"""The bearer-token file (contract §18.3): ``principal:token`` lines, read once at start-up.
+"""The bearer-token file (reference §18.3): ``principal:token`` lines, read once at start-up.
 
 Problem messages name line numbers but never a token or a principal name, so a rejected file
 can be reported on stderr as it is.

@@ -1,4 +1,4 @@
-"""The ``BROWSERMESH_*`` variables (contract §19.1): their names and the bounds of the plain ones.
+"""The ``BROWSERMESH_*`` variables (reference §19.1): their names and the bounds of the plain ones.
 
 Integer and boolean variables are described by a table (variable, ``Config`` field, bounds) that
 :mod:`browsermesh.config.environment` walks; the others have a parser of their own there. The

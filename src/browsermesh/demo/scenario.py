@@ -1,4 +1,4 @@
-"""``browsermesh demo [--headed]`` (contract §20.3): an end-to-end proof through the real protocol.
+"""``browsermesh demo [--headed]`` (reference §20.3): an end-to-end proof through the real protocol.
 
 The demo starts the bundled :class:`~browsermesh.demo.shop.DemoShop`, spawns
 ``python -m browsermesh --no-persistence --log-level warn --headless|--headed`` over stdio with the
@@ -469,7 +469,7 @@ async def _run(headed: bool) -> int:
 
 
 def run_demo(headed: bool) -> int:
-    """Run the demo (contract §20.3); returns the exit code: 0 passed, 1 failed."""
+    """Run the demo (reference §20.3); returns the exit code: 0 passed, 1 failed."""
     try:
         return asyncio.run(_run(headed))
     except Exception as error:  # startup or transport failures: one clear line, no traceback

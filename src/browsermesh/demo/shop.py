@@ -1,4 +1,4 @@
-"""The bundled demo shop (contract §20.3): a tiny loopback web shop with orders kept in memory.
+"""The bundled demo shop (reference §20.3): a tiny loopback web shop with orders kept in memory.
 
 Routes:
 - ``/`` — "Demo shop": a labelled "Item" textbox, a labelled "Quantity" select (1-3) and a

@@ -1,4 +1,4 @@
-"""``browsermesh --doctor [--json]``: the installation checks (contract §20.2, and issue 23's
+"""``browsermesh --doctor [--json]``: the installation checks (reference §20.2, and issue 23's
 data-directory permissions, upload root and artifact storage).
 
 The checks run in a fixed order under one overall deadline of

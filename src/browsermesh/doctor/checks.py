@@ -1,4 +1,4 @@
-"""Doctor checks (contract §20.2): Python version, version consistency, data directory access,
+"""Doctor checks (reference §20.2): Python version, version consistency, data directory access,
 Chromium executable. Each is quick and local; none starts a browser. The data directory's
 permissions, the upload root and the artifact storage (issue 23) are checked by
 :mod:`~browsermesh.doctor.privacy` and :mod:`~browsermesh.doctor.storage`.

@@ -1,6 +1,6 @@
 """The doctor's Selenium Grid checks (issue 22), run when a Grid is configured.
 
-- ``selenium-grid`` (after the five checks of contract §20.2): the Grid's ``/status`` answers
+- ``selenium-grid`` (after the five checks of reference §20.2): the Grid's ``/status`` answers
   and reports ready, with at least one node up.
 - the ``browser-smoke`` check for the Grid backend: a real Grid browser session (created and
   ended over HTTP), a CDP connection, a context and a page, like the smoke test of the other

@@ -1,4 +1,4 @@
-"""The doctor's report (contract §20.2): check results, their fixed sentences, both formats.
+"""The doctor's report (reference §20.2): check results, their fixed sentences, both formats.
 
 Every message and remediation is a fixed sentence: no path, endpoint URL or raw exception text
 ever reaches the report (a raw cause only picks the failure code).

@@ -1,4 +1,4 @@
-"""Running the doctor (contract §20.2): the checks in order under one overall deadline,
+"""Running the doctor (reference §20.2): the checks in order under one overall deadline,
 and ``browsermesh --doctor [--json]``.
 
 The checks are the catalogue's (:mod:`~browsermesh.doctor.catalogue`), run in one loop. The

@@ -1,4 +1,4 @@
-"""Doctor check 5, ``browser-smoke`` (contract §20.2): a real launch (local) or connection
+"""Doctor check 5, ``browser-smoke`` (reference §20.2): a real launch (local) or connection
 (remote), a context and a page, then a bounded cleanup.
 
 The only module outside ``engine/`` that talks to Playwright, by design: the doctor tests the

@@ -1,4 +1,4 @@
-"""Browser backends (contract §14): the browsers sessions' BrowserContexts live in.
+"""Browser backends (reference §14): the browsers sessions' BrowserContexts live in.
 
 A *slot* is one browser connection: the local Chromium, the CDP-attached browser, or one
 Playwright browser-server endpoint. Slots start lazily, coalesce concurrent starts and keep the

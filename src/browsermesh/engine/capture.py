@@ -1,4 +1,4 @@
-"""Screenshots (contract §9): measure an immutable plan, pre-validate, capture, post-validate."""
+"""Screenshots (reference §9): measure an immutable plan, pre-validate, capture, post-validate."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Locating elements (frame chains, strictness, deadline classification) and acting on them.
 
-Implements contract §5.3–5.5 for every element-resolving operation: a locator is resolved afresh
+Implements reference §5.3–5.5 for every element-resolving operation: a locator is resolved afresh
 each call; a ref is looked up in the page's registry (`engine.refs`) and never re-resolved to
 another element.
 """

@@ -6,8 +6,8 @@ time there, during which every other session stalled (issue 12). So the caller's
 evaluated by a wrapper that converts its value in the page and stops once the compact JSON passes
 `MAX_JSON_BYTES`: at most about that much text crosses to Python, whatever the value.
 
-The conversion is the one place that defines the JSON forms of JavaScript values (contract §10;
-the forms for values the contract leaves open were decided in issue 12):
+The conversion is the one place that defines the JSON forms of JavaScript values (reference §10;
+the forms for values the reference leaves open were decided in issue 12):
 
 - ``undefined``, ``NaN``, ``±Infinity`` → ``null``; ``-0`` → ``0``;
 - BigInt → ``"123n"``; Symbol → ``"Symbol(desc)"``; function or class → ``"[Function: name]"``;
@@ -233,7 +233,7 @@ async def evaluate_in_page(
     page: Page, expression: str, arg: Any, ctx: OperationContext
 ) -> tuple[Any, bool]:
     """Evaluate `expression` (called with `arg` when it is a function; promises awaited):
-    `(result, truncated)` under contract §10's 65,536-byte bound."""
+    `(result, truncated)` under reference §10's 65,536-byte bound."""
     call = page.evaluate(_WRAPPER, [_normalized(expression), arg, MAX_JSON_BYTES, MAX_JSON_DEPTH])
     try:
         # Past the deadline the evaluation (which cannot be aborted inside the page) is

@@ -1,4 +1,4 @@
-"""The one place where Playwright failures become the contract's codes and reasons (§5.4).
+"""The one place where Playwright failures become the reference's codes and reasons (§5.4).
 
 Only the engine sees Playwright exceptions; the raw text is kept as `cause` (internal only).
 Every engine call that can fail goes through `timed` (a call under the operation's deadline),

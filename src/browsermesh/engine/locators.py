@@ -1,4 +1,4 @@
-"""The Playwright builder of every locator strategy (contract §5.1, catalogue
+"""The Playwright builder of every locator strategy (reference §5.1, catalogue
 `model.strategies`): a selector becomes the `get_by_...` call of its entry, under a page, a
 frame or a container. Exhaustive by `match` + `assert_never`: a strategy without its case is a
 mypy error, never a fall-through to CSS."""

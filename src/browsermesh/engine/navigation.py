@@ -1,4 +1,4 @@
-"""Navigation whose result matches where the page is (contract §7, issue 12 #3).
+"""Navigation whose result matches where the page is (reference §7, issue 12 #3).
 
 After a navigation fails, Chromium commits its error page (`chrome-error://chromewebdata/`) a
 moment later, and a navigation issued meanwhile is reported by Playwright as "interrupted by

@@ -1,4 +1,4 @@
-"""What a capture may read from a page (contract §6.4, issue 12): the source budget and the
+"""What a capture may read from a page (reference §6.4, issue 12): the source budget and the
 page's password values.
 
 Before a snapshot is taken, `source_budget` refuses a scope of more than `MAX_SOURCE_NODES`

@@ -213,7 +213,7 @@ class Engine(Protocol[ContextT, PageT]):
     async def evaluate(
         self, page: PageT, expression: str, arg: Any, ctx: OperationContext
     ) -> tuple[Any, bool]:
-        """`(result, truncated)`: the value's JSON form within contract §10's byte bound."""
+        """`(result, truncated)`: the value's JSON form within reference §10's byte bound."""
         ...
 
     async def stop(self) -> None: ...

@@ -1,4 +1,4 @@
-"""A page's element refs (contract §5.5): the registry a capture fills and every ref call reads.
+"""A page's element refs (reference §5.5): the registry a capture fills and every ref call reads.
 
 A ref is a token (``s<gen>e<n>`` from a capture, ``s<gen>r<n>`` for a collapsed region,
 ``s<gen>c<n>`` added by error details; ``<gen>`` is the generation in base 36) standing for one

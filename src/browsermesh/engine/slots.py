@@ -1,4 +1,4 @@
-"""Browser slots (contract §14): one browser connection each — the local Chromium (launched by
+"""Browser slots (reference §14): one browser connection each — the local Chromium (launched by
 us, installed on first need), a CDP-attached browser, or one Playwright browser-server endpoint.
 
 A slot starts lazily, coalesces concurrent starts (a start that fails is shared by the callers

@@ -1,4 +1,4 @@
-"""Snapshot capture (contract §6.4): scope, source budget, ARIA serialization, refs, table.
+"""Snapshot capture (reference §6.4): scope, source budget, ARIA serialization, refs, table.
 
 The serialized content goes back to the runtime, which pages and retains it. Refs are registered
 in the page's registry only once the whole capture succeeded (a failed or cancelled capture

@@ -1,4 +1,4 @@
-"""Passive waits and action-and-wait (contract §7).
+"""Passive waits and action-and-wait (reference §7).
 
 A wait checks its condition, then sleeps min(25 ms, remaining) until satisfied; an
 action-and-wait registers its listeners before acting and always removes them afterwards.

@@ -1,4 +1,4 @@
-"""Schema compaction for the outgoing ``tools/list`` message (contract §23).
+"""Schema compaction for the outgoing ``tools/list`` message (reference §23).
 
 Tool schemas are kept in their canonical, fully expanded form (§23.1): no ``$ref``, no ``$defs``,
 no recursion.  That form is what input validation uses, but it repeats large subschemas (locators,
@@ -218,7 +218,7 @@ def _definition_overhead(defs: dict[str, Any] | None, name: str) -> int:
 
 
 def compact_schema(schema: JsonSchema) -> JsonSchema:
-    """Hoist repeated subschemas of a canonical tool schema into ``$defs`` (contract §23.3).
+    """Hoist repeated subschemas of a canonical tool schema into ``$defs`` (reference §23.3).
 
     Repeatedly picks the structurally identical subschema (signature = :func:`canonical_json`)
     that occurs at least twice and whose hoisting saves the most bytes of compact JSON, moves it

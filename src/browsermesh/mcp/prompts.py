@@ -1,4 +1,4 @@
-"""Static prompt templates (contract §21.1): no model calls, no per-client state.
+"""Static prompt templates (reference §21.1): no model calls, no per-client state.
 
 `diagnose_page` also takes an optional `sessionId` (issue 17): a page the caller already has
 open is diagnosed in that session instead of a new one. The prompt only checks that the value

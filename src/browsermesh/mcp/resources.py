@@ -1,4 +1,4 @@
-"""The session resources (contract §21.2, issue 17): what they list and read, and when they
+"""The session resources (reference §21.2, issue 17): what they list and read, and when they
 change.
 
 - `browsermesh://sessions`: the caller's sessions, as browser_session_list returns them.

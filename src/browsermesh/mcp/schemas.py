@@ -104,7 +104,7 @@ def output(properties: dict[str, Schema], required: list[str] | None = None) -> 
     """An output schema: an open object requiring the tool's own result fields.
 
     Every result also carries `operationId` (page results `sessionId`/`pageId` too). Field
-    types are documented by the contract, not repeated here: discovery bytes are paid by every
+    types are documented by the reference, not repeated here: discovery bytes are paid by every
     client on every connection (issue budget: <= 30,000 bytes for the default profiles)."""
     return {"type": "object", "required": required if required is not None else list(properties)}
 

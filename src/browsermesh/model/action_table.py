@@ -1,4 +1,4 @@
-"""The compact action table of contract §6.5 (``browser_snapshot`` with ``format: "actions"``).
+"""The compact action table of reference §6.5 (``browser_snapshot`` with ``format: "actions"``).
 
 Built from a parsed Playwright AI-mode ARIA tree (`browsermesh.model.aria`) plus what the engine
 reads from the DOM for each candidate element (`ElementInfo`, keyed by Playwright ref).

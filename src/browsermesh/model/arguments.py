@@ -14,12 +14,12 @@ Bounds (code points), with where each is enforced:
 | `browser_press.key`, `action.key` | 1..64 (§4.6, §7.2) | `action_argument`, `model.matchers` |
 | `browser_select_option.value` | 4,096 (may be empty) | `action_argument` |
 | `browser_fill_form.fields` | 1..50; `value` as fill/select option | `model.forms` |
-| `url` | 1..8,192 (contract §4.5) | `runtime.validate_http_url` |
-| `expression` | 1..10,000 (contract §10) | `Runtime.evaluate` |
-| matcher `value`, `text`, `promptText` | 2,048 / 2,000 / 2,000 (contract §7) | `model.matchers` |
-| `stateId` | 1..128 and its regex (contract §11) | `persistence.states` |
+| `url` | 1..8,192 (reference §4.5) | `runtime.validate_http_url` |
+| `expression` | 1..10,000 (reference §10) | `Runtime.evaluate` |
+| matcher `value`, `text`, `promptText` | 2,048 / 2,000 / 2,000 (reference §7) | `model.matchers` |
+| `stateId` | 1..128 and its regex (reference §11) | `persistence.states` |
 | `cursor` / `sinceEventId` | 1..160 / 1..128 (§8.1) | `model.paging` / `model.observe` |
-| labels, context settings | contract §13.8, §12 | `model.labels`, `model.settings` |
+| labels, context settings | reference §13.8, §12 | `model.labels`, `model.settings` |
 
 `sessionId` and `pageId` are only looked up in a dictionary (a miss is `SESSION_NOT_FOUND` /
 `PAGE_NOT_FOUND`), so their length costs nothing and they have no bound of their own.

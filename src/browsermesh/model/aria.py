@@ -1,4 +1,4 @@
-"""Parse and filter Playwright ARIA snapshot YAML (contract §6.1, §6.4, §5.5).
+"""Parse and filter Playwright ARIA snapshot YAML (reference §6.1, §6.4, §5.5).
 
 Playwright renders an ARIA tree as a YAML sequence. Every item is either a plain key
 (``- button "OK" [disabled]``) or a one-entry mapping whose value is a scalar
@@ -82,7 +82,7 @@ INTERACTIVE_ROLES: frozenset[str] = frozenset(
         "treeitem",
     }
 )
-"""The 17 interactive roles of contract §6.4."""
+"""The 17 interactive roles of reference §6.4."""
 
 
 @dataclass(eq=False)

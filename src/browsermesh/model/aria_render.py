@@ -1,4 +1,4 @@
-"""Render ARIA trees as Playwright-style ARIA snapshot YAML (contract §6.1, §6.4).
+"""Render ARIA trees as Playwright-style ARIA snapshot YAML (reference §6.1, §6.4).
 
 `render_aria` writes `browsermesh.model.aria.AriaNode` trees back in Playwright's exact style:
 its ``yaml.ts`` quoting rules for keys and values (plain, single- or double-quoted), 2-space

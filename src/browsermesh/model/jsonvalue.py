@@ -1,4 +1,4 @@
-"""Bounding evaluation results (contract §10): JSON-safe conversion and a byte budget.
+"""Bounding evaluation results (reference §10): JSON-safe conversion and a byte budget.
 
 The page converts the value itself (engine/evaluate.py) and hands back at most a little more
 than `MAX_JSON_BYTES` of compact JSON text; `bound_page_json` turns that text into the result.

@@ -1,4 +1,4 @@
-"""Session label validation: the optional `name` and the `metadata` map (contract §4.2, §13.8).
+"""Session label validation: the optional `name` and the `metadata` map (reference §4.2, §13.8).
 
 The bounds are fixed (not configurable). Emptiness, control characters, forbidden keys and wrong
 types are `INVALID_ARGUMENT`; character, byte, entry and aggregate overflow is `LIMIT_EXCEEDED`
@@ -77,7 +77,7 @@ def _check_text(
     if SURROGATE_RE.search(text):
         raise _invalid(field, f"{what} in valid Unicode (no lone surrogates)")
     # Bytes first: with at most 4 bytes per code point a code-point check first would make the
-    # byte bound unreachable (128 cp x 4 = 512 bytes), yet both bounds are part of the contract.
+    # byte bound unreachable (128 cp x 4 = 512 bytes), yet both bounds are part of the reference.
     size = len(text.encode("utf-8"))
     if size > max_bytes:
         raise _too_large(field, f"{what} <= {max_bytes} UTF-8 bytes", bytes_bound, max_bytes)

@@ -18,7 +18,7 @@ __all__ = [
 
 MAX_TIMEOUT_MS: Final = 300_000
 """The largest operation timeout in ms: a call's ``timeoutMs`` and ``BROWSERMESH_TIMEOUT_MS``
-(contract §19.1); error details clamp ``timeoutMs`` to it."""
+(reference §19.1); error details clamp ``timeoutMs`` to it."""
 
 MAX_CANDIDATES: Final = 5
 """How many near-miss candidates a not-found error names (built by ``model.candidates``, kept
@@ -28,6 +28,6 @@ MAX_FILL_CHARS: Final = 1_000_000
 """`browser_fill.value`: a long document; filling 1,000,000 characters takes about 0.4 s (also
 a browser_fill_form field's value)."""
 MAX_KEY_CHARS: Final = 64
-"""`browser_press.key` and an action-and-wait's `action.key` (contract §4.6, §7.2)."""
+"""`browser_press.key` and an action-and-wait's `action.key` (reference §4.6, §7.2)."""
 MAX_OPTION_CHARS: Final = 4_096
 """`browser_select_option.value` (each item) and a form field's option."""

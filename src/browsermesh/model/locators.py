@@ -1,4 +1,4 @@
-"""The locator model (contract §5.1–5.2): selectors, frame chains and element targets.
+"""The locator model (reference §5.1–5.2): selectors, frame chains and element targets.
 
 Runtime checks repeat the schema so direct library callers get the same protection. Nothing here
 knows about Playwright; the engine turns a `Locator` into a Playwright locator.

@@ -1,4 +1,4 @@
-"""URL matchers and wait conditions (contract §7): exact or safe glob, no regexes from callers."""
+"""URL matchers and wait conditions (reference §7): exact or safe glob, no regexes from callers."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Per-page observability rings, cursors and bounded reads (contract §8, §17).
+"""Per-page observability rings, cursors and bounded reads (reference §8, §17).
 
 Each managed page owns one :class:`PageObservations`, the recorder. The engine's Playwright
 listeners feed it plain values (console level and text, page-error message, request

@@ -1,4 +1,4 @@
-"""The bounds of per-page observability (contract §8, §19.1): configured and fixed.
+"""The bounds of per-page observability (reference §8, §19.1): configured and fixed.
 
 :class:`ObserveLimits` carries the four configured ``BROWSERMESH_OBSERVABILITY_*`` bounds a page
 is created with; the constants are the fixed bounds that capture (field lengths, the ingestion
@@ -53,7 +53,7 @@ MAX_STATUS: Final = 999
 
 @dataclass(frozen=True, slots=True)
 class ObserveLimits:
-    """The configured observability bounds (contract §19.1).
+    """The configured observability bounds (reference §19.1).
 
     Attributes:
         events_per_ring: ``BROWSERMESH_OBSERVABILITY_EVENTS`` — capacity of each ring.

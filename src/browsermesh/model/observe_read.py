@@ -1,4 +1,4 @@
-"""Bounded, non-consuming reads of a page's event rings (contract §8.2, §8.3, issue 15).
+"""Bounded, non-consuming reads of a page's event rings (reference §8.2, §8.3, issue 15).
 
 Serves ``browser_observe``: :func:`read_events` pages a ring by ``sinceEventId`` (oldest first
 or newest first, optionally filtered) and keeps the compact JSON of the returned array within
@@ -68,7 +68,7 @@ def read_events(
     match: NetworkFilter | None = None,
     newest_first: bool = False,
 ) -> dict[str, Any]:
-    """Read events of ``source`` newer than ``since_event_id`` (contract §8.2, §8.3, issue 15).
+    """Read events of ``source`` newer than ``since_event_id`` (reference §8.2, §8.3, issue 15).
 
     The read examines the ring's events after ``since_event_id`` (oldest first, or newest
     first with ``newest_first``) and returns those of ``source``'s kinds that ``match``

@@ -1,4 +1,4 @@
-"""One bounded event ring of a page (contract §8, issue 12, issue 15).
+"""One bounded event ring of a page (reference §8, issue 12, issue 15).
 
 A page has two :class:`EventRing` s, the console ring and the network ring (see
 :mod:`browsermesh.model.observe`). A ring owns its namespace (a short id such as ``n4k2q``), its

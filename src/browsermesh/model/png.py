@@ -1,4 +1,4 @@
-"""PNG header parsing and screenshot limits (contract §9): pure checks, no image decoding."""
+"""PNG header parsing and screenshot limits (reference §9): pure checks, no image decoding."""
 
 from __future__ import annotations
 

@@ -1,8 +1,8 @@
-"""Context-settings validation and normalization (contract §12).
+"""Context-settings validation and normalization (reference §12).
 
 `normalize_context_settings` turns the `contextSettings` argument of `browser_session_create` into
 the normalized wire-form dict shown in `SessionView.contextSettings`: only supplied fields appear
-(in the contract's field order), `{}` when none. Every violation is `INVALID_ARGUMENT` whose
+(in the reference's field order), `{}` when none. Every violation is `INVALID_ARGUMENT` whose
 details name the field by JSON path (`contextSettings.viewport.width`,
 `contextSettings.permissions[0].origin`) and the rule it broke (`at most 10000`), never the value
 (integer range violations also carry a bound clause).
@@ -12,7 +12,7 @@ details name the field by JSON path (`contextSettings.viewport.width`,
 (`engine.playwright_engine.context_kwargs`) and how the test export reproduces it
 (`model.test_export`), its default. No other list of the field names exists.
 
-Normalization rules where the contract leaves room (documented decisions):
+Normalization rules where the reference leaves room (documented decisions):
 
 - **locale**: the input must be a well-formed BCP 47 tag (RFC 5646 syntax: hyphens only, so
   `en_US` or `en_US,fr` are rejected; the irregular grandfathered tags such as `i-klingon` are

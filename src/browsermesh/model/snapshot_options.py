@@ -1,4 +1,4 @@
-"""The ``browser_snapshot`` options (contract §6.2, §6.3): checked, defaulted, echoed.
+"""The ``browser_snapshot`` options (reference §6.2, §6.3): checked, defaulted, echoed.
 
 `normalize_snapshot_options` validates a call's options (or its continuation cursor) into
 `SnapshotOptions`, every violation an `INVALID_ARGUMENT` naming the option; `applied_bounds` is

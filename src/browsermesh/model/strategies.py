@@ -1,4 +1,4 @@
-"""The locator-strategy catalogue (contract §5.1, issue 32): one entry per strategy, read by
+"""The locator-strategy catalogue (reference §5.1, issue 32): one entry per strategy, read by
 every layer.
 
 A leaf module (it imports nothing of BrowserMesh, like `model.limits`): the locator parser

@@ -148,7 +148,7 @@ def clean_mime(raw: object) -> str | None:
 
 
 def clean_url(raw: object) -> str | None:
-    """A source URL to show, sanitized for output (contract §17.1) and bounded; None
+    """A source URL to show, sanitized for output (reference §17.1) and bounded; None
     when not a string or empty."""
     if not isinstance(raw, str) or not raw:
         return None

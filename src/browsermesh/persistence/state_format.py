@@ -1,4 +1,4 @@
-"""What a saved state is (contract §11): its id, its storage-state shape, its origins, its bytes.
+"""What a saved state is (reference §11): its id, its storage-state shape, its origins, its bytes.
 
 The stateId rule; the Playwright storage-state shape a state must have (checked before a save,
 so a saved state always loads again, and after a load; extra keys such as newer Playwright cookie

@@ -1,4 +1,4 @@
-"""The per-principal saved-state repository on the file system (contract §11).
+"""The per-principal saved-state repository on the file system (reference §11).
 
 Layout: the principal ``local`` uses ``<data_dir>/states/``; any other principal ``p`` uses
 ``<data_dir>/principals/<p>/states/``. A state is ``<stateId>.json`` (compact UTF-8 JSON of the
@@ -10,7 +10,7 @@ check and the write are atomic with respect to each other. Writes go to a temp f
 directory, are fsynced and then atomically replace the target; the temp file is always removed, and
 a rejected or failed replacement leaves the previous file untouched.
 
-Decisions where the contract is silent:
+Decisions where the reference is silent:
 
 - Directory entries are examined without following symlinks. A candidate (a name ``<id>.json``
   whose stem matches the id regex) that is not a regular file is listed and counted against the

@@ -67,7 +67,7 @@ class TestExports:
             "secrets": list(exported.secrets),
         }
         op_id = short_id("o")
-        # The log's fields are the contract's (§22): which call, never what it exported.
+        # The log's fields are the reference's (§22): which call, never what it exported.
         self.core.log.info(
             "test.exported", operationId=op_id, principal=principal, tool="browser_test_export"
         )

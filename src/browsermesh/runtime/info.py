@@ -22,7 +22,7 @@ def _dist_version(name: str) -> str:
 
 
 def runtime_info(runtime: RuntimeCore, transport: str) -> dict[str, Any]:
-    """The runtime_info structured result (contract §4.1)."""
+    """The runtime_info structured result (reference §4.1)."""
     from browsermesh.model.devices import device_summaries
     from browsermesh.model.labels import LABEL_LIMITS
 

@@ -53,7 +53,7 @@ class SessionArgs:
 def session_args(
     principal: str, name: object, metadata: object, state_id: object, context_settings: object
 ) -> SessionArgs:
-    """Check a creation's arguments once, in the contract's order: labels, then settings."""
+    """Check a creation's arguments once, in the reference's order: labels, then settings."""
     from browsermesh.model.labels import validate_labels
     from browsermesh.model.settings import normalize_context_settings
 

@@ -90,7 +90,7 @@ class SessionRecord:
         self.recent_ops.append(OperationNote(tool, code, duration_ms, at))
 
     def page_view(self, page: PageRecord, url: str) -> dict[str, Any]:
-        """PageView (contract §3.4)."""
+        """PageView (reference §3.4)."""
         return {
             "pageId": page.page_id,
             "sessionId": self.session_id,
@@ -101,7 +101,7 @@ class SessionRecord:
         }
 
     def view(self) -> dict[str, Any]:
-        """SessionView (contract §3.4)."""
+        """SessionView (reference §3.4)."""
         out: dict[str, Any] = {"sessionId": self.session_id}
         if self.name is not None:
             out["name"] = self.name

@@ -1,4 +1,4 @@
-"""Serving MCP over Streamable HTTP (contract §18.2-18.6): bind, serve, stop on a signal.
+"""Serving MCP over Streamable HTTP (reference §18.2-18.6): bind, serve, stop on a signal.
 
 :func:`serve_http` is the ``--transport http`` entry point: it binds the listening sockets itself
 (so a bind failure is one stderr line, exit 1, and an ephemeral port is known for the

@@ -15,7 +15,7 @@ against ``max_mcp_sessions_per_principal`` (``BROWSERMESH_MAX_MCP_SESSIONS_PER_P
 
 Over the limit the request is answered here, before the SDK: HTTP 429 with a JSON-RPC error
 (id null, which the SDK client reads as the answer to its request) whose message is the
-contract's ``LIMIT_EXCEEDED`` text with its bound clause and whose ``data`` carries ``code`` and
+reference's ``LIMIT_EXCEEDED`` text with its bound clause and whose ``data`` carries ``code`` and
 ``nextStep``. Other requests (calls inside a session, everything sessionless) pass untouched:
 one principal's sessions never affect another's.
 """

@@ -1,4 +1,4 @@
-"""The stdio transport (contract §18.1): the SDK's `stdio_server`, plus answers to malformed lines.
+"""The stdio transport (reference §18.1): the SDK's `stdio_server`, plus answers to malformed lines.
 
 The SDK's reader turns a line that is not a valid JSON-RPC message into an exception on the read
 stream, which the server drops: a request with a wrong `jsonrpc`, no `method` or non-object

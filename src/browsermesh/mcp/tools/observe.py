@@ -43,7 +43,7 @@ def input_schema(page_size: int) -> Schema:
     )
 
 
-# Event reads and the request detail read answer different shapes (contract §8.2, issue 15):
+# Event reads and the request detail read answer different shapes (reference §8.2, issue 15):
 # the open object names neither, which costs the fewest discovery bytes.
 _OUTPUT: Schema = {"type": "object"}
 
