@@ -23,7 +23,7 @@ from mcp import Client, MCPError, StdioServerParameters
 from browsermesh.config import process_environ
 from browsermesh.demo.shop import DemoShop
 from browsermesh.model.action_table import table_refs
-from browsermesh.model.tasks import TaskOwner
+from browsermesh.model.tasks import TaskOwner, all_settled
 
 __all__ = [
     "DEMO_TIMEOUT_SECONDS",
@@ -306,9 +306,7 @@ class _Scenario:
         """Both sessions, then both roles side by side, then both closes."""
         # Create both sessions concurrently; let both finish so that every session that was
         # created gets closed, even when the other creation failed.
-        created = await asyncio.gather(
-            self.create(self.buyer), self.create(self.admin), return_exceptions=True
-        )
+        created = await all_settled(self.create(self.buyer), self.create(self.admin))
         failures = [outcome for outcome in created if isinstance(outcome, BaseException)]
         if failures:
             raise _group(failures)
@@ -317,18 +315,14 @@ class _Scenario:
         # the order is confirmed, so its text wait never depends on timing. A failure in one role
         # cancels the other.
         await _run_concurrently(self.buyer_flow(), self.admin_flow())
-        closes = await asyncio.gather(
-            self.close(self.buyer), self.close(self.admin), return_exceptions=True
-        )
+        closes = await all_settled(self.close(self.buyer), self.close(self.admin))
         failures = [outcome for outcome in closes if isinstance(outcome, BaseException)]
         if failures:
             raise _group(failures)
 
     async def cleanup(self) -> None:
         """After a failure: close what is still open, reporting (not raising) close errors."""
-        results = await asyncio.gather(
-            self.close(self.buyer), self.close(self.admin), return_exceptions=True
-        )
+        results = await all_settled(self.close(self.buyer), self.close(self.admin))
         for outcome in results:
             if isinstance(outcome, Exception):
                 _report_failure(outcome)

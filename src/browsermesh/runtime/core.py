@@ -28,7 +28,7 @@ from browsermesh.model.paging import (
     SnapshotOptions,
     SnapshotStore,
 )
-from browsermesh.model.tasks import TaskOwner
+from browsermesh.model.tasks import TaskOwner, all_of
 from browsermesh.persistence.artifacts import (
     ArtifactLimits,
     ArtifactStore,
@@ -193,7 +193,7 @@ class RuntimeCore:
     async def page_views(self, rec: SessionRecord) -> list[dict[str, Any]]:
         """Every page of `rec` as a PageView plus its `title` (read at once, not queued)."""
         pages = list(rec.pages.values())
-        titles = await asyncio.gather(*(self.title_peek(p) for p in pages))
+        titles = await all_of(*(self.title_peek(p) for p in pages))
         return [
             {**rec.page_view(p, self.engine.current_url(p.handle)), "title": title}
             for p, title in zip(pages, titles, strict=True)

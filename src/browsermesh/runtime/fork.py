@@ -32,6 +32,7 @@ from browsermesh.engine.protocol import ContextOptions
 from browsermesh.errors import Bound, BrowserMeshError, ErrorCode, invalid_argument
 from browsermesh.model.deadline import Deadline, OperationContext
 from browsermesh.model.ids import short_id
+from browsermesh.model.tasks import all_settled
 from browsermesh.persistence.states import (
     LOCAL_PRINCIPAL,
     VAR_MAX_STATE_BYTES,
@@ -169,7 +170,7 @@ class SessionForks:
             )
             return page_id
 
-        results = await asyncio.gather(*(create(rec) for rec in records), return_exceptions=True)
+        results = await all_settled(*(create(rec) for rec in records))
         failures = [r for r in results if isinstance(r, BaseException)]
         if failures:
             first = [f for f in failures if getattr(f, "cause", None) != _SIBLING]

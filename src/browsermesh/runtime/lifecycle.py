@@ -23,6 +23,7 @@ from browsermesh.model.deadline import Deadline, OperationCancelled, OperationCo
 from browsermesh.model.ids import short_id
 from browsermesh.model.limits import MAX_TIMEOUT_MS
 from browsermesh.model.recording import PageClosed, PageOpened
+from browsermesh.model.tasks import all_of, all_settled
 from browsermesh.persistence.states import LOCAL_PRINCIPAL as LOCAL_PRINCIPAL  # mcp imports it
 from browsermesh.runtime.core import RuntimeCore
 from browsermesh.runtime.recording import Recorder, step_at
@@ -431,14 +432,12 @@ class SessionLifecycle:
             self._grace_scope = grace
             if self._hurried:
                 grace.cancel()
-            await asyncio.gather(*(r.queue.drain() for r in live))
+            await all_of(*(r.queue.drain() for r in live))
         self._grace_scope = None
         aborted = sum(rec.queue.abort() for rec in live)
         if aborted:
             self.core.log.info("runtime.shutdown_aborted", operations=aborted)
-        results = await asyncio.gather(
-            *(self._close(rec, "shutdown") for rec in live), return_exceptions=True
-        )
+        results = await all_settled(*(self._close(rec, "shutdown") for rec in live))
         errors = [r for r in results if isinstance(r, BaseException)]
         await self.core.files.stop()
         try:

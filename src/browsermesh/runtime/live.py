@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any, Final, Protocol
 from browsermesh.engine.screencast import FrameSink, Screencaster
 from browsermesh.model.clock import iso_from_epoch
 from browsermesh.model.frame_pacing import Frame, PictureBounds
-from browsermesh.model.tasks import TaskOwner, cancel_and_await
+from browsermesh.model.tasks import TaskOwner, all_of, all_settled, cancel_and_await
 from browsermesh.redact import sanitize_url
 from browsermesh.runtime.session import PageRecord, SessionRecord
 from browsermesh.runtime.watchers import SessionChange
@@ -242,7 +242,7 @@ class LiveView:
             self.core.watchers.remove(self)
         watches = list(self._watches.values())
         self._watches.clear()
-        await asyncio.gather(*(self._stop(w) for w in watches))
+        await all_of(*(self._stop(w) for w in watches))
         await self.tasks.drain()
 
     # ------------------------------------------------------------------ the watch
@@ -271,7 +271,7 @@ class LiveView:
             await cancel_and_await(watch.task)
         streams = list(watch.streams.values())
         watch.streams.clear()
-        await asyncio.gather(*(s.close() for s in streams), return_exceptions=True)
+        await all_settled(*(s.close() for s in streams))
 
     def _sessions(self, principal: str) -> list[SessionRecord]:
         records = [
@@ -311,15 +311,13 @@ class LiveView:
                 stream = self.source.open(handle, watch.sink(*key), self.bounds)
                 watch.streams[key] = stream
                 opened.append(stream)
-        await asyncio.gather(
-            *(s.close() for s in closing), *(s.start() for s in opened), return_exceptions=True
-        )
+        await all_settled(*(s.close() for s in closing), *(s.start() for s in opened))
 
     async def grid_state(self, watch: _Watch) -> dict[str, Any]:
         """The grid of the watched principal's sessions as the view shows it (module doc)."""
         records = self._sessions(watch.principal)
         pairs = [(rec, page) for rec in records for page in list(rec.pages.values())]
-        titles = await asyncio.gather(*(self._title(watch, rec, page) for rec, page in pairs))
+        titles = await all_of(*(self._title(watch, rec, page) for rec, page in pairs))
         title_of = {
             (rec.session_id, page.page_id): title
             for (rec, page), title in zip(pairs, titles, strict=True)

@@ -12,6 +12,7 @@ from typing import Final
 
 from browsermesh.errors import BrowserMeshError
 from browsermesh.log import EventLog
+from browsermesh.model.tasks import all_settled
 from browsermesh.runtime.runtime import Runtime
 from browsermesh.runtime.session import SessionRecord
 
@@ -55,11 +56,10 @@ class IdleReaper:
         if self.idle_ms <= 0 or self.runtime.shutting_down:
             return 0
         due = self.idle_sessions()
-        # gather awaits every close (a cancelled sweep cancels them all); one failing close
-        # neither stops the others nor the reaper.
-        results = await asyncio.gather(
-            *(self.runtime.close_session(r.principal, r.session_id, reason="idle") for r in due),
-            return_exceptions=True,
+        # all_settled awaits every close (a cancelled sweep cancels and awaits them all); one
+        # failing close neither stops the others nor the reaper.
+        results = await all_settled(
+            *(self.runtime.close_session(r.principal, r.session_id, reason="idle") for r in due)
         )
         closed = 0
         for rec, result in zip(due, results, strict=True):
