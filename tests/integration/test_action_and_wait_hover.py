@@ -12,6 +12,7 @@ import pytest
 from tests.fixtures.export_site import ExportSite
 from tests.support.clients import ToolClient, tool_client
 from tests.support.export_runner import run_exported, write_export
+from tests.support.results import ref_named
 from tests.support.runtimes import real_runtime
 
 pytestmark = pytest.mark.anyio
@@ -19,14 +20,6 @@ pytestmark = pytest.mark.anyio
 TESTING = ("core", "testing")
 PRODUCTS = {"strategy": "role", "value": "button", "name": "Products"}
 LAPTOPS = {"strategy": "role", "value": "menuitem", "name": "Laptops"}
-
-
-def ref_named(table: str, role: str, name: str) -> str:
-    """The ref of the action-table line for `role` "name"."""
-    for line in table.splitlines():
-        if f'{role} "{name}"' in line and "[" in line:
-            return line.split("[", 1)[1].split("]", 1)[0]
-    raise AssertionError(f"no {role} {name!r} in {table}")
 
 
 async def browse_the_menu(c: ToolClient, base: str) -> str:

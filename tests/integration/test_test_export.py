@@ -16,20 +16,13 @@ from browsermesh.model.recording import secret_name
 from tests.fixtures.export_site import API_KEY, PASSWORD, ExportSite
 from tests.support.clients import ToolClient, tool_client
 from tests.support.export_runner import run_exported, write_export
+from tests.support.results import ref_named
 from tests.support.runtimes import real_runtime
 
 TESTING = ("core", "observability", "persistence", "files", "testing")
 PASSWORD_ENV = secret_name("buyer", "Password")
 
 pytestmark = pytest.mark.anyio
-
-
-def ref_named(snapshot: str, role: str, name: str) -> str:
-    """The ref of the action-table line for `role` "name"."""
-    for line in snapshot.splitlines():
-        if f'{role} "{name}"' in line and "[" in line:
-            return line.split("[", 1)[1].split("]", 1)[0]
-    raise AssertionError(f"no {role} {name!r} in {snapshot}")
 
 
 async def buyer_orders(c: ToolClient, base: str) -> str:

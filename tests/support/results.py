@@ -37,3 +37,11 @@ def assert_clean(data: Any, *secrets: str) -> None:
     for secret in secrets:
         assert secret not in blob
         assert json.dumps(secret)[1:-1] not in blob
+
+
+def ref_named(table: str, role: str, name: str) -> str:
+    """The ref of the action-table line for `role` "name" (a snapshot with `format: "actions"`)."""
+    for line in table.splitlines():
+        if f'{role} "{name}"' in line and "[" in line:
+            return line.split("[", 1)[1].split("]", 1)[0]
+    raise AssertionError(f"no {role} {name!r} in {table}")
