@@ -133,13 +133,20 @@ class ToolDispatcher:
     (the one envelope: lean structuredContent, its compact JSON as the text)."""
 
     def __init__(self, specs: list[ToolSpec], runtime: Runtime) -> None:
-        from jsonschema import Draft202012Validator
-
         self.runtime = runtime
         self.specs = {s.name: s for s in specs}
-        self._validators: dict[str, Validator] = {
-            s.name: Draft202012Validator(s.full_input_schema()) for s in specs
-        }
+        self._validators: dict[str, Validator] = {}
+
+    def _validator(self, spec: ToolSpec) -> Validator:
+        """The tool's argument validator, built on the tool's first call: jsonschema is not
+        imported before a tool is called, so start-up does not pay for it (issue 33)."""
+        validator = self._validators.get(spec.name)
+        if validator is None:
+            from jsonschema import Draft202012Validator
+
+            validator = Draft202012Validator(spec.full_input_schema())
+            self._validators[spec.name] = validator
+        return validator
 
     async def call(
         self, name: str, arguments: dict[str, Any] | None, principal: str
@@ -148,7 +155,7 @@ class ToolDispatcher:
         if spec is None:
             return error_result(unknown_tool())
         args = arguments if arguments is not None else {}
-        invalid = first_argument_error(self._validators[name].iter_errors(args))
+        invalid = first_argument_error(self._validator(spec).iter_errors(args))
         if invalid is not None:
             return error_result(invalid)
         try:

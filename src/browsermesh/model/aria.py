@@ -30,16 +30,6 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from ruamel.yaml import YAML
-from ruamel.yaml.events import (
-    AliasEvent,
-    CollectionEndEvent,
-    DocumentStartEvent,
-    MappingStartEvent,
-    ScalarEvent,
-    SequenceStartEvent,
-)
-
 from browsermesh.errors import BrowserMeshError, ErrorCode
 from browsermesh.model.aria_render import render_aria
 from browsermesh.model.text import SURROGATE_RE, well_formed
@@ -236,6 +226,17 @@ _NO_ROOT = object()
 
 def _load(text: str) -> object:
     """Build lists, `_Map`s and strings from ruamel's YAML 1.2 event stream, iteratively."""
+    # ruamel.yaml is imported on the first snapshot, not at start-up (issue 33).
+    from ruamel.yaml import YAML
+    from ruamel.yaml.events import (
+        AliasEvent,
+        CollectionEndEvent,
+        DocumentStartEvent,
+        MappingStartEvent,
+        ScalarEvent,
+        SequenceStartEvent,
+    )
+
     parser = YAML(typ="base", pure=True)
     root: object = _NO_ROOT
     stack: list[object] = []

@@ -11,18 +11,19 @@ refs. A match is a line: a line with several occurrences counts once, shown arou
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import time
 from dataclasses import dataclass
-from typing import Any
-
-import regex
-from regex import Pattern
+from typing import TYPE_CHECKING, Any
 
 from browsermesh.errors import BrowserMeshError, invalid_argument
 from browsermesh.model.arguments import bounded_int, bounded_string
 from browsermesh.model.locators import Locator, parse_locator
+
+if TYPE_CHECKING:
+    from regex import Pattern
 
 MAX_TEXT_CHARS = 1_000
 DEFAULT_LIMIT = 20
@@ -39,8 +40,21 @@ bounds, `engine.find`); past any of them the answer says `truncated`."""
 SLOW_RULE = "a pattern that matches within {s:g} s (this one backtracks too much: simplify it)"
 ELLIPSIS = "…"
 
-_WHITESPACE = regex.compile(r"\s+")
-_CURSOR = regex.compile(r"^f([0-9a-f]{10})\.([0-9]{1,6})$")
+
+# `regex` is imported on browser_find's first call, not at start-up (issue 33): these compile
+# then, once.
+@functools.cache
+def _whitespace() -> Pattern[str]:
+    import regex
+
+    return regex.compile(r"\s+")
+
+
+@functools.cache
+def _cursor() -> Pattern[str]:
+    import regex
+
+    return regex.compile(r"^f([0-9a-f]{10})\.([0-9]{1,6})$")
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,10 +81,12 @@ class FindQuery:
 
 def normalize(text: str) -> str:
     """Whitespace runs collapsed to one space, trimmed (how a literal and a line compare)."""
-    return _WHITESPACE.sub(" ", text).strip()
+    return _whitespace().sub(" ", text).strip()
 
 
 def _compile(text: str, is_regex: bool) -> Pattern[str]:
+    import regex
+
     if not is_regex:
         return regex.compile(regex.escape(normalize(text)), regex.IGNORECASE | regex.V0)
     try:
@@ -97,7 +113,7 @@ def parse_find(args: dict[str, Any]) -> FindQuery:
     if raw_cursor is None:
         return query
     cursor = bounded_string(raw_cursor, "cursor", 64, min_chars=1)
-    found = _CURSOR.match(cursor)
+    found = _cursor().match(cursor)
     if found is None or found.group(1) != query.fingerprint():
         raise invalid_argument("cursor", "a nextCursor of the same search (text, regex, scope)")
     return FindQuery(text, is_regex, limit, int(found.group(2)), scope, query.pattern)
@@ -156,7 +172,7 @@ def _joined(parts: list[str]) -> tuple[str, tuple[int, ...]]:
     out = ""
     starts = []
     for part in parts:
-        piece = _WHITESPACE.sub(" ", part)
+        piece = _whitespace().sub(" ", part)
         if (not out or out.endswith(" ")) and piece.startswith(" "):
             piece = piece[1:]
         starts.append(len(out))

@@ -8,16 +8,18 @@ its record is kept.
 
 from __future__ import annotations
 
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from browsermesh.errors import Bound, BrowserMeshError, ErrorCode, invalid_argument
 from browsermesh.model.ids import short_id
 from browsermesh.model.recording import Recording
-from browsermesh.model.test_export import SessionExport, export_pytest
 from browsermesh.persistence.states import LOCAL_PRINCIPAL
 from browsermesh.runtime.core import RuntimeCore
 from browsermesh.runtime.recording import session_label
 from browsermesh.runtime.session import SessionRecord
+
+if TYPE_CHECKING:
+    from browsermesh.model.test_export import SessionExport
 
 MAX_EXPORT_SESSIONS: Final = 10
 """Sessions one export replays together."""
@@ -56,6 +58,9 @@ class TestExports:
         records = [
             self._recorded(principal, sid, f"sessionIds[{k}]") for k, sid in enumerate(session_ids)
         ]
+        # The renderer is imported on the first export, not at start-up (issue 33).
+        from browsermesh.model.test_export import export_pytest
+
         exported = export_pytest(
             [self._session_export(rec) for rec in records], max_chars=EXPORT_MAX_CHARS
         )
@@ -77,6 +82,8 @@ class TestExports:
         log = rec.recording
         assert log is not None
         label = session_label(rec)
+        from browsermesh.model.test_export import SessionExport
+
         return SessionExport(
             session_id=rec.session_id,
             label=label,
