@@ -25,12 +25,24 @@ alphabet, never the counter, so ids stay opaque to them."""
 
 
 class ToolClient:
-    """A thin wrapper over the SDK client that checks every success against its outputSchema,
-    that the compatibility text equals structuredContent, and that the result is lean."""
+    """A thin wrapper over the SDK client that checks every success against its outputSchema
+    (`raw` included: the server does not validate its own results, issue 33, so the suite
+    does, on every result it gets), that the compatibility text equals structuredContent, and
+    that the result is lean."""
 
     def __init__(self, client: Client, tools: dict[str, Any]) -> None:
         self.client = client
         self.tools = tools
+        self._validators: dict[str, Draft202012Validator] = {}
+
+    def check_output(self, name: str, data: Any) -> None:
+        """`data` (a success's structuredContent) against the tool's published outputSchema."""
+        validator = self._validators.get(name)
+        if validator is None:
+            validator = self._validators[name] = Draft202012Validator(
+                self.tools[name].output_schema
+            )
+        validator.validate(data)
 
     @classmethod
     async def of(cls, client: Client) -> ToolClient:
@@ -38,14 +50,16 @@ class ToolClient:
         return cls(client, {t.name: t for t in (await client.list_tools()).tools})
 
     async def raw(self, name: str, args: dict[str, Any] | None = None, **kw: Any) -> Any:
-        return await self.client.call_tool(name, args or {}, **kw)
+        result = await self.client.call_tool(name, args or {}, **kw)
+        if not result.is_error and name in self.tools:
+            self.check_output(name, result.structured_content)
+        return result
 
     async def ok(self, name: str, args: dict[str, Any] | None = None, **kw: Any) -> dict[str, Any]:
         result = await self.raw(name, args, **kw)
         assert not result.is_error, result.content[0].text
         data: dict[str, Any] = result.structured_content
         schema = self.tools[name].output_schema
-        Draft202012Validator(schema).validate(data)
         assert_lean(name, data, args or {}, schema.get("required", ()))
         text_blocks = [c for c in result.content if c.type == "text"]
         if name != "browser_runtime_info":
