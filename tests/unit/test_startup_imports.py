@@ -43,15 +43,12 @@ ABSENT = (
     "browsermesh.model.test_export",
     "browsermesh.model.export_python",
     # Libraries only a tool call uses: argument validation (first call of each tool),
-    # browser_find's patterns, the snapshot's YAML reader, language tags, the Grid client.
+    # browser_find's patterns, the snapshot's YAML reader, language tags. (The SDK's `mcp` and
+    # `mcp.server` package initialisers still import its client and high-level server.)
     "jsonschema",
     "regex",
     "ruamel",
     "langcodes",
-    "httpx2",
-    # The SDK's client and its high-level server: a stdio server needs neither.
-    "mcp.client",
-    "mcp.server.mcpserver",
 )
 """Modules (and their submodules) the stdio server must not import before it exits.
 
