@@ -203,6 +203,12 @@ class Clients:
 
     # ------------------------------------------------------------------ routing (sync)
 
+    def wants_records(self, _level: str) -> bool:
+        """`EventLog` gate of `on_record`: whether a record could reach anyone now (the call's
+        own feed asked for log lines, or some connection listens between calls)."""
+        call = feed.current()
+        return bool(self._listeners) or (call is not None and call.wants_logs)
+
     def on_record(self, record: dict[str, Any]) -> None:
         """`EventLog` sink: the call's own feed first, then the principal's listeners."""
         level = mcp_level(record)

@@ -94,11 +94,40 @@ def principal_of(ctx: ServerRequestContext[Any]) -> str:
     return token.client_id if token is not None and token.client_id else LOCAL_PRINCIPAL
 
 
+def tracing_configured() -> bool:
+    """Whether an OpenTelemetry tracer provider is installed (by `opentelemetry-instrument` or
+    the embedding program, before the server is made); otherwise spans go nowhere."""
+    from opentelemetry import trace
+
+    provider = trace.get_tracer_provider()
+    return not isinstance(provider, trace.ProxyTracerProvider | trace.NoOpTracerProvider)
+
+
 class BrowserMeshServer(Server[Any]):
     """The SDK server, advertising `resources.listChanged` on the handshake era too.
 
     The SDK derives that flag from `NotificationOptions`, which its own transports (Streamable
-    HTTP, the in-memory client) never pass; on 2026-07-28 it follows `subscriptions/listen`."""
+    HTTP, the in-memory client) never pass; on 2026-07-28 it follows `subscriptions/listen`.
+
+    Two per-call costs of the SDK are trimmed (issue 33), neither visible on the wire: its
+    OpenTelemetry middleware is dropped when no tracer provider is installed (a span per
+    message that nobody records), and the 2026-07-28 `serverInfo` stamp is copied flat instead
+    of deep-copied (its values are strings, so both copies are equal and unshared)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        if not tracing_configured():
+            self.middleware = [m for m in self.middleware if not _is_tracing(m)]
+        self._stamp: dict[str, Any] | None = None
+
+    @property
+    def server_info_stamp(self) -> dict[str, Any]:
+        if self._stamp is None:
+            stamp = self.server_info.model_dump(by_alias=True, mode="json", exclude_none=True)
+            if any(isinstance(v, dict | list) for v in stamp.values()):
+                return super().server_info_stamp  # nested values (icons): the SDK's deep copy
+            self._stamp = stamp
+        return dict(self._stamp)
 
     def create_initialization_options(
         self,
@@ -111,6 +140,12 @@ class BrowserMeshServer(Server[Any]):
             experimental_capabilities,
             extensions,
         )
+
+
+def _is_tracing(middleware: object) -> bool:
+    """The SDK's OpenTelemetry middleware (on by default in 2.3, not exported): matched by its
+    module, so an SDK that moves or renames it keeps its own."""
+    return type(middleware).__module__ == "mcp.server._otel"
 
 
 def create_server(runtime: Runtime, *, instructions: str | None = None) -> Server[Any]:
@@ -153,7 +188,7 @@ class Handlers:
         self.log = runtime.log
         self.published = publish(specs, runtime.config.schema_refs)
         self.clients = Clients(runtime.owner_of)
-        runtime.log.sinks.append(self.clients.on_record)
+        runtime.log.gated.append((self.clients.wants_records, self.clients.on_record))
         self.resources = SessionResources(runtime, self.clients)
         runtime.watchers.append(self.resources)
         self.completions = Completions(runtime)
