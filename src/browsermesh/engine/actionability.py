@@ -16,6 +16,7 @@ Reading never acts: the action itself runs once (a covered first try never reach
 from __future__ import annotations
 
 import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -99,6 +100,47 @@ _STATE = """(els, withHit) => {
 }"""
 
 
+@dataclass(eq=False)
+class Companion:
+    """An in-page read of the top document that rides along with the action's first
+    actionability read, so that the two cost one page evaluation (issue 33): the change watch's
+    baseline. `script` is a function of one argument (`arg`); it runs only when the read runs in
+    the top frame (a locator in an iframe, or a ref there, reads its own frame). `ensure` runs
+    `alone` (the same read as an evaluation of its own) when it could not ride along; the action
+    calls it before acting, so the baseline is always taken first."""
+
+    script: str
+    arg: Any
+    alone: Callable[[], Awaitable[Any]]
+    result: Any = None
+    done: bool = False
+
+    async def ensure(self) -> None:
+        if not self.done:
+            self.done = True
+            self.result = await self.alone()
+
+
+# The read with a companion: the companion's result under `extra`, `top` when it ran.
+_WITH_COMPANION = """(els, [withHit, companionArg]) => {{
+  const out = ({state})(els, withHit);
+  out.top = window === window.top;
+  if (out.top) out.extra = ({companion})(companionArg);
+  return out;
+}}"""
+_COMPOSED: dict[str, str] = {}
+
+
+def _composed(companion: str) -> str:
+    """The read script with `companion` folded in (one string per companion script, so the
+    page's compilation cache sees the same source each time)."""
+    script = _COMPOSED.get(companion)
+    if script is None:
+        script = _WITH_COMPANION.format(state=_STATE, companion=companion)
+        _COMPOSED[companion] = script
+    return script
+
+
 @dataclass(frozen=True, slots=True)
 class Reading:
     """What one read of the matches saw."""
@@ -133,18 +175,32 @@ class Reading:
         return self.count == 1 and state is not None and pointer(op) and bool(state["coveredBy"])
 
 
-async def read(el: Any, timeout_ms: float, *, hit_test: bool = False) -> Reading | None:
+_ON_HANDLE: dict[str, str] = {}
+"""The read scripts wrapped for one ElementHandle, by script."""
+
+
+async def read(
+    el: Any, timeout_ms: float, *, hit_test: bool = False, companion: Companion | None = None
+) -> Reading | None:
     """Read a Playwright Locator's matches (or one ElementHandle); None when the page cannot
-    answer within `timeout_ms` or the element is gone."""
+    answer within `timeout_ms` or the element is gone. A `companion` not yet run rides along
+    (`Companion`)."""
+    riding = companion is not None and not companion.done
+    script = _composed(companion.script) if riding and companion is not None else _STATE
+    arg: Any = [hit_test, companion.arg] if riding and companion is not None else hit_test
     try:
         if hasattr(el, "evaluate_all"):
-            raw = await bounded(el.evaluate_all(_STATE, hit_test), max(timeout_ms, 1))
+            raw = await bounded(el.evaluate_all(script, arg), max(timeout_ms, 1))
         else:
-            raw = await bounded(
-                el.evaluate(f"(e, hit) => ({_STATE})([e], hit)", hit_test), max(timeout_ms, 1)
-            )
+            one = _ON_HANDLE.get(script)
+            if one is None:
+                one = _ON_HANDLE[script] = f"(e, arg) => ({script})([e], arg)"
+            raw = await bounded(el.evaluate(one, arg), max(timeout_ms, 1))
     except Exception:  # a busy page or a detached handle: no reading, the action decides
         return None
+    if riding and companion is not None and raw.get("top"):
+        companion.done = True
+        companion.result = raw.get("extra")
     states = raw.get("states") or []
     return Reading(int(raw.get("count", 0)), states[0] if states else None)
 

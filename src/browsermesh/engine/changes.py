@@ -25,13 +25,20 @@ import contextlib
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from browsermesh.engine.actionability import Companion
 from browsermesh.engine.bounded import bounded, first_done, quietly
-from browsermesh.engine.snapshot import NOTICES_SELECTOR, page_secrets
+from browsermesh.engine.page_source import (
+    FRAME_PASSWORDS_SCRIPT,
+    MAX_SOURCE_CHARS,
+    frame_values,
+    page_secrets,
+)
+from browsermesh.engine.snapshot import NOTICES_SELECTOR
 from browsermesh.engine.waits import Listeners
 from browsermesh.model.deadline import OperationContext
 from browsermesh.model.tasks import TaskOwner
 from browsermesh.model.text import well_formed
-from browsermesh.redact import cut_chars, sanitize_url
+from browsermesh.redact import SecretValues, cut_chars, sanitize_url
 
 if TYPE_CHECKING:
     from playwright.async_api import Dialog, Request, Response
@@ -105,7 +112,8 @@ _INSTALL = """([interactive, live, popups]) => {
   return true;
 }"""
 
-_READ = """async ([quietMs, maxMs, maxTexts, textChars, maxOpened]) => {
+_READ = """async ([quietMs, maxMs, maxTexts, textChars, maxOpened, maxChars]) => {
+  const passwords = (__PASSWORDS__);
   const key = Symbol.for('browsermesh.changes');
   const st = window[key];
   if (!st) return null;
@@ -146,13 +154,18 @@ _READ = """async ([quietMs, maxMs, maxTexts, textChars, maxOpened]) => {
                  name: clean(name).slice(0, textChars),
                  text: clean(el.innerText).slice(0, textChars)});
   }
-  return {added: st.added, removed: st.removed, navigating: st.navigating, texts, opened,
-          title: document.title, titleBefore: st.title, url: location.href};
+  const out = {added: st.added, removed: st.removed, navigating: st.navigating, texts, opened,
+               title: document.title, titleBefore: st.title, url: location.href};
+  // The main frame's password values ride along when there is page text to redact.
+  if (texts.length || opened.length || out.title !== st.title) out.secrets = passwords(maxChars);
+  return out;
 }"""
 
+_READ = _READ.replace("__PASSWORDS__", FRAME_PASSWORDS_SCRIPT)
+
 # The outcome texts of a freshly loaded document (after a navigation): its live regions and
-# flash messages as they stand.
-_LOADED_TEXTS = """([live, maxTexts, textChars]) => {
+# flash messages as they stand, its title and its password values (to redact them).
+_LOADED_TEXTS = """([live, maxTexts, textChars, maxChars]) => {
   const texts = [];
   for (const el of document.querySelectorAll(live)) {
     if (texts.length >= maxTexts) break;
@@ -160,8 +173,8 @@ _LOADED_TEXTS = """([live, maxTexts, textChars]) => {
     const t = (el.innerText || '').trim().slice(0, textChars);
     if (t && !texts.includes(t)) texts.push(t);
   }
-  return {texts, title: document.title};
-}"""
+  return {texts, title: document.title, secrets: (__PASSWORDS__)(maxChars)};
+}""".replace("__PASSWORDS__", FRAME_PASSWORDS_SCRIPT)
 
 
 @dataclass
@@ -187,9 +200,44 @@ class ChangeWatch:
     _dismissals: TaskOwner = field(default_factory=TaskOwner)
     _popups: int = 0
     _downloads: int = 0
+    _companion: Companion | None = None
 
     async def start(self, ctx: OperationContext) -> None:
-        """Install the in-page observer and the listeners (best effort, within the deadline)."""
+        """Install the listeners and the in-page observer (best effort, within the deadline)."""
+        self.listen()
+        try:
+            self._installed = await self._install(ctx)
+        except BaseException:
+            # Cancelled while installing: the caller never gets the watch to close, so the
+            # listeners (and a dismissal a dialog started meanwhile) are closed here.
+            await self.close()
+            raise
+
+    def companion(self, ctx: OperationContext) -> Companion:
+        """After `listen`: the in-page observer's installation as a companion of the action's
+        first element read (one page evaluation for both, issue 33), or on its own."""
+
+        async def alone() -> bool:
+            return await self._install(ctx)
+
+        self._companion = Companion(_INSTALL, [_INTERACTIVE, _LIVE, _POPUPS], alone)
+        return self._companion
+
+    async def _install(self, ctx: OperationContext) -> bool:
+        # A page that does not answer at once (a busy main thread) gets no observer rather
+        # than eating the action's budget: the action then reports what the listeners saw.
+        budget = min(INSTALL_MAX_MS, max(ctx.deadline.remaining_ms() / 4, 1))
+        with contextlib.suppress(Exception):
+            return bool(
+                await bounded(
+                    self.page.page.evaluate(_INSTALL, [_INTERACTIVE, _LIVE, _POPUPS]), budget
+                )
+            )
+        return False
+
+    def listen(self) -> None:
+        """Listen to the page's navigations, popups, downloads and dialogs (the URL before
+        is taken now)."""
         p = self.page.page
         self._url_before = p.url
         listeners = Listeners(self.page)
@@ -202,19 +250,6 @@ class ChangeWatch:
         if self.handle_dialogs:
             listeners.on("dialog", self._on_dialog)
         self._listeners = listeners
-        # A page that does not answer at once (a busy main thread) gets no observer rather
-        # than eating the action's budget: the action then reports what the listeners saw.
-        budget = min(INSTALL_MAX_MS, max(ctx.deadline.remaining_ms() / 4, 1))
-        try:
-            with contextlib.suppress(Exception):
-                self._installed = bool(
-                    await bounded(p.evaluate(_INSTALL, [_INTERACTIVE, _LIVE, _POPUPS]), budget)
-                )
-        except BaseException:
-            # Cancelled while installing: the caller never gets the watch to close, so the
-            # listeners (and a dismissal a dialog started meanwhile) are closed here.
-            await self.close()
-            raise
 
     def _on_popup(self, _: object) -> None:
         self._popups += 1
@@ -272,14 +307,14 @@ class ChangeWatch:
         p = self.page.page
         changes: dict[str, Any] = {}
         read: dict[str, Any] | None = None
+        if self._companion is not None:
+            self._installed = bool(self._companion.result)
         if self._installed and not p.is_closed():
             quiet = QUIET_MS if settle else 0
             budget = min(SETTLE_MAX_MS + 500, max(ctx.deadline.remaining_ms() - 50, 1))
+            limits = [quiet, SETTLE_MAX_MS, MAX_TEXTS, TEXT_CHARS, MAX_OPENED, MAX_SOURCE_CHARS]
             with contextlib.suppress(Exception):  # the document went away: it navigated
-                read = await bounded(
-                    p.evaluate(_READ, [quiet, SETTLE_MAX_MS, MAX_TEXTS, TEXT_CHARS, MAX_OPENED]),
-                    budget,
-                )
+                read = await bounded(p.evaluate(_READ, limits), budget)
         # An installed observer that cannot be read any more means its document went away.
         lost = self._installed and read is None
         navigating = lost or (read is not None and bool(read["navigating"]))
@@ -315,7 +350,7 @@ class ChangeWatch:
             changes["popups"] = self._popups
         if self._downloads:
             changes["downloads"] = self._downloads
-        return await self._redacted(changes, ctx)
+        return await self._redacted(changes, read, ctx)
 
     async def _await_navigation(self, ctx: OperationContext) -> bool:
         """Wait for a started main-frame navigation to commit and reach ``domcontentloaded``;
@@ -343,20 +378,32 @@ class ChangeWatch:
     async def _loaded(self, ctx: OperationContext) -> dict[str, Any] | None:
         """The new document's outcome texts and title (None when it cannot be read)."""
         with contextlib.suppress(Exception):
+            limits = [_LIVE, MAX_TEXTS, TEXT_CHARS, MAX_SOURCE_CHARS]
             loaded: dict[str, Any] = await bounded(
-                self.page.page.evaluate(_LOADED_TEXTS, [_LIVE, MAX_TEXTS, TEXT_CHARS]),
+                self.page.page.evaluate(_LOADED_TEXTS, limits),
                 max(ctx.deadline.remaining_ms() - 50, 1),
             )
-            return {"title": loaded["title"], "texts": loaded["texts"], "titleBefore": None}
+            return {**loaded, "titleBefore": None}
         return None
 
-    async def _redacted(self, changes: dict[str, Any], ctx: OperationContext) -> dict[str, Any]:
+    async def _secrets(self, read: dict[str, Any] | None, ctx: OperationContext) -> SecretValues:
+        """The page's password values: the main frame's as the last read brought them (when it
+        did), the other frames' read now."""
+        p = self.page.page
+        if read is None or "secrets" not in read:
+            return await page_secrets(p, ctx.deadline)
+        secrets = frame_values(read["secrets"])
+        return await page_secrets(p, ctx.deadline, secrets, frames=p.frames[1:])
+
+    async def _redacted(
+        self, changes: dict[str, Any], read: dict[str, Any] | None, ctx: OperationContext
+    ) -> dict[str, Any]:
         """Page text in `changes` (title, texts, dialog messages) passes the page's password
         values, like every other capture."""
         if not any(k in changes for k in ("title", "text", "dialogs", "opened")):
             return changes
         try:
-            secrets = await page_secrets(self.page.page, ctx.deadline)
+            secrets = await self._secrets(read, ctx)
         except Exception:
             # The values cannot be read: drop the page text rather than risk one.
             for key in ("title", "text", "opened"):

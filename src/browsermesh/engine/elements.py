@@ -25,7 +25,12 @@ from browsermesh.engine.failures import classify_reason, raw_cause, within
 from browsermesh.engine.locators import Root
 from browsermesh.engine.locators import build as build  # re-exported for waits and snapshot
 from browsermesh.engine.locators import build_locator as build_locator
-from browsermesh.engine.page_source import page_secrets
+from browsermesh.engine.page_source import (
+    FRAME_PASSWORDS_SCRIPT,
+    MAX_SOURCE_CHARS,
+    frame_values,
+    page_secrets,
+)
 from browsermesh.engine.refs import Expired, RefEntry, RefRegistry
 from browsermesh.engine.select import select_options
 from browsermesh.errors import BrowserMeshError, ErrorCode
@@ -38,6 +43,7 @@ from browsermesh.model.locators import (
 )
 from browsermesh.model.options import OptionChoice
 from browsermesh.model.text import well_formed
+from browsermesh.redact import SecretValues
 
 if TYPE_CHECKING:
     from playwright.async_api import ElementHandle, Page
@@ -192,13 +198,15 @@ async def on_locator(
     call: ElementCall,
     registry: RefRegistry | None = None,
     pick: Pick | None = None,
+    companion: actionability.Companion | None = None,
 ) -> Any:
     """Run `call(playwright_locator, timeout_ms)` with strictness and §5.3 classification.
 
     Before the call, one read of the matches answers at once for several matches and, after
     at most the settle time (`registry.settle_ms`), for a single match that is disabled,
     hidden or read-only (issue 13). Misses and ambiguity carry candidates (with refs in
-    `registry` when given). With `pick`, that read also decides the operation (`Pick`)."""
+    `registry` when given). With `pick`, that read also decides the operation (`Pick`). A
+    `companion` rides along with that read, or runs on its own before the call."""
     root = await resolve_root(page, locator, ctx, op)
     if locator.within is not None:
         await _single(page, build(root, locator.within), locator, ctx, op, within=True)
@@ -206,13 +214,19 @@ async def on_locator(
     reserve = _reserve(ctx.deadline.budget_ms())
     checked = pick is not None or actionability.checks(op)
     hit = pick is None and actionability.pointer(op)
-    reading = await actionability.read(loc, reserve, hit_test=hit) if checked else None
+    reading = (
+        await actionability.read(loc, reserve, hit_test=hit, companion=companion)
+        if checked
+        else None
+    )
     settle_ms = actionability.SETTLE_MS if registry is None else registry.settle_ms
     if (reading is None or reading.count == 0) and await _quiet_miss(page, loc, ctx, reserve):
         error = _not_found(locator, ctx, op, "no match on a quiet page", quiet_page=True)
         raise await _with_candidates(error, page, root, locator, registry, ctx)
-    if reading is not None and reading.count == 0:
-        reading = await actionability.read(loc, reserve, hit_test=hit)  # it has appeared
+    if reading is not None and reading.count == 0:  # it has appeared
+        reading = await actionability.read(loc, reserve, hit_test=hit, companion=companion)
+    if companion is not None:
+        await companion.ensure()
     try:
         if pick is not None:
             reading = await _present(loc, locator, reading, ctx, op, reserve)
@@ -322,17 +336,31 @@ async def on_ref(
     op: str,
     call: ElementCall,
     pick: Pick | None = None,
+    companion: actionability.Companion | None = None,
 ) -> Any:
     """Run `call(element_handle, timeout_ms)` for a live ref; anything else is stale. With
-    `pick`, the actionability read also decides the operation (`Pick`)."""
+    `pick`, the actionability read also decides the operation (`Pick`); a `companion` rides
+    along with that read (`on_locator`). The read says whether the element is still in its
+    document; without one (no checks, or no answer) a read of its own does."""
     entry = await _live_entry(registry, ref, ctx)
-    if not await _connected(entry.handle, ctx.deadline):
-        registry.entries.pop(ref.token, None)
-        raise BrowserMeshError(ErrorCode.STALE_ELEMENT_REFERENCE)
     reserve = _reserve(ctx.deadline.budget_ms())
     checked = pick is not None or actionability.checks(op)
     hit = pick is None and actionability.pointer(op)
-    reading = await actionability.read(entry.handle, reserve, hit_test=hit) if checked else None
+    reading = (
+        await actionability.read(entry.handle, reserve, hit_test=hit, companion=companion)
+        if checked
+        else None
+    )
+    connected = (
+        bool(reading.state.get("connected"))
+        if reading is not None and reading.state is not None
+        else await _connected(entry.handle, ctx.deadline)
+    )
+    if not connected:
+        registry.entries.pop(ref.token, None)
+        raise BrowserMeshError(ErrorCode.STALE_ELEMENT_REFERENCE)
+    if companion is not None:
+        await companion.ensure()
     if pick is not None:
         if reading is None:  # connected a moment ago: the page cannot answer
             raise _timeout(ctx, op, "no reading of the ref's element")
@@ -384,12 +412,14 @@ async def on_target(
     op: str,
     call: ElementCall,
     pick: Pick | None = None,
+    companion: actionability.Companion | None = None,
 ) -> Any:
-    """Run an element operation on a ref or a locator (`pick`: see `Pick`)."""
+    """Run an element operation on a ref or a locator (`pick`: see `Pick`; `companion`: see
+    `on_locator`)."""
     try:
         if isinstance(target, RefTarget):
-            return await on_ref(registry, target, ctx, op, call, pick)
-        return await on_locator(page, target, ctx, op, call, registry, pick)
+            return await on_ref(registry, target, ctx, op, call, pick, companion)
+        return await on_locator(page, target, ctx, op, call, registry, pick, companion)
     except BrowserMeshError as error:
         await _redact_cover(page, error)
         raise
@@ -435,3 +465,35 @@ def element_call(op: ElementOp, arg: str | OptionChoice | None = None) -> Elemen
 
 async def read_text(el: Any, timeout_ms: float) -> str:
     return well_formed(str(await el.inner_text(timeout=timeout_ms)))
+
+
+# The single match's innerText (Playwright's `inner_text`) and the frame's password values in
+# one evaluation; anything but one HTML match answers no text (the full path then decides).
+_TEXT_AND_SECRETS = f"""(els, maxChars) => ({{
+  count: els.length,
+  text: els.length === 1 && els[0] instanceof HTMLElement ? els[0].innerText : null,
+  secrets: els.length === 1 ? ({FRAME_PASSWORDS_SCRIPT})(maxChars) : null,
+}})"""
+
+
+async def text_at_once(
+    page: Page, locator: Locator, ctx: OperationContext
+) -> tuple[str, SecretValues] | None:
+    """`read_text` of a top-frame locator (no `frames`, no `within`) that matches exactly one
+    element now, with the page's password values, read together (issue 33); None when it
+    does not (none yet, several, not HTML, a frame chain): `on_locator` then waits and
+    classifies as usual."""
+    if locator.frames or locator.within is not None:
+        return None
+    loc = build_locator(page, locator)
+    try:
+        raw = await bounded(
+            loc.evaluate_all(_TEXT_AND_SECRETS, MAX_SOURCE_CHARS), ctx.deadline.remaining_ms()
+        )
+    except Exception:  # out of time or navigating: the full path answers
+        return None
+    if raw.get("count") != 1 or not isinstance(raw.get("text"), str):
+        return None
+    secrets = frame_values(raw.get("secrets"))
+    await page_secrets(page, ctx.deadline, secrets, frames=page.frames[1:])
+    return well_formed(raw["text"]), secrets

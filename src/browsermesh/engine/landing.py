@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING, Any
 
+from browsermesh.engine import quiet
 from browsermesh.engine.failures import within
 from browsermesh.engine.page_source import (
     FRAME_PASSWORDS_SCRIPT,
@@ -39,11 +40,25 @@ READ_MS = 3_000
 """At most this long (within the call's deadline) for the landing's page reads."""
 
 _LANDING_SCRIPT = f"""([sel, maxChars]) => ({{
+  quiet: ({quiet.READ_SCRIPT})(),
   title: document.title,
   notices: ({NOTICES_SCRIPT})(sel),
   secrets: ({FRAME_PASSWORDS_SCRIPT})(maxChars),
   nodes: document.getElementsByTagName('*').length,
 }})"""
+
+
+async def _facts(page: Page, deadline: Deadline) -> dict[str, Any] | None:
+    """One read of the landing script (within `READ_MS` of the deadline); None when the page
+    cannot answer."""
+    read = Deadline(max(1, int(min(deadline.remaining_ms(), READ_MS))))
+    try:
+        facts: dict[str, Any] = await within(
+            page.evaluate(_LANDING_SCRIPT, [NOTICES_SELECTOR, MAX_SOURCE_CHARS]), read
+        )
+    except Exception:
+        return None
+    return facts
 
 
 def document_status(page: Page, response: Response | None) -> int | None:
@@ -56,16 +71,22 @@ def document_status(page: Page, response: Response | None) -> int | None:
         return None
 
 
-async def landing(page: Page, status: int | None, deadline: Deadline) -> Landing:
-    """The page's `Landing` now: `status` as given, title and key lines as read (best effort)."""
+async def landing(
+    page: Page, status: int | None, deadline: Deadline, *, settle: bool = True
+) -> Landing:
+    """The page's `Landing`, with `settle` once it has settled (engine.quiet: a single-page app
+    renders after its fetches): `status` as given, title and key lines as read (best effort).
+    The read also says whether the page is quiet: an already quiet page costs that one
+    evaluation; another is read again once it has settled."""
+    facts = await _facts(page, deadline)
+    state = None if facts is None else quiet.state_from(page, facts.get("quiet"))
+    if settle and (facts is None or (state is not None and state[0] < state[1])):
+        await quiet.settle(page, deadline)
+        facts = await _facts(page, deadline)
     url = page.url
-    read = Deadline(max(1, int(min(deadline.remaining_ms(), READ_MS))))
-    try:
-        facts: dict[str, Any] = await within(
-            page.evaluate(_LANDING_SCRIPT, [NOTICES_SELECTOR, MAX_SOURCE_CHARS]), read
-        )
-    except Exception:  # navigated again, closed, or out of time: the navigation still stands
+    if facts is None:  # navigated again, closed, or out of time: the navigation still stands
         return Landing(url, status)
+    read = Deadline(max(1, int(min(deadline.remaining_ms(), READ_MS))))
     if facts.get("secrets") is None:  # values beyond the budget: nothing can be redacted
         return Landing(url, status)
     secrets = SecretValues(well_formed(str(v)) for v in facts["secrets"])

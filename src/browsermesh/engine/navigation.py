@@ -21,7 +21,6 @@ import re
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-from browsermesh.engine import quiet
 from browsermesh.engine.failures import as_navigation_error, navigation_error, translated
 from browsermesh.engine.landing import document_status, landing
 from browsermesh.errors import BrowserMeshError
@@ -61,7 +60,6 @@ async def navigate(page: Page, url: str, ctx: OperationContext) -> Landing:
     """`goto`, answered as a `Landing` (status, title, key text: issue 31 item 2), read once
     the page has settled (engine.quiet: a single-page app renders after its fetches)."""
     status = await _goto(page, url, ctx)
-    await quiet.settle(page, ctx.deadline)
     return await landing(page, status, ctx.deadline)
 
 

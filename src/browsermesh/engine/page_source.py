@@ -10,6 +10,7 @@ change notices, candidates' and covering elements' names).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from browsermesh.engine.failures import timed, within
@@ -20,10 +21,16 @@ from browsermesh.model.text import well_formed
 from browsermesh.redact import SecretValues
 
 if TYPE_CHECKING:
+    from playwright.async_api import Frame, Page
     from playwright.async_api import Locator as PwLocator
-    from playwright.async_api import Page
 
-__all__ = ["MAX_SOURCE_CHARS", "MAX_SOURCE_NODES", "page_secrets", "source_budget"]
+__all__ = [
+    "MAX_SOURCE_CHARS",
+    "MAX_SOURCE_NODES",
+    "frame_values",
+    "page_secrets",
+    "source_budget",
+]
 
 MAX_SOURCE_NODES = 20_000
 MAX_SOURCE_CHARS = 2_000_000
@@ -86,32 +93,45 @@ async def source_budget(scope: PwLocator, ctx: OperationContext) -> None:
         )
 
 
+def frame_values(values: list[Any] | None, into: SecretValues | None = None) -> SecretValues:
+    """One frame's password values as `FRAME_PASSWORDS_SCRIPT` answered them (it may ride along
+    with another read), added to `into` when given; `LIMIT_EXCEEDED` (bound ``sourceChars``)
+    when they were over the source budget (the answer ``null``)."""
+    if values is None:
+        raise BrowserMeshError(
+            ErrorCode.LIMIT_EXCEEDED, bound=Bound("sourceChars", "<=", MAX_SOURCE_CHARS)
+        )
+    secrets = into if into is not None else SecretValues()
+    secrets.add(well_formed(str(v)) for v in values)
+    return secrets
+
+
 async def page_secrets(
-    page: Page, deadline: Deadline, into: SecretValues | None = None
+    page: Page,
+    deadline: Deadline,
+    into: SecretValues | None = None,
+    *,
+    frames: Sequence[Frame] | None = None,
 ) -> SecretValues:
-    """The password values of every frame of `page`, added to `into` when given (within the
-    deadline).
+    """The password values of every frame of `page` (or of `frames` only: a read that brought
+    the main frame's passes the others), added to `into` when given (within the deadline).
 
     A frame that detaches or navigates meanwhile is skipped (its document, and its values,
     are gone); a page whose values exceed the source budget cannot be captured at all.
     """
 
-    async def one(frame: Any) -> list[str] | None:
+    async def one(frame: Frame) -> list[Any] | None:
         try:
-            values = await within(
+            values: list[Any] | None = await within(
                 frame.evaluate(FRAME_PASSWORDS_SCRIPT, MAX_SOURCE_CHARS), deadline
             )
         except BrowserMeshError:
             raise
         except Exception:
             return []  # the frame detached or navigated: its document, and its values, are gone
-        return None if values is None else [well_formed(str(v)) for v in values]
+        return values
 
     secrets = into if into is not None else SecretValues()
-    for values in await all_of(*(one(f) for f in page.frames)):
-        if values is None:
-            raise BrowserMeshError(
-                ErrorCode.LIMIT_EXCEEDED, bound=Bound("sourceChars", "<=", MAX_SOURCE_CHARS)
-            )
-        secrets.add(values)
+    for values in await all_of(*(one(f) for f in (page.frames if frames is None else frames))):
+        frame_values(values, secrets)
     return secrets

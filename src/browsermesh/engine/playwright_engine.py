@@ -56,6 +56,7 @@ from browsermesh.engine.failures import (
 from browsermesh.engine.fork import SessionStorageSeed, copy_storage
 from browsermesh.engine.landing import document_status, landing
 from browsermesh.engine.observers import observe_page, report_orphan
+from browsermesh.engine.page_source import FRAME_PASSWORDS_SCRIPT, MAX_SOURCE_CHARS, frame_values
 from browsermesh.engine.policy import RequestRouter, apply_network, network_kwargs
 from browsermesh.engine.popups import PopupGuard
 from browsermesh.engine.protocol import ContextOptions, EngineEvents, HistoryStep
@@ -84,6 +85,7 @@ if TYPE_CHECKING:
 CLOSE_STEP_MS = 5_000
 """Each step of closing (a context, the browser, the driver) may take this long, then the next
 step goes ahead: a page that never yields must not hold up session close or shutdown."""
+_TITLE_AND_SECRETS = f"maxChars => [document.title, ({FRAME_PASSWORDS_SCRIPT})(maxChars)]"
 _TWO_FRAMES = "() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))"
 
 
@@ -418,17 +420,19 @@ class PlaywrightEngine:
                         assert_never(step)
         finally:
             await release_retired(page.refs)  # the refs the navigation replaced
-        await quiet.settle(p, deadline)  # a single-page app renders after its fetches
-        return await landing(p, document_status(p, response), deadline)
+        return await landing(p, document_status(p, response), deadline)  # once settled
 
     def current_url(self, page: PwPage) -> str:
         return page.page.url
 
     async def title(self, page: PwPage, ctx: OperationContext) -> str:
-        deadline = ctx.deadline
-        title = await timed(page.page.title(), deadline)
-        secrets = await snapshot.page_secrets(page.page, deadline)
-        return secrets.text(well_formed(title))
+        """The document's title, redacted: read with the main frame's password values in one
+        evaluation (the other frames' are read after it, when there are any)."""
+        p, deadline = page.page, ctx.deadline
+        title, values = await timed(p.evaluate(_TITLE_AND_SECRETS, MAX_SOURCE_CHARS), deadline)
+        secrets = frame_values(values)
+        await snapshot.page_secrets(p, deadline, secrets, frames=p.frames[1:])
+        return secrets.text(well_formed(str(title)))
 
     # ------------------------------------------------------------------ elements
 
@@ -443,10 +447,16 @@ class PlaywrightEngine:
         """One element action (click, fill, check, ...) on a locator or a ref; returns what it
         changed (engine.changes) and its own result (select_option: what is selected)."""
         watch = ChangeWatch(page)
-        await watch.start(ctx)
+        watch.listen()
         try:
             answer = await elements.on_target(
-                page.page, page.refs, target, ctx, op, elements.element_call(op, arg)
+                page.page,
+                page.refs,
+                target,
+                ctx,
+                op,
+                elements.element_call(op, arg),
+                companion=watch.companion(ctx),
             )
         except BaseException:
             await watch.close()
@@ -472,11 +482,14 @@ class PlaywrightEngine:
         return watch
 
     async def visible_text(self, page: PwPage, locator: Locator, ctx: OperationContext) -> str:
-        text: str = await elements.on_locator(
+        at_once = await elements.text_at_once(page.page, locator, ctx)
+        if at_once is not None:
+            text, secrets = at_once
+            return secrets.text(text)
+        text = await elements.on_locator(
             page.page, locator, ctx, "visible_text", elements.read_text, page.refs
         )
-        secrets = await snapshot.page_secrets(page.page, ctx.deadline)
-        return secrets.text(text)
+        return (await snapshot.page_secrets(page.page, ctx.deadline)).text(text)
 
     async def find(self, page: PwPage, query: FindQuery, ctx: OperationContext) -> dict[str, Any]:
         return await find.find(page, query, ctx)

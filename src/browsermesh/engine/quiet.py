@@ -31,7 +31,17 @@ from browsermesh.model.deadline import Deadline
 if TYPE_CHECKING:
     from playwright.async_api import Page, Request
 
-__all__ = ["INIT_SCRIPT", "SETTLE_CAP_MS", "SETTLE_MS", "Quiet", "quiet_for", "settle", "track"]
+__all__ = [
+    "INIT_SCRIPT",
+    "READ_SCRIPT",
+    "SETTLE_CAP_MS",
+    "SETTLE_MS",
+    "Quiet",
+    "quiet_for",
+    "settle",
+    "state_from",
+    "track",
+]
 
 SETTLE_MS = 500
 """Default settle time (configurable: BROWSERMESH_SETTLE_MS; 0 turns the detector off)."""
@@ -55,9 +65,17 @@ _INSTALL = """(from) => {
   const key = Symbol.for('browsermesh.quiet');
   if (window[key]) return window[key];
   const st = {last: from, loaded: document.readyState === 'complete' ? from : null};
-  new MutationObserver(() => {
+  const observer = new MutationObserver(() => {
     if (document.readyState !== 'loading') st.last = performance.now();
-  }).observe(document, {subtree: true, childList: true, characterData: true, attributes: true});
+  });
+  observer.observe(document, {subtree: true, childList: true, characterData: true,
+                              attributes: true});
+  // The parser's records may still be undelivered when parsing ends (a document parsed in
+  // one go): they are loading, not changes, so they are dropped as the document turns
+  // interactive.
+  if (document.readyState === 'loading') {
+    document.addEventListener('readystatechange', () => observer.takeRecords(), {once: true});
+  }
   addEventListener('load', () => { st.loaded = performance.now(); }, {once: true});
   Object.defineProperty(window, key, {value: st});
   return st;
@@ -66,7 +84,8 @@ INIT_SCRIPT = f"({_INSTALL})(-1e9);"
 """Every document of a context gets the observer before its own scripts run."""
 # A document without the init script (opened before it was added) counts as changed when the
 # observer is first installed on it: that is conservative, and happens once per document.
-_READ = f"""() => {{
+# Another read may carry it (`READ_SCRIPT`, then `state_from`): one evaluation for both.
+READ_SCRIPT = _READ = f"""() => {{
   const st = ({_INSTALL})(performance.now());
   const now = performance.now();
   return [now - st.last, document.readyState === 'loading',
@@ -136,9 +155,21 @@ async def quiet_for(
         return 0.0, quiet.settle_ms
     budget_ms = min(READ_MS, max(deadline.remaining_ms(), 1))
     try:
-        since_dom, loading, since_load = await bounded(page.evaluate(_READ), budget_ms)
+        raw = await bounded(page.evaluate(_READ), budget_ms)
     except Exception:  # navigating (the context is gone), or too busy to answer: not quiet
         return 0.0, quiet.settle_ms
+    return state_from(page, raw, from_load=from_load)
+
+
+def state_from(page: Page, raw: Any, *, from_load: bool = False) -> tuple[float, float] | None:
+    """`quiet_for`'s answer from the page's side as `READ_SCRIPT` read it (perhaps riding along
+    with another read); None when the page is not tracked or the detector is off."""
+    quiet = _TRACKERS.get(page)
+    if quiet is None or quiet.settle_ms <= 0:
+        return None
+    if quiet.pending() or not isinstance(raw, list) or len(raw) != 3:
+        return 0.0, quiet.settle_ms
+    since_dom, loading, since_load = raw
     if loading:
         return 0.0, quiet.settle_ms
     since = min(float(since_dom), quiet.since_request_ms())

@@ -253,7 +253,7 @@ async def _handle(
         # The last main-frame document response seen is the one this navigation loaded (none
         # for a same-document step); title and key text as browser_navigate answers them.
         status = document_status(page.page, documents[-1]) if documents else None
-        landed = (await landing(page.page, status, ctx.deadline)).fields()
+        landed = (await landing(page.page, status, ctx.deadline, settle=False)).fields()
         landed["url"] = sanitize_url(page.page.url, max_chars=EVENT_URL_CHARS)
         return WaitOutcome({"kind": "navigation", **landed})
     if kind == "response" and isinstance(wait, ResponseWait):
