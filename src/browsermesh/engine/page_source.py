@@ -27,16 +27,19 @@ if TYPE_CHECKING:
 __all__ = [
     "MAX_SOURCE_CHARS",
     "MAX_SOURCE_NODES",
+    "SOURCE_BUDGET_SCRIPT",
+    "SOURCE_LIMITS",
     "frame_values",
     "page_secrets",
     "source_budget",
+    "within_budget",
 ]
 
 MAX_SOURCE_NODES = 20_000
 MAX_SOURCE_CHARS = 2_000_000
 
 # Counts nodes and characters under the scope, stopping as soon as a budget is exceeded.
-_SOURCE_BUDGET = """(root, limits) => {
+SOURCE_BUDGET_SCRIPT = """(root, limits) => {
   let nodes = 0, chars = 0;
   const walker = document.createTreeWalker(root, NodeFilter.SHOW_ELEMENT | NodeFilter.SHOW_TEXT);
   for (let n = root; n; n = walker.nextNode()) {
@@ -68,17 +71,23 @@ FRAME_PASSWORDS_SCRIPT = """maxChars => {
 }"""
 
 
+SOURCE_LIMITS = {"nodes": MAX_SOURCE_NODES, "chars": MAX_SOURCE_CHARS}
+"""The argument of `SOURCE_BUDGET_SCRIPT`."""
+
+
 async def source_budget(scope: PwLocator, ctx: OperationContext) -> None:
     """Refuse a scope over the source budget (`LIMIT_EXCEEDED`, bound ``sourceNodes`` or
     ``sourceChars``): counting stops in the page as soon as one is exceeded."""
     result = await timed(
-        scope.evaluate(
-            _SOURCE_BUDGET,
-            {"nodes": MAX_SOURCE_NODES, "chars": MAX_SOURCE_CHARS},
-            timeout=ctx.deadline.budget_ms(),
-        ),
+        scope.evaluate(SOURCE_BUDGET_SCRIPT, SOURCE_LIMITS, timeout=ctx.deadline.budget_ms()),
         ctx.deadline,
     )
+    within_budget(result)
+
+
+def within_budget(result: dict[str, Any]) -> None:
+    """`LIMIT_EXCEEDED` when `SOURCE_BUDGET_SCRIPT` (perhaps riding along with another read)
+    found its scope over the budget."""
     if result.get("over"):
         over_nodes = result.get("nodes", 0) > MAX_SOURCE_NODES
         bound = (

@@ -557,8 +557,12 @@ class PlaywrightEngine:
         """Capture a snapshot; a ref capture starts a new generation for the page."""
         with_refs = opts.format == "actions" or opts.include_refs
         generation = self.next_generation() if with_refs else page.refs.generation
-        await quiet.settle(page.page, ctx.deadline)  # taken once the page has rendered
-        return await snapshot.capture(page, opts, scope, generation, self.clock.monotonic(), ctx)
+        # Taken once the page has rendered (engine.quiet); a whole page's facts come with it.
+        facts = None if scope is not None else await snapshot.page_facts(page.page, ctx)
+        if facts is None:
+            await quiet.settle(page.page, ctx.deadline)
+        now = self.clock.monotonic()
+        return await snapshot.capture(page, opts, scope, generation, now, ctx, facts)
 
     async def evaluate(
         self, page: PwPage, expression: str, arg: Any, ctx: OperationContext

@@ -12,11 +12,19 @@ import asyncio
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from browsermesh.engine import elements
+from browsermesh.engine import elements, quiet
 from browsermesh.engine.bounded import quietly
 from browsermesh.engine.failures import timed
+from browsermesh.engine.page_source import (
+    FRAME_PASSWORDS_SCRIPT,
+    MAX_SOURCE_CHARS,
+    SOURCE_BUDGET_SCRIPT,
+    SOURCE_LIMITS,
+    frame_values,
+    source_budget,
+    within_budget,
+)
 from browsermesh.engine.page_source import page_secrets as page_secrets
-from browsermesh.engine.page_source import source_budget
 from browsermesh.engine.refs import RefEntry, release_retired
 from browsermesh.errors import BrowserMeshError, ErrorCode
 from browsermesh.model.action_table import ElementInfo, build_action_table, table_candidates
@@ -39,7 +47,7 @@ from browsermesh.model.text import well_formed
 from browsermesh.redact import SecretValues
 
 if TYPE_CHECKING:
-    from playwright.async_api import ElementHandle
+    from playwright.async_api import ElementHandle, Page
     from playwright.async_api import Locator as PwLocator
 
     from browsermesh.engine.playwright_engine import PwPage
@@ -95,6 +103,64 @@ NOTICES_SCRIPT = """sel => {
   }
   return out;
 }"""
+
+# What a whole-page capture reads before the ARIA tree, in one evaluation (issue 33): whether
+# the page is quiet, the source budget of its body, the top frame's password values, its title
+# and its notices (null without a body: the capture then takes the long way).
+_FACTS = f"""([sel, limits]) => document.body ? ({{
+  quiet: ({quiet.READ_SCRIPT})(),
+  budget: ({SOURCE_BUDGET_SCRIPT})(document.body, limits),
+  secrets: ({FRAME_PASSWORDS_SCRIPT})(limits.chars),
+  title: document.title,
+  notices: ({NOTICES_SCRIPT})(sel),
+}}) : null"""
+
+
+@dataclass(frozen=True, slots=True)
+class PageFacts:
+    """What `_FACTS` read: the page's password values (every frame's), title and notices."""
+
+    secrets: SecretValues
+    title: str
+    notices: list[str]
+
+
+async def page_facts(page: Page, ctx: OperationContext) -> PageFacts | None:
+    """A whole page's facts once it has settled (engine.quiet; a page read busy is settled
+    and read again); None when it has no body or cannot answer (the caller settles and reads
+    each on its own). `LIMIT_EXCEEDED` when the body is over the source budget."""
+    raw = await _read_facts(page, ctx)
+    state = None if raw is None else quiet.state_from(page, raw.get("quiet"))
+    if raw is None or (state is not None and state[0] < state[1]):
+        await quiet.settle(page, ctx.deadline)
+        raw = await _read_facts(page, ctx)
+    if raw is None:
+        return None
+    within_budget(raw["budget"])
+    secrets = frame_values(raw["secrets"])
+    await page_secrets(page, ctx.deadline, secrets, frames=page.frames[1:])
+    notices = [well_formed(str(n)) for n in raw.get("notices") or []]
+    return PageFacts(secrets, well_formed(str(raw.get("title") or "")), notices)
+
+
+async def _read_facts(page: Page, ctx: OperationContext) -> dict[str, Any] | None:
+    try:
+        raw: dict[str, Any] | None = await timed(
+            page.evaluate(_FACTS, [NOTICES_SELECTOR, SOURCE_LIMITS]), ctx.deadline
+        )
+    except BrowserMeshError:
+        raise
+    except Exception:  # navigating (the context is gone): the long way answers
+        return None
+    return raw
+
+
+# The table's element facts, and the frame's password values when it is the top one.
+_INFO_AND_SECRETS = f"""(_, [els, maxChars]) => {{
+  const out = {{infos: ({_ELEMENT_INFO})(els)}};
+  if (window === window.top) out.secrets = ({FRAME_PASSWORDS_SCRIPT})(maxChars);
+  return out;
+}}"""
 
 _CSS_PATH = """e => {
   const parts = [];
@@ -215,11 +281,17 @@ async def capture(
     generation: int,
     now: float,
     ctx: OperationContext,
+    facts: PageFacts | None = None,
 ) -> Capture:
-    """Capture the scope in `opts.format`; registers new refs when refs were requested."""
+    """Capture the scope in `opts.format`; registers new refs when refs were requested. A
+    whole-page capture is given the page's `facts` (read before, `page_facts`) when it could
+    read them; without, each is read on its own."""
     scope_loc, root, in_region = await _scope(page, scope, ctx)
-    await source_budget(scope_loc, ctx)
-    secrets = await page_secrets(page.page, ctx.deadline)
+    if facts is None:
+        await source_budget(scope_loc, ctx)
+        secrets = await page_secrets(page.page, ctx.deadline)
+    else:
+        secrets = SecretValues(facts.secrets.values())
     with_refs = opts.format == "actions" or opts.include_refs
     raw = await timed(
         scope_loc.aria_snapshot(
@@ -255,13 +327,13 @@ async def capture(
     if not needs_tree:
         text = raw
         if whole:
-            shown = await _shown(page, await asyncio.to_thread(parse_aria, raw), ctx)
+            shown = await _shown(page, await asyncio.to_thread(parse_aria, raw), ctx, facts)
     else:
         nodes = await asyncio.to_thread(parse_aria, raw)
         redact_tree(nodes, secrets)
         strip_iframe_children(nodes)
         if whole:  # before any filter: the diff compares whole pages
-            shown = await _shown(page, nodes, ctx)
+            shown = await _shown(page, nodes, ctx, facts)
         if opts.format == "actions":
             text = await _action_table(
                 page,
@@ -277,6 +349,7 @@ async def capture(
                 fetched,
                 secrets,
                 table,
+                facts,
             )
         else:
             if opts.interactive_only:
@@ -291,8 +364,13 @@ async def capture(
                     nodes, opts, root, tag, ctx, entries, refs, omissions, tokens, fetched
                 )
             text = await asyncio.to_thread(render_aria, nodes, lambda n: tokens.get(id(n)))
-    # Values are read before and after capture: a value typed meanwhile is redacted too.
-    await page_secrets(page.page, ctx.deadline, secrets)
+    # Values are read before and after capture: a value typed meanwhile is redacted too (the
+    # top frame's came with the table's element read when there was one).
+    if table.secrets_read:
+        frame_values(table.secrets_after, secrets)
+        await page_secrets(page.page, ctx.deadline, secrets, frames=page.page.frames[1:])
+    else:
+        await page_secrets(page.page, ctx.deadline, secrets)
     redacted = redact_capture(Capture(text, refs), secrets)
     content, clipped = clip_retained(redacted.content)
     refs = redacted.refs
@@ -322,12 +400,18 @@ async def capture(
     )
 
 
-async def _shown(page: PwPage, nodes: list[AriaNode], ctx: OperationContext) -> TableLines:
+async def _shown(
+    page: PwPage, nodes: list[AriaNode], ctx: OperationContext, facts: PageFacts | None
+) -> TableLines:
     """An unscoped ARIA capture's key and element lines for a later diff: the notices are read
     as an action table reads them (the tree's names are already redacted, or had no secrets)."""
-    raw_notices = await timed(page.page.evaluate(NOTICES_SCRIPT, NOTICES_SELECTOR), ctx.deadline)
-    notices = [well_formed(str(n)) for n in raw_notices]
+    notices = facts.notices if facts is not None else await _notices(page, ctx)
     return await asyncio.to_thread(shown_lines, nodes, notices)
+
+
+async def _notices(page: PwPage, ctx: OperationContext) -> list[str]:
+    raw = await timed(page.page.evaluate(NOTICES_SCRIPT, NOTICES_SELECTOR), ctx.deadline)
+    return [well_formed(str(n)) for n in raw]
 
 
 @dataclass
@@ -338,6 +422,9 @@ class _Table:
     page_refs: list[int] = field(default_factory=list)
     lines: list[str] = field(default_factory=list)
     keys: list[str] = field(default_factory=list)
+    # The top frame's password values as the element read brought them (after the tree).
+    secrets_read: bool = False
+    secrets_after: list[Any] | None = None
 
 
 async def _dispose_unused(fetched: list[ElementHandle | None], kept: set[int]) -> None:
@@ -405,6 +492,7 @@ async def _action_table(
     fetched: list[ElementHandle | None],
     secrets: SecretValues,
     out: _Table,
+    facts: PageFacts | None,
 ) -> str:
     in_region, scoped = scoping
     rows = opts.tables == "rows"
@@ -415,10 +503,13 @@ async def _action_table(
     live = [h for h in handles if h is not None]
     infos: dict[str, ElementInfo] = {}
     if live:
-        raw_infos = await timed(
-            live[0].evaluate(f"(_, els) => ({_ELEMENT_INFO})(els)", live), ctx.deadline
+        read = await timed(
+            live[0].evaluate(_INFO_AND_SECRETS, [live, MAX_SOURCE_CHARS]), ctx.deadline
         )
-        it = iter(raw_infos)
+        if "secrets" in read:  # read in the top frame, after the tree: the values after capture
+            out.secrets_after = read["secrets"]
+            out.secrets_read = True
+        it = iter(read["infos"])
         for node, handle in zip(candidates, handles, strict=True):
             if handle is None:
                 continue
@@ -426,13 +517,12 @@ async def _action_table(
             if info is not None and node.pw_ref:
                 infos[node.pw_ref] = info
     by_ref = {n.pw_ref: h for n, h in zip(candidates, handles, strict=True) if h is not None}
-    title = secrets.text(well_formed(await timed(page.page.title(), ctx.deadline)))
+    title = facts.title if facts is not None else await timed(page.page.title(), ctx.deadline)
+    title = secrets.text(well_formed(title))
     notices: list[str] = []
     if not scoped:
-        raw_notices = await timed(
-            page.page.evaluate(NOTICES_SCRIPT, NOTICES_SELECTOR), ctx.deadline
-        )
-        notices = [secrets.text(well_formed(str(n))) for n in raw_notices]
+        found = facts.notices if facts is not None else await _notices(page, ctx)
+        notices = [secrets.text(n) for n in found]
     table = build_action_table(
         nodes,
         title=title,
