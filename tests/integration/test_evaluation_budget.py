@@ -72,13 +72,16 @@ async def test_page_text_in_changes_is_redacted_with_the_values_read_alongside(
     """The change read brings the password values with it: a page that echoes a typed password
     into a status line shows it redacted in `changes.text`, as before the read was folded."""
     addr = await open_page(client, forms.url("/form"))
-    await client.ok("browser_evaluate", {
-        **addr,
-        "expression": "document.getElementById('password').addEventListener('input', e => {"
-        " let s = document.getElementById('echo'); if (!s) { s = document.createElement('p');"
-        " s.id = 'echo'; s.setAttribute('role', 'status'); document.body.append(s); }"
-        " s.textContent = 'You typed ' + e.target.value; })",
-    })
+    await client.ok(
+        "browser_evaluate",
+        {
+            **addr,
+            "expression": "document.getElementById('password').addEventListener('input', e => {"
+            " let s = document.getElementById('echo'); if (!s) { s = document.createElement('p');"
+            " s.id = 'echo'; s.setAttribute('role', 'status'); document.body.append(s); }"
+            " s.textContent = 'You typed ' + e.target.value; })",
+        },
+    )
     with counting() as counts:
         filled = await client.ok(
             "browser_fill", {**addr, "locator": label("Password"), "value": SECRET}
