@@ -1,9 +1,10 @@
-"""How many page evaluations of BrowserMesh's own each call costs (issue 33, reference §33):
+"""How many page evaluations of BrowserMesh's own each call costs (issue 33, reference §32):
 an element action reads the element, the change baseline and nothing else before it acts (one
 evaluation) and reads what changed, with the page's password values, after (one more; one more
 again to read the new document when it navigated); a navigation to a quiet page reads its
 landing in one; `browser_get_title` and `browser_visible_text` of one top-frame match read
-their text and the password values together. Counted on the Playwright client's wire, real
+their text and the password values together; a whole-page snapshot reads what it needs before
+the tree in one and the values after it in one more. Counted on the Playwright client's wire, real
 Chromium; every result is also checked, so a cheaper call that answers less fails too."""
 
 from __future__ import annotations
@@ -53,8 +54,17 @@ async def test_each_call_costs_its_budget_of_evaluations_and_still_answers_in_fu
     assert heading["text"] == "Sign up"
     assert evaluations(counts) == 1, counts
 
-    table = await client.ok("browser_snapshot", {**addr, "format": "actions"})
+    with counting() as counts:
+        table = await client.ok("browser_snapshot", {**addr, "format": "actions"})
     refs = {r.get("name"): r["ref"] for r in table_refs(table["snapshot"])}
+    assert {"Name", "Password", "Subscribe", "Submit"} <= set(refs)
+    assert SECRET not in str(table)
+    assert evaluations(counts) == 2 and counts["ariaSnapshot"] == 1, counts
+
+    with counting() as counts:
+        tree = await client.ok("browser_snapshot", {**addr, "format": "aria"})
+    assert 'heading "Sign up"' in tree["snapshot"] and SECRET not in str(tree)
+    assert evaluations(counts) == 2 and counts["ariaSnapshot"] == 1, counts
     with counting() as counts:
         await client.ok("browser_check", {**addr, "ref": refs["Subscribe"]})
     assert evaluations(counts) == 2, counts

@@ -15,6 +15,9 @@ from collections.abc import Iterator
 
 import pytest
 
+from browsermesh.engine import quiet
+from browsermesh.model.deadline import Deadline
+from browsermesh.runtime.runtime import Runtime
 from tests.fixtures.site import FixtureSite
 from tests.fixtures.spa_site import SpaSite
 from tests.support.clients import ToolClient, open_page
@@ -152,3 +155,20 @@ async def test_diff_after_an_aria_snapshot_lists_only_real_changes(
         "browser_click", {**addr, "locator": role("button", "Save"), "snapshot": "diff"}
     )
     assert again["diff"] == "no change in the action table", again
+
+
+async def test_a_static_page_is_quiet_as_soon_as_it_has_loaded(
+    runtime: Runtime, client: ToolClient, site: FixtureSite
+) -> None:
+    """The parser's own insertions are loading, not changes, even when Chromium delivers them
+    to the page's observer after the document turned interactive (a big document parsed in
+    chunks, text after a closing script): such a page is quiet at once, and navigating to it
+    costs no settle time (reference §7.3)."""
+    for path in ("/big?n=3000", "/"):
+        addr = await open_page(client, site.url(path))
+        rec = runtime.sessions_snapshot()[addr["sessionId"]]
+        page = rec.pages[addr["pageId"]].handle.page  # type: ignore[attr-defined]
+        state = await quiet.quiet_for(page, Deadline(5_000))
+        assert state is not None
+        since_ms = state[0]
+        assert since_ms > 10 * 60_000, (path, since_ms)  # nothing changed since it was created
