@@ -22,6 +22,7 @@ Module map:
 - ``refs``: a page's element-ref registry.
 - ``snapshot``: snapshot capture: scope, source budget, ARIA serialization, refs, action table.
 - ``page_source``: what a capture may read: the source budget and the page's password values.
+- ``page_facts``: a page's notices, and a whole page's facts before a capture in one read.
 - ``find``: ``browser_find``'s page side: the page's lines, matched, their elements made refs.
 - ``text_match``: the text a page shows, for text waits.
 - ``waits``: passive waits and action-and-wait.

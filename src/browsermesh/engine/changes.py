@@ -27,13 +27,13 @@ from typing import TYPE_CHECKING, Any
 
 from browsermesh.engine.actionability import Companion
 from browsermesh.engine.bounded import bounded, first_done, quietly
+from browsermesh.engine.page_facts import NOTICES_SELECTOR
 from browsermesh.engine.page_source import (
     FRAME_PASSWORDS_SCRIPT,
     MAX_SOURCE_CHARS,
     frame_values,
     page_secrets,
 )
-from browsermesh.engine.snapshot import NOTICES_SELECTOR
 from browsermesh.engine.waits import Listeners
 from browsermesh.model.deadline import OperationContext
 from browsermesh.model.tasks import TaskOwner

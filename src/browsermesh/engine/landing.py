@@ -20,12 +20,12 @@ from typing import TYPE_CHECKING, Any
 
 from browsermesh.engine import quiet
 from browsermesh.engine.failures import within
+from browsermesh.engine.page_facts import NOTICES_SCRIPT, NOTICES_SELECTOR
 from browsermesh.engine.page_source import (
     FRAME_PASSWORDS_SCRIPT,
     MAX_SOURCE_CHARS,
     MAX_SOURCE_NODES,
 )
-from browsermesh.engine.snapshot import NOTICES_SCRIPT, NOTICES_SELECTOR
 from browsermesh.model.action_table import key_lines
 from browsermesh.model.aria import parse_aria, redact_tree, strip_iframe_children
 from browsermesh.model.deadline import Deadline

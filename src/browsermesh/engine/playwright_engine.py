@@ -56,6 +56,7 @@ from browsermesh.engine.failures import (
 from browsermesh.engine.fork import SessionStorageSeed, copy_storage
 from browsermesh.engine.landing import document_status, landing
 from browsermesh.engine.observers import observe_page, report_orphan
+from browsermesh.engine.page_facts import page_facts
 from browsermesh.engine.page_source import FRAME_PASSWORDS_SCRIPT, MAX_SOURCE_CHARS, frame_values
 from browsermesh.engine.policy import RequestRouter, apply_network, network_kwargs
 from browsermesh.engine.popups import PopupGuard
@@ -558,7 +559,7 @@ class PlaywrightEngine:
         with_refs = opts.format == "actions" or opts.include_refs
         generation = self.next_generation() if with_refs else page.refs.generation
         # Taken once the page has rendered (engine.quiet); a whole page's facts come with it.
-        facts = None if scope is not None else await snapshot.page_facts(page.page, ctx)
+        facts = None if scope is not None else await page_facts(page.page, ctx)
         if facts is None:
             await quiet.settle(page.page, ctx.deadline)
         now = self.clock.monotonic()
