@@ -4,8 +4,10 @@
 and then calls this. Extra arguments go to the multisession benchmark (see
 ``python -m benchmarks.multisession --help``), e.g. ``--repeat 1`` for a quicker run; its
 ``--binary`` (default both: ``chromium,headless-shell``; ``BENCH_BINARY``) is passed on to the
-scale benchmark (``python -m benchmarks.scale``, 50 sessions in one server); then the live view's
-cost (``python -m benchmarks.live_view``). When a multisession
+scale benchmark (``python -m benchmarks.scale``, 50 sessions in one server); then the capacity
+benchmark with the headless shell (``python -m benchmarks.capacity``: 200 sessions in one server,
+20 working at a time, and how many ``@playwright/mcp`` servers the same memory holds); then the
+live view's cost (``python -m benchmarks.live_view``). When a multisession
 target is missed and py-spy is available, the BrowserMesh server is profiled under the same
 workload (``python -m benchmarks.profile_mesh``), with the binary of the first missed target.
 """
@@ -13,13 +15,23 @@ workload (``python -m benchmarks.profile_mesh``), with the binary of the first m
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import sys
 import time
 from pathlib import Path
 
-from benchmarks import agent_tasks, backends, grid, live_view, multisession, scale, snapshot_size
-from benchmarks.common import RESULTS, use_binary
+from benchmarks import (
+    agent_tasks,
+    backends,
+    capacity,
+    grid,
+    live_view,
+    multisession,
+    scale,
+    snapshot_size,
+)
+from benchmarks.common import BINARIES, RESULTS, use_binary
 
 
 def _py_spy() -> str | None:
@@ -47,6 +59,15 @@ def main(argv: list[str] | None = None) -> int:
     out = parsed.out
     print("== scale (50 sessions in one server)", file=sys.stderr, flush=True)
     code = scale.main(["--binary", ",".join(parsed.binary), "--out", str(out)]) or code
+    if os.path.exists(BINARIES["headless-shell"]):
+        print(
+            "== capacity (200 sessions in one server; @playwright/mcp servers in the same memory)",
+            file=sys.stderr,
+            flush=True,
+        )
+        code = capacity.main(["--binary", "headless-shell", "--out", str(out)]) or code
+    else:
+        print(f"== no capacity benchmark: no {BINARIES['headless-shell']}", file=sys.stderr)
     print("== live view cost (N = 8, nobody watching vs one viewer)", file=sys.stderr, flush=True)
     code = live_view.main(["--out", str(out)]) or code
     try:

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Run every benchmark and write benchmarks/results/ (snapshot_size.md, agent_tasks.{md,json},
-# multisession.{md,json,png}, scale.{md,json}, ...).
+# multisession.{md,json,png}, scale.{md,json}, capacity.{md,json}, ...). The capacity benchmark
+# (benchmarks.capacity, issue 33: 200 sessions in one server, and how many @playwright/mcp servers
+# the same memory holds, up to 12 GiB of them) always runs with the headless shell.
 #
-#   bash benchmarks/run.sh            # about 25-30 minutes on 2 cores (both binaries)
+#   bash benchmarks/run.sh            # about 35-45 minutes on 2 cores (both binaries)
 #   bash benchmarks/run.sh --binary headless-shell   # one binary only (multisession and scale)
 #   bash benchmarks/run.sh --repeat 1 # extra arguments go to benchmarks.multisession
 #
