@@ -26,6 +26,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import re
+import threading
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -224,6 +225,10 @@ class _Map:
 _NO_ROOT = object()
 
 
+_PARSERS = threading.local()
+"""The YAML parser of each thread that parses snapshots (`asyncio.to_thread` workers)."""
+
+
 def _load(text: str) -> object:
     """Build lists, `_Map`s and strings from ruamel's YAML 1.2 event stream, iteratively."""
     # ruamel.yaml is imported on the first snapshot, not at start-up (issue 33).
@@ -237,7 +242,9 @@ def _load(text: str) -> object:
         SequenceStartEvent,
     )
 
-    parser = YAML(typ="base", pure=True)
+    parser = getattr(_PARSERS, "yaml", None)
+    if parser is None:  # one per thread (a YAML object is not thread-safe; building one lists
+        parser = _PARSERS.yaml = YAML(typ="base", pure=True)  # its plug-in directory)
     root: object = _NO_ROOT
     stack: list[object] = []
     documents = 0
