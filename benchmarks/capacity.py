@@ -74,6 +74,7 @@ from benchmarks.common import (
     binary_label,
     browsermesh_params,
     environment,
+    latency_stats,
     md_table,
     median,
     peer_params,
@@ -209,17 +210,6 @@ class Probe:
 
 
 # ------------------------------------------------------------------------------------ helpers
-
-
-def _stats(ms: list[float]) -> dict[str, Any]:
-    if not ms:
-        return {"n": 0, "p50_ms": None, "p95_ms": None, "max_ms": None}
-    return {
-        "n": len(ms),
-        "p50_ms": round(percentile(ms, 50), 1),
-        "p95_ms": round(percentile(ms, 95), 1),
-        "max_ms": round(max(ms), 1),
-    }
 
 
 def _mib(kib: float) -> float:
@@ -493,7 +483,8 @@ async def load(
             "min": min(per_session, default=0),
             "max": max(per_session, default=0),
         },
-        "probe": _stats(probe.latencies_ms) | {"errors": probe.errors, "skipped": probe.skipped},
+        "probe": latency_stats(probe.latencies_ms)
+        | {"errors": probe.errors, "skipped": probe.skipped},
     }
 
 
@@ -650,7 +641,7 @@ def _mesh_result(
             }
             for step, ds in sorted(tally.steps.items())
         },
-        "probe_idle": _stats(idle.latencies_ms) | {"errors": idle.errors},
+        "probe_idle": latency_stats(idle.latencies_ms) | {"errors": idle.errors},
         "load": loaded,
         # right after every session signed in, and right after the load (all idle both times)
         "pss_snapshots": snapshots,

@@ -156,6 +156,18 @@ def percentile(values: Sequence[float], q: float) -> float:
     return ordered[low] + (ordered[high] - ordered[low]) * (pos - low)
 
 
+def latency_stats(ms: Sequence[float]) -> dict[str, Any]:
+    """`n`, `p50_ms`, `p95_ms`, `max_ms` of latencies in ms (None when there are none)."""
+    if not ms:
+        return {"n": 0, "p50_ms": None, "p95_ms": None, "max_ms": None}
+    return {
+        "n": len(ms),
+        "p50_ms": round(percentile(ms, 50), 1),
+        "p95_ms": round(percentile(ms, 95), 1),
+        "max_ms": round(max(ms), 1),
+    }
+
+
 def median(values: Sequence[float]) -> float:
     return percentile(values, 50)
 

@@ -45,6 +45,7 @@ from benchmarks.common import (
     binary_label,
     browsermesh_params,
     environment,
+    latency_stats,
     md_table,
     median,
     percentile,
@@ -174,17 +175,6 @@ async def _timed_probes(
     return (await task)[0], await task2
 
 
-def _stats(ms: list[float]) -> dict[str, Any]:
-    if not ms:
-        return {"n": 0, "p50_ms": None, "p95_ms": None, "max_ms": None}
-    return {
-        "n": len(ms),
-        "p50_ms": round(percentile(ms, 50), 1),
-        "p95_ms": round(percentile(ms, 95), 1),
-        "max_ms": round(max(ms), 1),
-    }
-
-
 async def run_once(
     app: ShopApp, n: int, every_s: float, tag: str, timeout_ms: int
 ) -> dict[str, Any]:
@@ -296,11 +286,11 @@ def _result(
             "median": round(median(finite), 2) if finite else None,
             "max": round(max(finite), 2) if finite else None,
         },
-        "probe_loaded": _stats(loaded),
+        "probe_loaded": latency_stats(loaded),
         "probe_errors": probe_errors,
-        "probe_idle": _stats(idle),
-        "paced_loaded": _stats(paced),
-        "paced_idle": _stats(paced_idle),
+        "probe_idle": latency_stats(idle),
+        "paced_loaded": latency_stats(paced),
+        "paced_idle": latency_stats(paced_idle),
         "call": {
             "n": len(durations),
             "median_ms": round(median(durations), 1) if durations else None,
