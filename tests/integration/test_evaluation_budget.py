@@ -9,7 +9,7 @@ Chromium; every result is also checked, so a cheaper call that answers less fail
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator
 
 import pytest
 
@@ -17,6 +17,7 @@ from browsermesh.model.action_table import table_refs
 from tests.fixtures.forms_site import FormsSite
 from tests.support.clients import ToolClient, open_page
 from tests.support.evaluations import counting, evaluations
+from tests.support.eventually import eventually
 from tests.support.locators import label, role
 
 pytestmark = pytest.mark.anyio
@@ -43,6 +44,7 @@ async def test_each_call_costs_its_budget_of_evaluations_and_still_answers_in_fu
     with counting() as counts:
         await client.ok("browser_fill", {**addr, "locator": label("Password"), "value": SECRET})
     assert evaluations(counts) == 2, counts
+    assert counts["updateSubscription"] == 0, counts  # the page's dialog listener stays
 
     with counting() as counts:
         title = await client.ok("browser_get_title", addr)
@@ -99,3 +101,31 @@ async def test_page_text_in_changes_is_redacted_with_the_values_read_alongside(
     texts = filled["changes"].get("text", [])
     assert texts and all(SECRET not in t for t in texts) and "You typed" in texts[0], texts
     assert evaluations(counts) == 2, counts
+
+
+async def test_a_dialog_while_no_call_watches_is_dismissed(
+    client: ToolClient, forms: FormsSite
+) -> None:
+    """The page's one dialog listener (engine.waits.DialogRouter) dismisses a dialog that comes
+    while no action or wait handles dialogs, as Playwright does for a page nobody listens to:
+    the page goes on, and so do the session's calls."""
+    addr = await open_page(client, forms.url("/form"))
+    await client.ok(
+        "browser_evaluate",
+        {
+            **addr,
+            "expression": "setTimeout(() => { document.title = alert('hi') === undefined"
+            " ? 'dismissed' : 'odd'; }, 0)",
+        },
+    )
+
+    async def title() -> str:
+        return str((await client.ok("browser_get_title", addr))["title"])
+
+    assert await eventually(lambda: _is(title, "dismissed"), 15, "title after the alert")
+    data = await client.ok("browser_click", {**addr, "locator": role("button", "Submit")})
+    assert data["changes"]["title"] == "Received"
+
+
+async def _is(read: Callable[[], Awaitable[str]], expected: str) -> bool:
+    return await read() == expected

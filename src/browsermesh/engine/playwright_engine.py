@@ -116,6 +116,8 @@ class PwPage:
     last_url: str = ""
     listener_count: int = 0
     extras: dict[str, Any] = field(default_factory=dict)
+    # The page's one dialog listener (engine.waits.DialogRouter), set by `watch`.
+    dialogs: waits.DialogRouter | None = None
 
 
 class PlaywrightEngine:
@@ -372,6 +374,8 @@ class PlaywrightEngine:
                 self.events.on_download(handle, files.EngineDownload(download))
 
         quiet.track(page, self.quiet_ms)
+        handle.dialogs = waits.DialogRouter(self._cleanups)  # the handlers of `page` only
+        page.on("dialog", handle.dialogs.dispatch)
         page.on("close", on_close)
         page.on("framenavigated", on_navigated)
         page.on("crash", on_crash)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, assert_never
 
 from browsermesh.engine import elements, text_match
@@ -140,8 +140,29 @@ async def _poll(page: Page, cond: Condition, ctx: OperationContext) -> None:
 
 
 @dataclass(eq=False)
+class DialogRouter:
+    """A managed page's one `dialog` listener, registered when the page is adopted (issue 33).
+
+    A listener added and removed around every action made Playwright subscribe to the page's
+    dialogs and unsubscribe again, two protocol messages per action. The router stays; the
+    watch or waiter of the moment adds its handler here (`Listeners.on`); a dialog that comes
+    while none is there is dismissed, as Playwright does for a page nobody listens to."""
+
+    owner: TaskOwner
+    handlers: list[Callable[[Any], None]] = field(default_factory=list)
+
+    def dispatch(self, dialog: Any) -> None:
+        if not self.handlers:
+            self.owner.spawn(quietly(dialog.dismiss()))
+            return
+        for handler in list(self.handlers):
+            handler(dialog)
+
+
+@dataclass(eq=False)
 class Listeners:
-    """Registers Playwright page listeners and guarantees their removal (tests count them)."""
+    """Registers Playwright page listeners and guarantees their removal (tests count them).
+    Dialog handlers go to the page's `DialogRouter` when it has one."""
 
     page: PwPage
 
@@ -149,14 +170,22 @@ class Listeners:
         self._registered: list[tuple[str, Callable[[Any], None]]] = []
 
     def on(self, event: str, fn: Callable[[Any], None]) -> None:
-        self.page.page.on(event, fn)  # type: ignore[call-overload]
+        router = self.page.dialogs
+        if event == "dialog" and router is not None:
+            router.handlers.append(fn)
+        else:
+            self.page.page.on(event, fn)  # type: ignore[call-overload]
         self._registered.append((event, fn))
         self.page.listener_count += 1
 
     def remove_all(self) -> None:
+        router = self.page.dialogs
         for event, fn in self._registered:
-            with contextlib.suppress(Exception):  # a closed page has no listeners left
-                self.page.page.remove_listener(event, fn)
+            if event == "dialog" and router is not None and fn in router.handlers:
+                router.handlers.remove(fn)
+            else:
+                with contextlib.suppress(Exception):  # a closed page has no listeners left
+                    self.page.page.remove_listener(event, fn)
             self.page.listener_count -= 1
         self._registered.clear()
 
