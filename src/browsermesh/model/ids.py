@@ -11,8 +11,8 @@ up.
 from __future__ import annotations
 
 import itertools
-import os
 import re
+import secrets
 import string
 
 __all__ = ["ID_TEXT", "base36", "short_id"]
@@ -44,5 +44,5 @@ def short_id(kind: str) -> str:
     """
     # One read of the system's random source per id (a choice per character costs several);
     # the modulo's bias (256 = 7 * 36 + 4) does not matter for a name.
-    suffix = "".join(_DIGITS[b % 36] for b in os.urandom(_RANDOM_CHARS))
+    suffix = "".join(_DIGITS[b % 36] for b in secrets.token_bytes(_RANDOM_CHARS))
     return f"{kind}{base36(next(_COUNTER))}{suffix}"
