@@ -185,9 +185,9 @@ async def read(
     """Read a Playwright Locator's matches (or one ElementHandle); None when the page cannot
     answer within `timeout_ms` or the element is gone. A `companion` not yet run rides along
     (`Companion`)."""
-    riding = companion is not None and not companion.done
-    script = _composed(companion.script) if riding and companion is not None else _STATE
-    arg: Any = [hit_test, companion.arg] if riding and companion is not None else hit_test
+    riding = companion if companion is not None and not companion.done else None
+    script = _STATE if riding is None else _composed(riding.script)
+    arg: Any = hit_test if riding is None else [hit_test, riding.arg]
     try:
         if hasattr(el, "evaluate_all"):
             raw = await bounded(el.evaluate_all(script, arg), max(timeout_ms, 1))
@@ -198,9 +198,9 @@ async def read(
             raw = await bounded(el.evaluate(one, arg), max(timeout_ms, 1))
     except Exception:  # a busy page or a detached handle: no reading, the action decides
         return None
-    if riding and companion is not None and raw.get("top"):
-        companion.done = True
-        companion.result = raw.get("extra")
+    if riding is not None and raw.get("top"):
+        riding.done = True
+        riding.result = raw.get("extra")
     states = raw.get("states") or []
     return Reading(int(raw.get("count", 0)), states[0] if states else None)
 

@@ -31,8 +31,8 @@ from browsermesh.engine.page_facts import NOTICES_SELECTOR
 from browsermesh.engine.page_source import (
     FRAME_PASSWORDS_SCRIPT,
     MAX_SOURCE_CHARS,
-    frame_values,
     page_secrets,
+    with_other_frames,
 )
 from browsermesh.engine.waits import Listeners
 from browsermesh.model.deadline import OperationContext
@@ -392,8 +392,7 @@ class ChangeWatch:
         p = self.page.page
         if read is None or "secrets" not in read:
             return await page_secrets(p, ctx.deadline)
-        secrets = frame_values(read["secrets"])
-        return await page_secrets(p, ctx.deadline, secrets, frames=p.frames[1:])
+        return await with_other_frames(p, ctx.deadline, read["secrets"])
 
     async def _redacted(
         self, changes: dict[str, Any], read: dict[str, Any] | None, ctx: OperationContext

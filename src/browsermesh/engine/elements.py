@@ -28,8 +28,8 @@ from browsermesh.engine.locators import build_locator as build_locator
 from browsermesh.engine.page_source import (
     FRAME_PASSWORDS_SCRIPT,
     MAX_SOURCE_CHARS,
-    frame_values,
     page_secrets,
+    with_other_frames,
 )
 from browsermesh.engine.refs import Expired, RefEntry, RefRegistry
 from browsermesh.engine.select import select_options
@@ -494,6 +494,5 @@ async def text_at_once(
         return None
     if raw.get("count") != 1 or not isinstance(raw.get("text"), str):
         return None
-    secrets = frame_values(raw.get("secrets"))
-    await page_secrets(page, ctx.deadline, secrets, frames=page.frames[1:])
+    secrets = await with_other_frames(page, ctx.deadline, raw.get("secrets"))
     return well_formed(raw["text"]), secrets

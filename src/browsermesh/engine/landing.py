@@ -78,11 +78,11 @@ async def landing(
     renders after its fetches): `status` as given, title and key lines as read (best effort).
     The read also says whether the page is quiet: an already quiet page costs that one
     evaluation; another is read again once it has settled."""
-    facts = await _facts(page, deadline)
-    state = None if facts is None else quiet.state_from(page, facts.get("quiet"))
-    if settle and (facts is None or (state is not None and state[0] < state[1])):
-        await quiet.settle(page, deadline)
-        facts = await _facts(page, deadline)
+    facts = await (
+        quiet.settled_read(page, deadline, lambda: _facts(page, deadline))
+        if settle
+        else _facts(page, deadline)
+    )
     url = page.url
     if facts is None:  # navigated again, closed, or out of time: the navigation still stands
         return Landing(url, status)

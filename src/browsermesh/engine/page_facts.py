@@ -18,8 +18,7 @@ from browsermesh.engine.page_source import (
     FRAME_PASSWORDS_SCRIPT,
     SOURCE_BUDGET_SCRIPT,
     SOURCE_LIMITS,
-    frame_values,
-    page_secrets,
+    with_other_frames,
     within_budget,
 )
 from browsermesh.errors import BrowserMeshError
@@ -75,16 +74,11 @@ async def page_facts(page: Page, ctx: OperationContext) -> PageFacts | None:
     """A whole page's facts once it has settled (engine.quiet; a page read busy is settled
     and read again); None when it has no body or cannot answer (the caller settles and reads
     each on its own). `LIMIT_EXCEEDED` when the body is over the source budget."""
-    raw = await _read_facts(page, ctx)
-    state = None if raw is None else quiet.state_from(page, raw.get("quiet"))
-    if raw is None or (state is not None and state[0] < state[1]):
-        await quiet.settle(page, ctx.deadline)
-        raw = await _read_facts(page, ctx)
+    raw = await quiet.settled_read(page, ctx.deadline, lambda: _read_facts(page, ctx))
     if raw is None:
         return None
     within_budget(raw["budget"])
-    secrets = frame_values(raw["secrets"])
-    await page_secrets(page, ctx.deadline, secrets, frames=page.frames[1:])
+    secrets = await with_other_frames(page, ctx.deadline, raw["secrets"])
     notices = [well_formed(str(n)) for n in raw.get("notices") or []]
     return PageFacts(secrets, well_formed(str(raw.get("title") or "")), notices)
 

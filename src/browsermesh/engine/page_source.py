@@ -32,6 +32,7 @@ __all__ = [
     "frame_values",
     "page_secrets",
     "source_budget",
+    "with_other_frames",
     "within_budget",
 ]
 
@@ -113,6 +114,16 @@ def frame_values(values: list[Any] | None, into: SecretValues | None = None) -> 
     secrets = into if into is not None else SecretValues()
     secrets.add(well_formed(str(v)) for v in values)
     return secrets
+
+
+async def with_other_frames(
+    page: Page, deadline: Deadline, top_values: list[Any] | None
+) -> SecretValues:
+    """The page's password values when a read of the top frame brought its own
+    (`FRAME_PASSWORDS_SCRIPT`'s answer, `frame_values`): the other frames' are read now, one
+    evaluation each, and only when there are other frames."""
+    secrets = frame_values(top_values)
+    return await page_secrets(page, deadline, secrets, frames=page.frames[1:])
 
 
 async def page_secrets(

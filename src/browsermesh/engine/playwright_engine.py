@@ -57,7 +57,11 @@ from browsermesh.engine.fork import SessionStorageSeed, copy_storage
 from browsermesh.engine.landing import document_status, landing
 from browsermesh.engine.observers import observe_page, report_orphan
 from browsermesh.engine.page_facts import page_facts
-from browsermesh.engine.page_source import FRAME_PASSWORDS_SCRIPT, MAX_SOURCE_CHARS, frame_values
+from browsermesh.engine.page_source import (
+    FRAME_PASSWORDS_SCRIPT,
+    MAX_SOURCE_CHARS,
+    with_other_frames,
+)
 from browsermesh.engine.policy import RequestRouter, apply_network, network_kwargs
 from browsermesh.engine.popups import PopupGuard
 from browsermesh.engine.protocol import ContextOptions, EngineEvents, HistoryStep
@@ -435,9 +439,7 @@ class PlaywrightEngine:
         evaluation (the other frames' are read after it, when there are any)."""
         p, deadline = page.page, ctx.deadline
         title, values = await timed(p.evaluate(_TITLE_AND_SECRETS, MAX_SOURCE_CHARS), deadline)
-        secrets = frame_values(values)
-        await snapshot.page_secrets(p, deadline, secrets, frames=p.frames[1:])
-        return secrets.text(well_formed(str(title)))
+        return (await with_other_frames(p, deadline, values)).text(well_formed(str(title)))
 
     # ------------------------------------------------------------------ elements
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import time
 import weakref
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -39,6 +40,7 @@ __all__ = [
     "Quiet",
     "quiet_for",
     "settle",
+    "settled_read",
     "state_from",
     "track",
 ]
@@ -85,7 +87,7 @@ INIT_SCRIPT = f"({_INSTALL})(-1e9);"
 # A document without the init script (opened before it was added) counts as changed when the
 # observer is first installed on it: that is conservative, and happens once per document.
 # Another read may carry it (`READ_SCRIPT`, then `state_from`): one evaluation for both.
-READ_SCRIPT = _READ = f"""() => {{
+READ_SCRIPT = f"""() => {{
   const st = ({_INSTALL})(performance.now());
   const now = performance.now();
   return [now - st.last, document.readyState === 'loading',
@@ -155,7 +157,7 @@ async def quiet_for(
         return 0.0, quiet.settle_ms
     budget_ms = min(READ_MS, max(deadline.remaining_ms(), 1))
     try:
-        raw = await bounded(page.evaluate(_READ), budget_ms)
+        raw = await bounded(page.evaluate(READ_SCRIPT), budget_ms)
     except Exception:  # navigating (the context is gone), or too busy to answer: not quiet
         return 0.0, quiet.settle_ms
     return state_from(page, raw, from_load=from_load)
@@ -176,6 +178,22 @@ def state_from(page: Page, raw: Any, *, from_load: bool = False) -> tuple[float,
     if from_load:
         since = min(since, float(since_load))
     return since, quiet.settle_ms
+
+
+async def settled_read(
+    page: Page,
+    deadline: Deadline,
+    read: Callable[[], Awaitable[dict[str, Any] | None]],
+) -> dict[str, Any] | None:
+    """`read()` (a page read that carries `READ_SCRIPT` under ``quiet``) once the page is quiet:
+    an already quiet page costs that one read; a page that is not, or a read that failed, is
+    settled (`settle`) and read again. None when the page still cannot answer."""
+    raw = await read()
+    state = None if raw is None else state_from(page, raw.get("quiet"))
+    if raw is None or (state is not None and state[0] < state[1]):
+        await settle(page, deadline)
+        raw = await read()
+    return raw
 
 
 async def settle(page: Page, deadline: Deadline, cap_ms: float = SETTLE_CAP_MS) -> bool:

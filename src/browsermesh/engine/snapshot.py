@@ -19,8 +19,8 @@ from browsermesh.engine.page_facts import NOTICES_SCRIPT, NOTICES_SELECTOR, Page
 from browsermesh.engine.page_source import (
     FRAME_PASSWORDS_SCRIPT,
     MAX_SOURCE_CHARS,
-    frame_values,
     source_budget,
+    with_other_frames,
 )
 from browsermesh.engine.page_source import page_secrets as page_secrets
 from browsermesh.engine.refs import RefEntry, release_retired
@@ -297,8 +297,9 @@ async def capture(
     # Values are read before and after capture: a value typed meanwhile is redacted too (the
     # top frame's came with the table's element read when there was one).
     if table.secrets_read:
-        frame_values(table.secrets_after, secrets)
-        await page_secrets(page.page, ctx.deadline, secrets, frames=page.page.frames[1:])
+        secrets.add(
+            (await with_other_frames(page.page, ctx.deadline, table.secrets_after)).values()
+        )
     else:
         await page_secrets(page.page, ctx.deadline, secrets)
     redacted = redact_capture(Capture(text, refs), secrets)
