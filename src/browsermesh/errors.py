@@ -1,4 +1,4 @@
-"""The error model: 21 stable codes, fixed messages and next steps, and the details allowlist.
+"""The error model: 22 stable codes, fixed messages and next steps, and the details allowlist.
 
 Every failure that crosses MCP is built here (`error_payload`). Raw exception text, stacks and
 secrets stay in `BrowserMeshError.cause` / `internal`, which are never serialized for a client.
@@ -23,7 +23,8 @@ from browsermesh.redact import cut_chars, sanitize_url
 
 
 class ErrorCode(StrEnum):
-    """The 21 stable error codes (reference §16.2, plus ELEMENT_NOT_ACTIONABLE of issue 31)."""
+    """The stable error codes (reference §16.2; ELEMENT_NOT_ACTIONABLE of issue 31, SESSION_HELD
+    of issue 34)."""
 
     SESSION_NOT_FOUND = "SESSION_NOT_FOUND"
     SESSION_NOT_READY = "SESSION_NOT_READY"
@@ -46,6 +47,7 @@ class ErrorCode(StrEnum):
     RUNTIME_SHUTTING_DOWN = "RUNTIME_SHUTTING_DOWN"
     SAVED_STATE_NOT_FOUND = "SAVED_STATE_NOT_FOUND"
     PERSISTENCE_DISABLED = "PERSISTENCE_DISABLED"
+    SESSION_HELD = "SESSION_HELD"
 
 
 INSTALL_REMEDIATION = "Run: browsermesh --install-browser"
@@ -72,6 +74,7 @@ _MESSAGES: dict[ErrorCode, str] = {
     ErrorCode.RUNTIME_SHUTTING_DOWN: "Runtime is shutting down.",
     ErrorCode.SAVED_STATE_NOT_FOUND: "Saved state not found.",
     ErrorCode.PERSISTENCE_DISABLED: "Persistence is disabled.",
+    ErrorCode.SESSION_HELD: "A person holds this session in the live view.",
 }
 
 BrowserErrorVariant = Literal[
@@ -175,6 +178,11 @@ _NEXT_STEPS: dict[ErrorCode, str] = {
     ErrorCode.PERSISTENCE_DISABLED: (
         "Continue without saved state, or restart the server with BROWSERMESH_PERSISTENCE=true."
     ),
+    ErrorCode.SESSION_HELD: (
+        'Wait with browser_wait condition {kind: "handback"} or ask the person in the '
+        "conversation; reads (browser_snapshot, browser_get_url, browser_screenshot, "
+        "browser_visible_text, browser_find) work meanwhile."
+    ),
 }
 
 # Next steps that fit an actionability reason (never "retry with a larger timeoutMs" for an element
@@ -196,6 +204,11 @@ _REASON_NEXT_STEPS: dict[str, str] = {
         "Saved states are refused: a saved-state directory is not a private directory of this "
         "user. Run browsermesh --doctor (data-directory-access says how to fix it), then retry; "
         "or continue without saved state."
+    ),
+    # browser_request_help: nobody took the session over and handed it back in time (issue 34).
+    "no_handback": (
+        "Nobody came within timeoutMs: ask the user in the conversation to open the session in "
+        "the live view (the link is in this call's log notification), or go on without help."
     ),
     "disabled": (
         "The element is disabled: wait for it to become enabled (browser_wait kind locator, "
@@ -252,6 +265,7 @@ _NEAREST_NEXT_STEP = (
     "that, or check the page with browser_find or browser_snapshot."
 )
 MAX_NEAREST_CHARS = 200
+MAX_HELD_BY_CHARS = 128
 
 # Why an element that exists could not take the action (issue 13): the reasons of
 # ELEMENT_NOT_ACTIONABLE (issue 31), each with its own next step.
@@ -274,6 +288,7 @@ REASONS: frozenset[str] = frozenset(
         "http_status",
         "untrusted_storage",
         "data_directory_writable",
+        "no_handback",
         "other",
         *ACTIONABILITY_REASONS,
     }
@@ -557,6 +572,9 @@ def clean_details(code: ErrorCode, raw: Any) -> dict[str, Any]:
     fresh = get("freshRef")
     if isinstance(fresh, str) and _REF_TOKEN.match(fresh):
         out["freshRef"] = fresh
+    held_by = _clean_text(get("heldBy"), MAX_HELD_BY_CHARS)  # a principal's name
+    if held_by:
+        out["heldBy"] = held_by
     nearest = _clean_text(get("nearest"), MAX_NEAREST_CHARS)  # page text, already redacted
     if nearest:
         out["nearest"] = nearest

@@ -29,6 +29,7 @@ _FIELDS = (
     "host",
     "port",
     "path",
+    "url",
 )
 
 LogSink = Callable[[dict[str, Any]], None]

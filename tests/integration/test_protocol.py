@@ -48,10 +48,14 @@ ANNOTATIONS: dict[str, tuple[str, str]] = {
 
 
 def _flags(t: Any) -> str:
+    """The hints as a client reads them: an absent hint is the MCP default (readOnly false,
+    destructive true, idempotent false, openWorld true); only other values are published."""
     a = t.annotations
+    hints = (a.read_only_hint, a.destructive_hint, a.idempotent_hint, a.open_world_hint)
+    defaults = (False, True, False, True)
+    assert all(v is None or v != d for v, d in zip(hints, defaults, strict=True)), hints
     return "".join(
-        "T" if v else "F"
-        for v in (a.read_only_hint, a.destructive_hint, a.idempotent_hint, a.open_world_hint)
+        "T" if (d if v is None else v) else "F" for v, d in zip(hints, defaults, strict=True)
     )
 
 

@@ -126,6 +126,7 @@ DEFAULTS: list[tuple[str, Any]] = [
         ("http://127.0.0.1:7331", "http://localhost:7331", "http://[::1]:7331"),
     ),
     ("session_idle_ms", 1_800_000),
+    ("hold_drop_ms", 30_000),
     ("max_mcp_sessions_per_principal", 32),
     ("observability_events", 200),
     ("observability_string_chars", 2048),
@@ -228,6 +229,7 @@ INTS: list[tuple[str, str, int, int]] = [
     ("BROWSERMESH_REF_TTL_MS", "ref_ttl_ms", 1_000, 1_800_000),
     ("BROWSERMESH_ACTIONABILITY_SETTLE_MS", "actionability_settle_ms", 0, 30_000),
     ("BROWSERMESH_SETTLE_MS", "settle_ms", 0, 10_000),
+    ("BROWSERMESH_HOLD_DROP_MS", "hold_drop_ms", 1_000, 600_000),
     ("BROWSERMESH_MAX_ARTIFACTS", "max_artifacts", 1, 10_000),
     ("BROWSERMESH_MAX_ARTIFACT_SESSION_BYTES", "max_artifact_session_bytes", 1_024, 10_737_418_240),
     (

@@ -19,7 +19,7 @@ from browsermesh.model.locators import parse_locator
 
 
 def test_twenty_one_codes_each_with_message_and_next_step() -> None:
-    assert len(ErrorCode) == 21
+    assert len(ErrorCode) == 22
     for code in ErrorCode:
         err = BrowserMeshError(code)
         assert 0 < len(err.message) <= 512 and err.next_step

@@ -217,13 +217,19 @@ class Streams:
 
     def open(self, handle: Any, sink: Callable[[Frame], None], bounds: PictureBounds) -> Any:
         self.opened += 1
-        return FakeStream(self, sink)
+        return FakeStream(self, sink, bounds)
 
 
 class FakeStream:
-    def __init__(self, parent: Streams, sink: Callable[[Frame], None]) -> None:
+    def __init__(
+        self, parent: Streams, sink: Callable[[Frame], None], bounds: PictureBounds
+    ) -> None:
         self.parent = parent
         self.sink = sink
+        self.bounds = bounds
+
+    def pace(self, bounds: PictureBounds) -> None:
+        self.bounds = bounds
 
     async def start(self) -> None:
         self.parent.live.add(self)

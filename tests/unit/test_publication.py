@@ -21,7 +21,7 @@ from tests.support.clients import ERAS, ToolClient
 pytestmark = pytest.mark.anyio
 
 DIALECT = "https://json-schema.org/draft/2020-12/schema"
-CORE = 34
+CORE = 35
 
 
 async def tools_of(**config: Any) -> tuple[list[Any], int]:
@@ -45,7 +45,7 @@ async def fake_client(request: pytest.FixtureRequest) -> AsyncIterator[ToolClien
 
 def test_profiles_are_total_and_disjoint() -> None:
     specs = all_tool_specs()
-    assert len(specs) == 45 and len({s.name for s in specs}) == 45
+    assert len(specs) == 46 and len({s.name for s in specs}) == 46
     counts = {
         p: sum(1 for s in specs if s.profile == p)
         for p in ("core", "observability", "persistence", "files", "eval", "testing")
@@ -62,7 +62,7 @@ def test_profiles_are_total_and_disjoint() -> None:
 
 async def test_profile_selection() -> None:
     default, _ = await tools_of()
-    assert len(default) == 42 and "browser_evaluate" not in {t.name for t in default}
+    assert len(default) == 43 and "browser_evaluate" not in {t.name for t in default}
     core, _ = await tools_of(tools=("core",))
     assert len(core) == CORE
     with_eval, _ = await tools_of(tools=("core", "eval"))
@@ -78,15 +78,18 @@ async def test_discovery_budget() -> None:
 
 async def test_every_tool_is_fully_published() -> None:
     tools, _ = await tools_of(tools=("core", "observability", "persistence", "files", "eval"))
+    specs = {s.name: s for s in all_tool_specs()}
     for tool in tools:
         assert tool.title and tool.description
-        hints = tool.annotations
-        assert None not in (
-            hints.read_only_hint,
-            hints.destructive_hint,
-            hints.idempotent_hint,
-            hints.open_world_hint,
+        # Published as a client reads them: absent = the MCP default (issue 34).
+        hints, spec = tool.annotations, specs[tool.name].hints
+        read = (
+            bool(hints.read_only_hint),
+            hints.destructive_hint is not False,
+            bool(hints.idempotent_hint),
+            hints.open_world_hint is not False,
         )
+        assert read == (spec.read_only, spec.destructive, spec.idempotent, spec.open_world)
         assert tool.output_schema["type"] == "object"
         for schema in (tool.input_schema, tool.output_schema):
             assert schema["$schema"] == DIALECT

@@ -69,6 +69,8 @@ class Config:
     allowed_hosts: tuple[str, ...] = derive_allowed_hosts(DEFAULT_HTTP_HOST, DEFAULT_HTTP_PORT)
     allowed_origins: tuple[str, ...] = derive_allowed_origins(DEFAULT_HTTP_HOST, DEFAULT_HTTP_PORT)
     session_idle_ms: int = 1_800_000
+    # A person's hold from the live view ends this long after its view's last input (issue 34).
+    hold_drop_ms: int = 30_000
     # MCP sessions (2025-11-25) plus open subscriptions/listen streams (2026-07-28) one principal
     # may hold open on the HTTP transport (issue 30 #10).
     max_mcp_sessions_per_principal: int = 32

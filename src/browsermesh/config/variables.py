@@ -93,6 +93,7 @@ INT_SPECS: Final[tuple[IntSpec, ...]] = (
     IntSpec("BROWSERMESH_REF_TTL_MS", "ref_ttl_ms", 1_000, 1_800_000),
     IntSpec("BROWSERMESH_ACTIONABILITY_SETTLE_MS", "actionability_settle_ms", 0, 30_000),
     IntSpec("BROWSERMESH_SETTLE_MS", "settle_ms", 0, 10_000),
+    IntSpec("BROWSERMESH_HOLD_DROP_MS", "hold_drop_ms", 1_000, 600_000),
     IntSpec("BROWSERMESH_MAX_ARTIFACTS", "max_artifacts", 1, 10_000),
     IntSpec(
         "BROWSERMESH_MAX_ARTIFACT_SESSION_BYTES",

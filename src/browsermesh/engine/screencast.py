@@ -100,6 +100,15 @@ class PageScreencast:
         title = (info.get("targetInfo") or {}).get("title")
         return title if isinstance(title, str) else None
 
+    def pace(self, bounds: PictureBounds) -> None:
+        """Take the pictures within `bounds` from now on (a page a person holds gets larger,
+        more frequent ones), starting with the next one at once."""
+        if bounds == self._bounds:
+            return
+        self._bounds = bounds
+        self._pacer = FramePacer(bounds.interval_s, bounds.idle_max_s)
+        self._hurried.set()
+
     def hurry(self) -> None:
         """The page probably changed (its session's operation ended): the next picture comes
         at the shortest wait again, even after a still spell."""

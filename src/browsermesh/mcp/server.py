@@ -185,6 +185,8 @@ class Handlers:
 
     def __init__(self, runtime: Runtime, specs: list[ToolSpec]) -> None:
         self.dispatcher = ToolDispatcher(specs, runtime)
+        # While a person holds a session, its reads go on (issue 34): the read-only tools.
+        runtime.core.hold_exempt = frozenset(s.name for s in all_tool_specs() if s.hints.read_only)
         self.log = runtime.log
         self.published = publish(specs, runtime.config.schema_refs)
         self.clients = Clients(runtime.owner_of)

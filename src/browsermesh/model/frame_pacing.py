@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["Frame", "FramePacer", "PictureBounds", "fit_scale"]
+__all__ = ["HELD_BOUNDS", "Frame", "FramePacer", "PictureBounds", "fit_scale"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,6 +39,19 @@ class PictureBounds:
     def interval_s(self) -> float:
         """The shortest time between two pictures of one page."""
         return 1.0 / self.max_fps
+
+
+HELD_BOUNDS = PictureBounds(
+    max_fps=10.0,
+    max_width=1280,
+    max_height=1280,
+    jpeg_quality=60,
+    frame_wait_s=1.0,
+    idle_max_s=0.15,
+)
+"""The pictures of a page a person holds (issue 34): large, and looked at at least every
+150 ms however still the page is (an unchanged picture is not sent again), so what the person
+does shows at once; up to 10 a second while it changes."""
 
 
 class FramePacer:

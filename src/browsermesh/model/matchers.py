@@ -188,9 +188,15 @@ class TextCondition:
     exact: bool = False
 
 
+@dataclass(frozen=True, slots=True)
+class HandbackCondition:
+    """Until no person holds the session in the live view (issue 34): the runtime waits for it,
+    never the page, so it is not a page `Condition`."""
+
+
 Condition = UrlCondition | LoadCondition | LocatorCondition | TextCondition
 _MATCHER_KINDS = ("exact", "glob")
-_CONDITION_KINDS = ("url", "load", "locator", "text")
+_CONDITION_KINDS = ("url", "load", "locator", "text", "handback")
 _LOAD_STATES = ("domcontentloaded", "load")
 _LOCATOR_STATES = ("visible", "hidden", "attached", "detached", "enabled", "disabled")
 _TEXT_STATES = ("present", "absent")
@@ -210,10 +216,13 @@ def _enum(raw: dict[str, Any], key: str, field: str, values: tuple[str, ...]) ->
     return value
 
 
-def parse_condition(raw: object) -> Condition:
+def parse_condition(raw: object) -> Condition | HandbackCondition:
     """A `browser_wait` condition (§7.1), validated at runtime."""
     condition = _object(raw, "condition")
     kind = _kind(condition, "condition", _CONDITION_KINDS)
+    if kind == "handback":
+        _keys(condition, "condition", ())
+        return HandbackCondition()
     if kind == "url":
         _keys(condition, "condition", ("matcher",))
         return UrlCondition(parse_matcher(condition["matcher"], "condition.matcher"))

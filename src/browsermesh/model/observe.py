@@ -239,6 +239,14 @@ class PageObservations:
         self._console_ring.append("popup", self._common(), {"url": shown, "closed": closed})
 
     @_never_raise
+    def human(self, step: Mapping[str, Any]) -> None:
+        """Record what a person holding the page did (issue 34): a `HumanStep` view, already
+        sanitized and bounded (role, name, counts, a sanitized URL; never text typed)."""
+        if self._disposed:
+            return
+        self._console_ring.append("human", self._common(), dict(step))
+
+    @_never_raise
     def request(self, key: object, method: str, url: str, resource_type: str) -> None:
         """Record and track a request; ``key`` identifies the engine's request object.
 

@@ -33,7 +33,7 @@ Source = Literal["console", "pageError", "network", "requestFailed"]
 """The ``source`` argument of ``browser_observe``."""
 
 SOURCE_KINDS: Final[dict[str, frozenset[str]]] = {
-    "console": frozenset({"console", "popup"}),
+    "console": frozenset({"console", "popup", "human"}),
     "pageError": frozenset({"page_error"}),
     "network": frozenset({"request", "response"}),
     "requestFailed": frozenset({"request_failed"}),

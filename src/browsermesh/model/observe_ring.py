@@ -23,7 +23,7 @@ from browsermesh.model.observe_limits import MAX_EVENTS_PER_SECOND
 
 __all__ = ["EventRing", "Kind", "Ring"]
 
-Kind = Literal["console", "page_error", "popup", "request", "response", "request_failed"]
+Kind = Literal["console", "page_error", "popup", "human", "request", "response", "request_failed"]
 """The ``kind`` of an event."""
 
 Ring = Literal["console", "network"]

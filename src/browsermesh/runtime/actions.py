@@ -14,6 +14,7 @@ from browsermesh.model.deadline import OperationContext
 from browsermesh.model.element_ops import ELEMENT_OPERATIONS, ElementOp
 from browsermesh.model.forms import FormField as ParsedField
 from browsermesh.model.forms import parse_fields
+from browsermesh.model.ids import short_id
 from browsermesh.model.locators import (
     parse_locator,
     parse_target,
@@ -21,6 +22,7 @@ from browsermesh.model.locators import (
 from browsermesh.model.matchers import (
     ActionSpec,
     FileChooserWait,
+    HandbackCondition,
     WaitSpec,
     parse_action,
     parse_condition,
@@ -47,9 +49,10 @@ from browsermesh.model.table_diff import FollowMode, TableLines, parse_follow, t
 from browsermesh.model.text import bound_text
 from browsermesh.persistence.states import LOCAL_PRINCIPAL as LOCAL_PRINCIPAL  # mcp imports it
 from browsermesh.runtime.calls import PageCall
-from browsermesh.runtime.checks import scroll_delta, validate_http_url
+from browsermesh.runtime.checks import scroll_delta, validate_http_url, validate_timeout
 from browsermesh.runtime.core import RuntimeCore, first_page
 from browsermesh.runtime.forms import fill_fields
+from browsermesh.runtime.handover import Handover
 from browsermesh.runtime.recording import Recorder, Replay, expectation, step_at
 from browsermesh.runtime.session import (
     PageRecord,
@@ -64,9 +67,10 @@ class PageActions:
     """What changes a page: navigation, element actions and forms (with `changes` and the
     follow-up snapshot), scrolling, dragging, waits and action-and-wait."""
 
-    def __init__(self, core: RuntimeCore, recorder: Recorder) -> None:
+    def __init__(self, core: RuntimeCore, recorder: Recorder, handover: Handover) -> None:
         self.core = core
         self.recorder = recorder
+        self.handover = handover
         # The engine under the name its calls have always had here (call lines unchanged).
         self.engine = core.engine
 
@@ -287,16 +291,21 @@ class PageActions:
         self,
         call: PageCall,
         condition: object,
-    ) -> str:
-        """One passive condition, holding the session queue until satisfied or timed out."""
+    ) -> tuple[str, dict[str, Any]]:
+        """One passive condition, holding the session queue until satisfied or timed out; the
+        hand-back is waited for off the queue (reads go on meanwhile) and says what the person
+        did."""
         cond = parse_condition(condition)
+        if isinstance(cond, HandbackCondition):
+            budget = validate_timeout(call.timeout_ms, self.core.config.timeout_ms)
+            return short_id("o"), await self.handover.wait_handback(call, budget)
 
         async def job(rec: SessionRecord, page: PageRecord, ctx: OperationContext) -> None:
             await self.engine.wait(page.handle, cond, ctx)
             self.recorder.record(rec, Wait(**step_at(rec, page, ctx), condition=cond))
 
         op_id, _ = await self.core.run_page_op(call, "browser_wait", job)
-        return op_id
+        return op_id, {}
 
     async def action_and_wait(
         self,

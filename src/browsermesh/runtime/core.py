@@ -38,6 +38,7 @@ from browsermesh.persistence.states import LOCAL_PRINCIPAL as LOCAL_PRINCIPAL  #
 from browsermesh.runtime.calls import PageCall
 from browsermesh.runtime.checks import validate_timeout
 from browsermesh.runtime.files import SessionFiles
+from browsermesh.runtime.handover import hold_gate
 from browsermesh.runtime.queue import await_job
 from browsermesh.runtime.session import (
     ACTIVE_STATUSES,
@@ -88,6 +89,9 @@ class RuntimeCore:
         self._page_owner: dict[int, tuple[str, str]] = {}
         self._shutting_down = False
         self._accepted = itertools.count(1)  # OperationContext.accepted
+        # Tools that run while a person holds the session (the read-only tools, set by the MCP
+        # layer from their hints); every other call waits for the hand-back (issue 34).
+        self.hold_exempt: frozenset[str] = frozenset()
         # Every task the runtime starts (bounded closes, the shutdown); `async with` awaits them.
         self.tasks = TaskOwner()
         # Told about every session change (runtime.watchers); empty: nothing is computed.
@@ -101,6 +105,10 @@ class RuntimeCore:
         self.files = SessionFiles(store, self.log, config.upload_root)
         self.files.on_change = self._artifacts_changed
         engine.events.page_limit = lambda _page: self.config.max_pages
+
+    def next_accepted(self) -> int:
+        """The next place in the runtime's accept order (a step recorded outside any call)."""
+        return next(self._accepted)
 
     def now(self) -> str:
         """The wall clock as the views show times (ISO 8601)."""
@@ -353,6 +361,13 @@ class RuntimeCore:
             await self._note_pages(rec)
             return result
 
+        if rec.holds.hold is not None and tool not in self.hold_exempt:
+            try:
+                await hold_gate(rec, deadline)
+            except BrowserMeshError as err:
+                err.operation_id = ctx.operation_id
+                self._ended(rec, err.code.value, started, fields)
+                raise
         if rec.queue.pending and progress.active():
             ahead = rec.queue.pending
             progress.report(

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any, Final, Protocol
 
 from browsermesh.engine.screencast import FrameSink, Screencaster
 from browsermesh.model.clock import iso_from_epoch
-from browsermesh.model.frame_pacing import Frame, PictureBounds
+from browsermesh.model.frame_pacing import HELD_BOUNDS, Frame, PictureBounds
 from browsermesh.model.tasks import TaskOwner, all_of, all_settled, cancel_and_await
 from browsermesh.redact import sanitize_url
 from browsermesh.runtime.session import PageRecord, SessionRecord
@@ -66,6 +66,7 @@ class FrameStream(Protocol):
 
     async def start(self) -> None: ...
     async def title(self) -> str | None: ...
+    def pace(self, bounds: PictureBounds) -> None: ...
     def hurry(self) -> None: ...
     async def close(self) -> None: ...
 
@@ -286,9 +287,13 @@ class LiveView:
         `MAX_PICTURE_STREAMS`); streams of pages that went away are closed."""
         wanted: dict[tuple[str, str], Any] = {}
         hurried: set[str] = set()
+        held: set[tuple[str, str]] = set()  # pages a person holds: larger, faster pictures
         for rec in self._sessions(watch.principal):
             if rec.status != "ready":
                 continue
+            hold = rec.holds.hold
+            if hold is not None:
+                held.add((rec.session_id, hold.page_id))
             last = rec.recent_ops[-1] if rec.recent_ops else None
             if watch.last_ops.get(rec.session_id) is not last:
                 watch.last_ops[rec.session_id] = last
@@ -307,10 +312,13 @@ class LiveView:
         for key, handle in wanted.items():
             if key in watch.streams and key[0] in hurried:
                 watch.streams[key].hurry()
+            bounds = HELD_BOUNDS if key in held else self.bounds
             if key not in watch.streams:
-                stream = self.source.open(handle, watch.sink(*key), self.bounds)
+                stream = self.source.open(handle, watch.sink(*key), bounds)
                 watch.streams[key] = stream
                 opened.append(stream)
+            else:
+                watch.streams[key].pace(bounds)
         await all_settled(*(s.close() for s in closing), *(s.start() for s in opened))
 
     async def grid_state(self, watch: _Watch) -> dict[str, Any]:
@@ -385,6 +393,12 @@ class LiveView:
         }
         if rec.failure_code is not None:
             card["failureCode"] = rec.failure_code.value
+        hold = rec.holds.hold
+        if hold is not None:
+            card["heldBy"] = hold.principal
+            card["heldPageId"] = hold.page_id
+        if rec.holds.help_reason is not None:
+            card["helpWanted"] = rec.holds.help_reason
         return card
 
 

@@ -11,7 +11,8 @@ their operations under today's names:
 - `transfers.FileTransfers`: uploads, downloads, artifacts, PDFs;
 - `network.SessionNetwork`: a live session's network policy;
 - `export.TestExports`: the test export and the recording switch;
-- `recording.Recorder`: the recording helpers the page services share.
+- `recording.Recorder`: the recording helpers the page services share;
+- `handover.Handover`: a person's hold from the live view, and the agent's request for help.
 
 The live view (`live.LiveView`) is built by the HTTP transport on the facade and reads the core.
 """
@@ -32,6 +33,7 @@ from browsermesh.runtime.checks import validate_timeout as validate_timeout
 from browsermesh.runtime.core import RuntimeCore
 from browsermesh.runtime.export import TestExports
 from browsermesh.runtime.fork import SessionForks
+from browsermesh.runtime.handover import Handover
 from browsermesh.runtime.lifecycle import SessionLifecycle
 from browsermesh.runtime.network import SessionNetwork
 from browsermesh.runtime.reads import PageReads
@@ -61,7 +63,8 @@ class Runtime:
         recorder = Recorder(config, engine)
         self.sessions = SessionLifecycle(core, recorder)
         self.forks = SessionForks(core, self.sessions)
-        self.actions = PageActions(core, recorder)
+        self.handover = Handover(core, recorder)
+        self.actions = PageActions(core, recorder, self.handover)
         self.reads = PageReads(core)
         self.transfers = FileTransfers(core, recorder)
         self.network = SessionNetwork(core)
@@ -124,6 +127,10 @@ class Runtime:
         self.downloads = self.transfers.downloads
         self.artifact_read = self.transfers.artifact_read
         self.pdf = self.transfers.pdf
+
+        # A person in the loop (issue 34).
+        self.request_help = self.handover.request_help
+        self.wait_handback = self.handover.wait_handback
 
         # The test export and the recording switch.
         self.test_export = self.exports.test_export

@@ -9,6 +9,7 @@ from typing import Any, Literal
 
 from browsermesh.engine.protocol import EngineContext, EnginePage
 from browsermesh.errors import ErrorCode
+from browsermesh.model.handover import HoldSlot
 from browsermesh.model.network import public_settings
 from browsermesh.model.observe import PageObservations
 from browsermesh.model.paging import SnapshotStore
@@ -84,6 +85,8 @@ class SessionRecord:
     recent_ops: deque[OperationNote] = field(
         default_factory=lambda: deque(maxlen=RECENT_OPERATIONS)
     )
+    # A person's hold from the live view and the agent's request for help (issue 34).
+    holds: HoldSlot = field(default_factory=HoldSlot)
 
     def note_operation(self, tool: str, code: str, duration_ms: int, at: float) -> None:
         """Remember one finished operation (bounded: the oldest falls out)."""
@@ -121,4 +124,7 @@ class SessionRecord:
         out["contextSettings"] = public_settings(self.context_settings)
         if self.failure_code is not None:
             out["failureCode"] = self.failure_code.value
+        hold = self.holds.hold
+        if hold is not None:
+            out["heldBy"] = hold.principal
         return out

@@ -38,7 +38,7 @@ from browsermesh.transports.auth import AccessControlMiddleware
 from browsermesh.transports.drain import GRACEFUL_SHUTDOWN_S, RequestDrain, drain_grace_s
 from browsermesh.transports.http_app import JsonRpcGuardMiddleware, build_http_app
 from browsermesh.transports.slow_clients import BODY_TIMEOUT_S, HEAD_TIMEOUT_S, cutoff_protocol
-from browsermesh.transports.view import announce_view
+from browsermesh.transports.view import VIEW_PATH, announce_view
 from browsermesh.transports.view_auth import ViewAuth
 
 __all__ = [
@@ -233,6 +233,8 @@ class HttpService:
         await self._uvicorn.ready.wait()
         self.log.info("http.listening", host=self.host, port=self.port, path=self.config.http_path)
         if self.config.view:
+            view = f"{self.base}{VIEW_PATH}/"
+            self.runtime.handover.view_link = lambda session_id: f"{view}#s={session_id}"
             principals = [name for name, _ in self.config.auth_tokens]
             quiet = self.config.log_level == "silent"
             announce_view(self.view_auth, self.base, principals, quiet)

@@ -149,7 +149,7 @@ def build_http_app(
     live = LiveView(runtime) if config.view else None
     routes: list[BaseRoute] = [Mount("/", app=mcp_app)]
     if live is not None:
-        routes[:0] = view_routes(live, view_auth or ViewAuth(policy), log)
+        routes[:0] = view_routes(live, view_auth or ViewAuth(policy), log, runtime.handover)
 
     @contextlib.asynccontextmanager
     async def lifespan(_app: Starlette) -> AsyncIterator[None]:

@@ -19,8 +19,11 @@ Served by the HTTP transport under ``/view`` (``--no-view`` turns it off), behin
 - ``POST /view/link``: a new one-time link for the bearer token's principal (``browsermesh
   view-link``); without a token file, the plain ``/view/`` address.
 
-Everything is read-only: no endpoint acts on a session or a page. Every answer forbids caching,
-framing and referrers; the page's script may talk only to this server.
+- ``POST /view/hold``, ``/view/input``, ``/view/release``: a person takes a session's page over,
+  drives it and hands it back (issue 34, `transports.view_input`).
+
+Nothing else acts on a session or a page. Every answer forbids caching, framing and referrers;
+the page's script may talk only to this server.
 """
 
 from __future__ import annotations
@@ -41,9 +44,11 @@ from starlette.routing import BaseRoute, Mount, Route
 from browsermesh.config.http_options import VIEW_PATH
 from browsermesh.log import EventLog
 from browsermesh.model.clock import iso_now
+from browsermesh.runtime.handover import Handover
 from browsermesh.runtime.live import LiveView
 from browsermesh.transports.auth import bearer_token
 from browsermesh.transports.view_auth import ViewAuth
+from browsermesh.transports.view_input import input_routes
 
 __all__ = ["HEARTBEAT_S", "VIEW_PATH", "announce_view", "view_routes"]
 
@@ -151,8 +156,11 @@ def _sse(kind: str, data: object) -> bytes:
     return f"event: {kind}\ndata: {text}\n\n".encode()
 
 
-def view_routes(live: LiveView, auth: ViewAuth, log: EventLog) -> list[BaseRoute]:
-    """The ``/view`` routes of one listener (see the module doc)."""
+def view_routes(
+    live: LiveView, auth: ViewAuth, log: EventLog, handover: Handover | None = None
+) -> list[BaseRoute]:
+    """The ``/view`` routes of one listener (see the module doc); without `handover`, no
+    take-over."""
     assets = {name: _asset(name) for name in _ASSETS}
 
     def viewer(request: Request) -> str | None:
@@ -244,6 +252,11 @@ def view_routes(live: LiveView, auth: ViewAuth, log: EventLog) -> list[BaseRoute
                 Route("/login", confirm, methods=["GET"]),
                 Route("/login", login, methods=["POST"]),
                 Route("/link", link, methods=["POST"]),
+                *(
+                    []
+                    if handover is None
+                    else input_routes(handover, viewer, _same_origin, log, _HEADERS)
+                ),
             ],
         ),
     ]

@@ -24,7 +24,8 @@ _CONDITION: Schema = {
     + _MATCHER
     + "}|{kind:load,state:load|domcontentloaded}|{kind:locator,locator,state:visible|hidden|"
     "attached|detached|enabled|disabled}|{kind:text,text,exact?,state:present|absent} (text: "
-    "any-case substring, shown or DOM text; exact: whole element text)",
+    "any-case substring, shown or DOM text; exact: whole element text)|{kind:handback} (a "
+    "person in the live view hands the session back)",
 }
 
 
@@ -56,11 +57,13 @@ _WAIT: Schema = {
 
 
 async def wait(call: ToolCall) -> dict[str, Any]:
-    op_id = await call.runtime.wait(call.page(), call.args.get("condition"))
-    return call.page_result(
-        op_id,
-        satisfied=True,
-    )
+    op_id, data = await call.runtime.wait(call.page(), call.args.get("condition"))
+    return call.page_result(op_id, satisfied=True, **data)
+
+
+async def request_help(call: ToolCall) -> dict[str, Any]:
+    op_id, data = await call.runtime.request_help(call.page(), call.args.get("reason"))
+    return call.page_result(op_id, **data)
 
 
 async def action_and_wait(call: ToolCall) -> dict[str, Any]:
@@ -99,5 +102,19 @@ def specs() -> list[ToolSpec]:
             ),
             output_schema=page_output({"event": {}}),
             handler=action_and_wait,
+        ),
+        ToolSpec(
+            name="browser_request_help",
+            title="Ask a person to take over",
+            description=(
+                "Ask a person to take this page over in the live view (a CAPTCHA, a one-time "
+                "code, a consent screen); answers after the hand-back with url, title and the "
+                "person's steps. timeoutMs up to 1,800,000."
+            ),
+            profile="core",
+            hints=Hints(open_world=True),
+            input_schema=page_address({"reason": {"type": "string"}}, ("reason",)),
+            output_schema=FLAG_OUTPUT,
+            handler=request_help,
         ),
     ]
