@@ -158,6 +158,7 @@ async def test_prompts_render(fake_client: ToolClient) -> None:
     assert several.messages[0].role == "user"
     assert "Buy a teapot" in text and "2 independent roles" in text
     assert "- buyer" in text and "- admin" in text and "browser_session_create" in text
+    assert "browser_request_help" in text  # issue 34: a person can take a session over
     one = await client.get_prompt("parallel_roles", {"task": "t", "roles": "solo"})
     assert "1 independent role:" in one.messages[0].content.text  # type: ignore[union-attr]
     diag = await client.get_prompt(

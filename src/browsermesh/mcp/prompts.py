@@ -113,6 +113,9 @@ def parallel_roles(task: str, roles_raw: str) -> str:
         "controls with refs); prefer refs or role/label/testId locators over CSS.\n"
         "- Fill a form with one browser_fill_form; read each action's changes, and pass "
         'snapshot: "diff" on the action instead of taking a new snapshot.\n'
+        "- Stuck where only a person can go on (a one-time code, a CAPTCHA, a consent "
+        "screen)? browser_request_help asks one to take that session over in the live view; "
+        "it answers after the hand-back.\n"
         "- Close every session with browser_session_close when done.\n"
         "- Report per-role observations and the differences between roles."
     )
