@@ -7,7 +7,8 @@ and then calls this. Extra arguments go to the multisession benchmark (see
 scale benchmark (``python -m benchmarks.scale``, 50 sessions in one server); then the capacity
 benchmark with the headless shell (``python -m benchmarks.capacity``: 200 sessions in one server,
 20 working at a time, and how many ``@playwright/mcp`` servers the same memory holds); then the
-live view's cost (``python -m benchmarks.live_view``). When a multisession
+live view's cost (``python -m benchmarks.live_view``) and what a person holding one session costs
+the others (``python -m benchmarks.takeover``). When a multisession
 target is missed and py-spy is available, the BrowserMesh server is profiled under the same
 workload (``python -m benchmarks.profile_mesh``), with the binary of the first missed target.
 """
@@ -30,6 +31,7 @@ from benchmarks import (
     multisession,
     scale,
     snapshot_size,
+    takeover,
 )
 from benchmarks.common import BINARIES, RESULTS, use_binary
 
@@ -70,6 +72,12 @@ def main(argv: list[str] | None = None) -> int:
         print(f"== no capacity benchmark: no {BINARIES['headless-shell']}", file=sys.stderr)
     print("== live view cost (N = 8, nobody watching vs one viewer)", file=sys.stderr, flush=True)
     code = live_view.main(["--out", str(out)]) or code
+    print(
+        "== holding a session (N = 8, one extra session held from the view vs not)",
+        file=sys.stderr,
+        flush=True,
+    )
+    code = takeover.main(["--out", str(out)]) or code
     try:
         targets = json.loads((out / "multisession.json").read_text())["targets"]
     except (OSError, ValueError, KeyError):

@@ -36,6 +36,7 @@ import argparse
 import asyncio
 import json
 import math
+import os
 import secrets
 import sys
 import time
@@ -56,6 +57,7 @@ MODES = ("none", "held")
 LABELS = {"none": "none held", "held": "one held"}
 INPUT_EVERY_S = 0.2  # a person moving the mouse: one input batch every 200 ms
 SETTLE_S = 1.0  # after the hold, before the timing: the held page's stream at its bounds
+ALONE_S = 6.0  # the held page's frame rate with no flows running, measured once
 
 CLOCK_PAGE = b"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>Clock</title><style>
@@ -195,6 +197,7 @@ class Round:
     held_fps: float
     frames: int  # every picture received during the timed part (all sessions)
     inputs: dict[str, Any] = field(default_factory=dict)  # POST /view/input round trips (ms)
+    load_avg: float = 0.0  # the machine's 1-minute load average at the round's end
     call_ms: list[tuple[str, float]] = field(default_factory=list, repr=False)
     input_ms: list[float] = field(default_factory=list, repr=False)
 
@@ -259,12 +262,44 @@ async def one_round(
         round(held / wall, 2),
         frames,
         latency_stats(person.input_ms) if person is not None else {},
+        round(os.getloadavg()[0], 2),
         flat,
         person.input_ms if person is not None else [],
     )
 
 
-async def run_all(n: int, rounds: int) -> list[Round]:
+async def held_alone(http: Any, base: str, extra: tuple[str, str]) -> dict[str, Any]:
+    """The held page's pictures with no flows running (the mouse moving): its frame rate
+    when nothing else competes for the machine, beside the rounds'."""
+    viewer = HeldViewer(base, extra[0])
+    person = Person(http, base, *extra)
+    owner = TaskOwner()
+    try:
+        owner.spawn(viewer.run())
+        await asyncio.wait_for(viewer.connected.wait(), 10)
+        print(f"hold: {await person.hold()}", file=sys.stderr, flush=True)
+        mover = owner.spawn(person.move_mouse())
+        await asyncio.sleep(SETTLE_S)
+        frames0, bytes0, started = viewer.held_frames, viewer.held_bytes, time.perf_counter()
+        await asyncio.sleep(ALONE_S)
+        seconds = time.perf_counter() - started
+        frames, held_bytes = viewer.held_frames - frames0, viewer.held_bytes - bytes0
+        if mover.done():
+            mover.result()
+        await cancel_and_await(mover)
+        await person.release()
+    finally:
+        await owner.aclose()
+    return {
+        "seconds": round(seconds, 2),
+        "frames": frames,
+        "fps": round(frames / seconds, 2),
+        "kib_per_frame": round(held_bytes / max(1, frames) / 1024, 1),
+        "inputs": latency_stats(person.input_ms),
+    }
+
+
+async def run_all(n: int, rounds: int) -> tuple[list[Round], dict[str, Any]]:
     import httpx2
     from mcp import Client
     from mcp.client.streamable_http import streamable_http_client
@@ -288,14 +323,9 @@ async def run_all(n: int, rounds: int) -> list[Round]:
                 answer = await client.call_tool("browser_navigate", nav)
                 if answer.is_error:
                     raise RuntimeError(f"browser_navigate to the clock page: {answer.content}")
-                # Warm the take-over path (its first use imports the input side) untimed.
-                person = Person(view_http, base, *extra)
-                print(f"hold: {await person.hold()}", file=sys.stderr, flush=True)
-                await person.post(
-                    "input",
-                    {"viewer": person.viewer, "sessionId": extra[0], "events": [{"type": "ping"}]},
-                )
-                await person.release()
+                # The take-over path's first use (it imports the input side) is untimed too.
+                alone = await held_alone(view_http, base, extra)
+                print(f"held page alone: {alone}", file=sys.stderr, flush=True)
                 for rep in range(rounds):
                     order = MODES if rep % 2 == 0 else tuple(reversed(MODES))
                     for mode in order:
@@ -316,14 +346,14 @@ async def run_all(n: int, rounds: int) -> list[Round]:
     finally:
         proc.terminate()
         proc.wait(timeout=30)
-    return results
+    return results, alone
 
 
 def _ratio(pairs: list[dict[str, Round]], value: Any) -> list[float]:
     return [value(d["held"]) / value(d["none"]) for d in pairs]
 
 
-def summarize(results: list[Round], n: int) -> dict[str, Any]:
+def summarize(results: list[Round], alone: dict[str, Any], n: int) -> dict[str, Any]:
     by_rep: dict[int, dict[str, Round]] = {}
     for r in results:
         by_rep.setdefault(r.rep, {})[r.mode] = r
@@ -364,6 +394,9 @@ def summarize(results: list[Round], n: int) -> dict[str, Any]:
         "ratio_median": {k: round(median(v), 3) for k, v in ratios.items()},
         "min_held_fps": MIN_HELD_FPS,
         "held_fps_min_round": min((r.held_fps for r in results if r.mode == "held"), default=0),
+        "held_alone": alone,
+        "load_avg": [r.load_avg for r in results],
+        "cpus": os.cpu_count(),
         "met": held_fps >= MIN_HELD_FPS,
         "chromium": CHROMIUM,
         "runs": [
@@ -412,6 +445,7 @@ def render(summary: dict[str, Any]) -> str:
         ],
     )
     held_fps, inputs = modes["held"]["held_fps"], modes["held"]["inputs"]
+    alone = summary["held_alone"]
     verdict = "met" if summary["met"] else "**missed**"
     return "\n".join(
         [
@@ -430,7 +464,11 @@ def render(summary: dict[str, Any]) -> str:
             f"Held page: {held_fps:.1f} pictures/s (median of rounds; lowest round "
             f"{summary['held_fps_min_round']:.1f}); goal ≥ {MIN_HELD_FPS:g}: {verdict}. "
             f"`POST /view/input` round trip (all held rounds): p50 "
-            f"{inputs['p50_ms']} ms, p95 {inputs['p95_ms']} ms ({inputs['n']} batches).",
+            f"{inputs['p50_ms']} ms, p95 {inputs['p95_ms']} ms ({inputs['n']} batches). "
+            f"The held page alone (no flows, the mouse moving, {alone['seconds']:.0f} s): "
+            f"{alone['fps']:.1f} pictures/s, {alone['kib_per_frame']:g} KiB each.",
+            f"Load average (1 min) at the rounds' ends: "
+            f"{', '.join(f'{x:.1f}' for x in summary['load_avg'])} ({summary['cpus']} CPUs).",
             "",
             "Per call kind (all rounds of each mode):",
             "",
@@ -448,8 +486,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=5, help="rounds of both modes (default 5)")
     parser.add_argument("--out", type=Path, default=RESULTS, help="results directory")
     args = parser.parse_args(argv)
-    results = asyncio.run(run_all(args.n, args.rounds))
-    summary = summarize(results, args.n)
+    results, alone = asyncio.run(run_all(args.n, args.rounds))
+    summary = summarize(results, alone, args.n)
     args.out.mkdir(parents=True, exist_ok=True)
     write_json(args.out / "takeover.json", summary)
     text = render(summary)

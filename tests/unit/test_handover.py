@@ -32,6 +32,8 @@ from browsermesh.runtime.calls import PageCall
 from browsermesh.runtime.handover import HoldRefused, NotHolder
 from browsermesh.runtime.runtime import Runtime
 from tests.fakes import FakeEngine
+from tests.support.eventually import eventually
+from tests.support.loop import all_tasks_blocked
 
 pytestmark = pytest.mark.anyio
 
@@ -181,7 +183,7 @@ async def test_a_hold_gates_actions_not_reads_and_ends_at_hand_back(tmp_path: Pa
         )
         await handover.send("alice", "tab-1", sid, [{"type": "text", "text": "123456"}])
         assert inputs.ports[0].played == [Text("123456")]
-        await asyncio.sleep(0)
+        await all_tasks_blocked()
         assert not waiting.done()
         await handover.release("alice", "tab-1", sid)
         await asyncio.wait_for(waiting, 10)
@@ -219,8 +221,7 @@ async def test_request_help_answers_after_a_hand_back_and_needs_the_view(tmp_pat
         assert too_long.value.details["field"] == "timeoutMs"
         asking = asyncio.create_task(runtime.request_help(call, "  a\nCAPTCHA  "))
         rec = runtime.core.lookup("alice", sid)
-        while rec.holds.help_reason is None:
-            await asyncio.sleep(0)
+        await eventually(lambda: rec.holds.help_reason is not None, 10)
         assert rec.holds.help_reason == "a CAPTCHA"
         await runtime.handover.take("alice", "tab", sid, pid)
         await runtime.handover.release("alice", "tab", sid)
