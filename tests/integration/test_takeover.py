@@ -17,6 +17,7 @@ from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 import httpx2
+import mcp.types as types
 import pytest
 
 from tests.fixtures.site import FixtureSite
@@ -33,7 +34,7 @@ from tests.integration.test_live_view import (
 )
 from tests.support.eventually import eventually
 from tests.support.http_process import HttpServerProcess
-from tests.support.http_transport import TOKENS, write_token_file
+from tests.support.http_transport import TOKENS, connect, write_token_file
 
 pytestmark = pytest.mark.anyio
 
@@ -115,11 +116,14 @@ async def test_a_person_takes_over_types_clicks_and_hands_back(
         sid, pid = made[0]
         addr = {"sessionId": sid, "pageId": pid}
         context, view = await open_view(chromium, server, "alice")
+        seen = Seen()
         try:
-            # The agent asks for help; the card says so.
+            # The agent asks for help (on a connection that asked for log lines); the card
+            # says so.
             helping = asyncio.create_task(
-                agent.raw(
-                    "browser_request_help",
+                request_help(
+                    server,
+                    seen,
                     {**addr, "reason": "Type the query, then Send", "timeoutMs": 120_000},
                 )
             )
@@ -137,12 +141,25 @@ async def test_a_person_takes_over_types_clicks_and_hands_back(
             )
             held = await agent.ok("browser_session_get", {"sessionId": sid})
             assert held["session"]["heldBy"] == "alice"
+            # The client was told where to find the session in the view.
+            asked = [d for d in seen.logs() if d.get("message") == "session.help_requested"]
+            assert asked and asked[0]["url"] == f"{server.base}/view/#s={sid}"
+            assert asked[0]["reason"] == "Type the query, then Send"
+            # A second viewer of alice sees who holds it and cannot take over; it watches.
+            second_context, second = await open_view(chromium, server, "alice")
+            try:
+                await card(second, sid).locator(".held", has_text="held by alice").wait_for()
+                assert await card(second, sid).locator("button.takeover").is_hidden()
+            finally:
+                await second_context.close()
             # The agent's action waits for the hand-back, then SESSION_HELD; reads go on.
             refused = await agent.err("browser_click", {**addr, "ref": "e1", "timeoutMs": 1_500})
             assert refused["code"] == "SESSION_HELD" and refused["details"]["heldBy"] == "alice"
             assert "handback" in refused["nextStep"]
             assert (await agent.ok("browser_get_url", addr))["url"].endswith("/to/form")
-            # The person clicks Ping, types a query and a password, and sends the form.
+            # The person clicks Ping (in a smaller window: the pointer still lands right),
+            # types a query and a password, and sends the form.
+            await view.set_viewport_size({"width": 700, "height": 520})
             await person_clicks(view, PING_AT)
             await eventually(
                 lambda: title_is(agent, addr, "Pinged"), 15, "the person's click reached the page"
@@ -170,6 +187,8 @@ async def test_a_person_takes_over_types_clicks_and_hands_back(
             await view.locator("#takeover").wait_for(state="hidden", timeout=WAIT_MS)
             # The request for help answers with where the person left the page.
             answer = await asyncio.wait_for(helping, WAIT_MS / 1000)
+            logged = "\n".join(server.proc.lines)
+            assert '"view.takeover"' in logged and '"view.handback"' in logged
             assert not answer.is_error, answer.content[0].text
             helped = answer.structured_content
             assert helped["handedBack"] is True and "/action-destination?q=hello" in helped["url"]
@@ -210,6 +229,27 @@ async def test_a_person_takes_over_types_clicks_and_hands_back(
             await context.close()
             if not helping.done():
                 helping.cancel()
+
+
+class Seen:
+    """The log notifications a client received."""
+
+    def __init__(self) -> None:
+        self.items: list[Any] = []
+
+    async def handler(self, message: Any) -> None:
+        if isinstance(message, types.LoggingMessageNotification):
+            self.items.append(message)
+
+    def logs(self) -> list[dict[str, Any]]:
+        return [m.params.data for m in self.items if isinstance(m.params.data, dict)]
+
+
+async def request_help(server: Server, seen: Seen, args: dict[str, Any]) -> Any:
+    """browser_request_help from a connection of alice's that asked for info log lines."""
+    async with connect(server.mcp, "legacy", TOKENS["alice"], message_handler=seen.handler) as c:
+        await c.client.set_logging_level("info")
+        return await c.raw("browser_request_help", args)
 
 
 async def title_is(agent: Any, addr: dict[str, str], title: str) -> bool:
