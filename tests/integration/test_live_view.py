@@ -16,7 +16,7 @@ import subprocess
 import sys
 import uuid
 from collections.abc import AsyncIterator, Iterator
-from contextlib import asynccontextmanager
+from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -73,13 +73,16 @@ def _env(tmp: Path) -> dict[str, str]:
     return env
 
 
-@pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
-    tmp = tmp_path_factory.mktemp("live-view")
+@contextmanager
+def serving(
+    tmp: Path, *args: str, env: dict[str, str] | None = None, secrets: tuple[str, ...] = ()
+) -> Iterator[Server]:
+    """A `browsermesh --transport http` with a token file (alice and bob) and `args`; at the
+    end its log holds no traceback, no token and none of `secrets`, and it exits 0."""
     tokens = write_token_file(tmp)
     cmd = [sys.executable, "-m", "browsermesh", "--transport", "http", "--port", "0"]
-    cmd += ["--headless", "--no-persistence", "--auth-token-file", str(tokens)]
-    proc = HttpServerProcess(cmd, _env(tmp), ROOT)
+    cmd += ["--headless", "--no-persistence", "--auth-token-file", str(tokens), *args]
+    proc = HttpServerProcess(cmd, {**_env(tmp), **(env or {})}, ROOT)
     try:
         url = proc.wait_listening()
         yield Server(proc, url.removesuffix("/mcp"), tokens)
@@ -87,9 +90,16 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
         code = proc.stop()
         log = "\n".join(proc.lines)
         assert "Traceback" not in log
-        for secret in (*TOKENS.values(), FORM_CANARY, COOKIE_CANARY, PASSWORD_CANARY):
+        for secret in (*TOKENS.values(), *secrets):
             assert secret not in log
         assert code == 0, proc.log_tail()
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    canaries = (FORM_CANARY, COOKIE_CANARY, PASSWORD_CANARY)
+    with serving(tmp_path_factory.mktemp("live-view"), secrets=canaries) as running:
+        yield running
 
 
 @pytest.fixture

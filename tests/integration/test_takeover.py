@@ -12,8 +12,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import sys
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 import httpx2
@@ -22,19 +21,18 @@ import pytest
 
 from tests.fixtures.site import FixtureSite
 from tests.integration.test_live_view import (
-    ROOT,
     WAIT_MS,
     Server,
-    _env,
     card,
     new_link,
     open_view,
+    serving,
     sessions,
     sign_in,
 )
+from tests.integration.test_live_view import chromium as chromium  # the fixture
 from tests.support.eventually import eventually
-from tests.support.http_process import HttpServerProcess
-from tests.support.http_transport import TOKENS, connect, write_token_file
+from tests.support.http_transport import TOKENS, connect
 
 pytestmark = pytest.mark.anyio
 
@@ -60,44 +58,20 @@ FORM = """<!doctype html><title>Take over</title>
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
-    tmp = tmp_path_factory.mktemp("takeover")
-    tokens = write_token_file(tmp)
-    cmd = [sys.executable, "-m", "browsermesh", "--transport", "http", "--port", "0"]
-    cmd += ["--headless", "--no-persistence", "--auth-token-file", str(tokens)]
-    cmd += ["--tools", "core,observability,testing"]
-    env = {**_env(tmp), "BROWSERMESH_HOLD_DROP_MS": str(DROP_MS)}
-    proc = HttpServerProcess(cmd, env, ROOT)
-    try:
-        url = proc.wait_listening()
-        yield Server(proc, url.removesuffix("/mcp"), tokens)
-    finally:
-        code = proc.stop()
-        log = "\n".join(proc.lines)
-        assert "Traceback" not in log
-        for secret in (*TOKENS.values(), PASSWORD):
-            assert secret not in log
-        assert code == 0, proc.log_tail()
+    with serving(
+        tmp_path_factory.mktemp("takeover"),
+        "--tools",
+        "core,observability,testing",
+        env={"BROWSERMESH_HOLD_DROP_MS": str(DROP_MS)},
+        secrets=(PASSWORD,),
+    ) as running:
+        yield running
 
 
 @pytest.fixture
 def pages(site: FixtureSite) -> FixtureSite:
     site.pages["/to/form"] = FORM
     return site
-
-
-@pytest.fixture
-async def chromium() -> AsyncIterator[Any]:
-    from playwright.async_api import async_playwright
-
-    from browsermesh.config import default_config, find_chromium
-
-    executable = find_chromium(default_config(headless=True), os.environ)
-    async with async_playwright() as pw:
-        browser = await pw.chromium.launch(executable_path=executable, headless=True)
-        try:
-            yield browser
-        finally:
-            await browser.close()
 
 
 async def person_clicks(view: Any, at: tuple[int, int]) -> None:

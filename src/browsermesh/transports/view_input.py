@@ -20,7 +20,7 @@ Every answer forbids caching and framing, like the view's. Nothing here reads a 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any, Final
 
 from starlette.requests import ClientDisconnect, Request
@@ -108,60 +108,48 @@ def input_routes(
             status = 409
         return _answer(status, {"error": err.code.value, **error_payload(err)["error"]}, headers)
 
-    async def hold(request: Request) -> Response:
+    async def answered(
+        request: Request, *, page: bool, act: Callable[[str, str, str, str, Any], Awaitable[Any]]
+    ) -> Response:
+        """Check the request, then `act(principal, viewer, sessionId, pageId, body)`; its
+        refusals as answers (the module doc)."""
         checked = await guarded(request)
         if isinstance(checked, Response):
             return checked
         principal, body = checked
-        where = addressed(body, page=True)
+        where = addressed(body, page=page)
         if isinstance(where, Response):
             return where
-        viewer, session_id, page_id = where
         try:
-            taken = await handover.take(principal, viewer, session_id, page_id)
+            result = await act(principal, *where, body)
         except HoldRefused as held:
             message = f"{held.held_by} holds this session in another view"
-            return _answer(
-                409, {"error": "held", "heldBy": held.held_by, "message": message}, headers
-            )
+            refusal = {"error": "held", "heldBy": held.held_by, "message": message}
+            return _answer(409, refusal, headers)
+        except NotHolder:
+            return _answer(409, {"error": "not_holder"}, headers)
         except BrowserMeshError as err:
             return refused(err)
-        body = {"sessionId": session_id, "pageId": taken.page_id, "heldBy": taken.principal}
-        return _answer(200, body, headers)
+        return _answer(200, result if isinstance(result, dict) else {"ok": True}, headers)
+
+    async def take(principal: str, viewer: str, sid: str, pid: str, _: Any) -> dict[str, Any]:
+        held = await handover.take(principal, viewer, sid, pid)
+        return {"sessionId": sid, "pageId": held.page_id, "heldBy": held.principal}
+
+    async def play(principal: str, viewer: str, sid: str, _pid: str, body: Any) -> None:
+        await handover.send(principal, viewer, sid, body.get("events"))
+
+    async def give_back(principal: str, viewer: str, sid: str, _pid: str, _: Any) -> None:
+        await handover.release(principal, viewer, sid)
+
+    async def hold(request: Request) -> Response:
+        return await answered(request, page=True, act=take)
 
     async def send(request: Request) -> Response:
-        checked = await guarded(request)
-        if isinstance(checked, Response):
-            return checked
-        principal, body = checked
-        where = addressed(body, page=False)
-        if isinstance(where, Response):
-            return where
-        viewer, session_id, _ = where
-        try:
-            await handover.send(principal, viewer, session_id, body.get("events"))
-        except NotHolder:
-            return _answer(409, {"error": "not_holder"}, headers)
-        except BrowserMeshError as err:
-            return refused(err)
-        return _answer(200, {"ok": True}, headers)
+        return await answered(request, page=False, act=play)
 
     async def release(request: Request) -> Response:
-        checked = await guarded(request)
-        if isinstance(checked, Response):
-            return checked
-        principal, body = checked
-        where = addressed(body, page=False)
-        if isinstance(where, Response):
-            return where
-        viewer, session_id, _ = where
-        try:
-            await handover.release(principal, viewer, session_id)
-        except NotHolder:
-            return _answer(409, {"error": "not_holder"}, headers)
-        except BrowserMeshError as err:
-            return refused(err)
-        return _answer(200, {"ok": True}, headers)
+        return await answered(request, page=False, act=give_back)
 
     return [
         Route("/hold", hold, methods=["POST"]),
