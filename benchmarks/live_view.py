@@ -140,8 +140,12 @@ class Viewer:
                     if kind == "frame":
                         self.frames += 1
                         self.frame_bytes += len(data["data"])
+                        self.framed(data)
                     else:
                         self.states += 1
+
+    def framed(self, frame: dict[str, Any]) -> None:
+        """One picture arrived (subclasses count their own)."""
 
 
 async def one_round(

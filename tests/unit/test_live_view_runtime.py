@@ -167,6 +167,30 @@ async def test_one_frame_per_screencast_paced_and_acknowledged() -> None:
     assert session.detached and await cast.title() is None
 
 
+async def test_a_held_page_follows_one_running_screencast() -> None:
+    """Issue 34: while held, one screencast keeps running and each new frame is passed on (at
+    most max_fps a second); back to one picture per started screencast afterwards."""
+    session = FakeSession(["A"])
+    got: list[str] = []
+    cast = PageScreencast(
+        FakeCdpPage(session),
+        lambda f: got.append(f.data),
+        PictureBounds(max_fps=30, continuous=True),
+    )
+    await cast.start()
+    await eventually(lambda: got == ["A"], within=10)
+    for data in ("B", "C", "C", "D"):
+        session.frame(data)
+        await eventually(lambda d=data: got[-1] == d, within=10)
+    assert got == ["A", "B", "C", "D"]  # the repeat is not sent
+    assert len(session.methods("Page.startScreencast")) == 1
+    assert session.methods("Page.stopScreencast") == []
+    cast.pace(PictureBounds(max_fps=30))  # handed back: the usual pacing
+    await eventually(lambda: len(session.methods("Page.startScreencast")) >= 2, within=10)
+    assert session.methods("Page.stopScreencast")  # the running one stopped first
+    await cast.close()
+
+
 async def test_without_a_screencast_screenshots_come_within_the_bounds() -> None:
     session = FakeSession(cast=False)
     got: list[Frame] = []

@@ -17,6 +17,9 @@ picture at a time, at most `PictureBounds.max_fps` a second:
   up to `PictureBounds.idle_max_s`: a still page costs a capture every few seconds. `hurry`
   (the live view calls it when one of the session's operations ended) goes back to the
   shortest wait.
+- While a person holds the page (`PictureBounds.continuous`, issue 34) the screencast keeps
+  running instead, and each new frame it sends is passed on, at most `max_fps` a second: what
+  the person does shows at once, at the cost of Chromium capturing the changing page.
 - `Target.getTargetInfo` for the title: the browser process answers, no script runs in the page.
 
 Nothing here navigates, focuses, resizes or evaluates in the page, and nothing waits in the
@@ -64,6 +67,7 @@ class PageScreencast:
         self._casting = True  # until a start fails: then screenshots only
         self._closed = False
         self._frame: str | None = None  # the frame the running screencast was started for
+        self._following = False  # a continuous screencast runs (bounds.continuous)
         self._arrived = asyncio.Event()
         self._hurried = asyncio.Event()
         self._last: str | None = None  # the last picture sent
@@ -135,6 +139,9 @@ class PageScreencast:
 
     async def _pictures(self) -> None:
         while not self._closed:
+            if self._bounds.continuous and self._casting:
+                await self._follow()
+                continue
             self._hurried.clear()
             with contextlib.suppress(TimeoutError):
                 await bounded(self._hurried.wait(), self._pacer.wait_s(self._now()) * 1000)
@@ -150,15 +157,50 @@ class PageScreencast:
                     self._sink(Frame(data, source))
 
     def _on_frame(self, event: Mapping[str, Any]) -> None:
-        """A screencast frame: acknowledged at once; the first one after a start is kept."""
+        """A screencast frame: acknowledged at once; the first one after a start is kept (a
+        continuous screencast keeps the newest)."""
         frame_id = event.get("sessionId")
         session = self._session
         if isinstance(frame_id, int) and session is not None and not self._closed:
             self._acks.spawn(_send(session, "Page.screencastFrameAck", {"sessionId": frame_id}))
         data = event.get("data")
-        if isinstance(data, str) and data and self._frame is None:
+        if isinstance(data, str) and data and (self._frame is None or self._following):
             self._frame = data
             self._arrived.set()
+
+    async def _follow(self) -> None:
+        """A continuous screencast while the bounds ask for one: each new frame is passed on,
+        at most `max_fps` a second (the newest wins); stopped when the bounds change."""
+        session, bounds = self._session, self._bounds
+        if session is None:
+            return
+        self._frame = None
+        self._arrived.clear()
+        self._following = True
+        try:
+            await bounded(
+                session.send("Page.startScreencast", _cast_params(bounds)), _CDP_BUDGET_MS
+            )
+        except Exception:
+            self._following = False
+            self._casting = False  # this page (or browser) has no screencast: screenshots
+            return
+        try:
+            while not self._closed and self._bounds is bounds:
+                if self._frame is None:
+                    self._arrived.clear()
+                    with contextlib.suppress(TimeoutError):  # wake to see the bounds change
+                        await bounded(self._arrived.wait(), bounds.idle_max_s * 1000)
+                data, self._frame = self._frame, None
+                if data is not None and data != self._last and not self._closed:
+                    self._last = data
+                    with contextlib.suppress(Exception):
+                        self._sink(Frame(data, "screencast"))
+                    await asyncio.sleep(bounds.interval_s)  # at most max_fps pictures a second
+        finally:
+            self._following = False
+            self._frame = None
+            await _send(session, "Page.stopScreencast", {})
 
     async def _cast_one(self) -> str | None:
         """One screencast frame: start, wait for the first frame, stop."""
@@ -166,16 +208,10 @@ class PageScreencast:
         if session is None or not self._casting:
             return None
         b = self._bounds
-        params = {
-            "format": "jpeg",
-            "quality": b.jpeg_quality,
-            "maxWidth": b.max_width,
-            "maxHeight": b.max_height,
-        }
         self._frame = None
         self._arrived.clear()
         try:
-            await bounded(session.send("Page.startScreencast", params), _CDP_BUDGET_MS)
+            await bounded(session.send("Page.startScreencast", _cast_params(b)), _CDP_BUDGET_MS)
         except Exception:
             self._casting = False  # this page (or browser) has no screencast: screenshots
             return None
@@ -221,6 +257,15 @@ class PageScreencast:
             return None
         data = shot.get("data")
         return data if isinstance(data, str) and data else None
+
+
+def _cast_params(bounds: PictureBounds) -> dict[str, Any]:
+    return {
+        "format": "jpeg",
+        "quality": bounds.jpeg_quality,
+        "maxWidth": bounds.max_width,
+        "maxHeight": bounds.max_height,
+    }
 
 
 class Screencaster:

@@ -61,7 +61,8 @@ def specs(page_size: int | None = None) -> list[ToolSpec]:
             name="browser_observe",
             title="Read page observations",
             description=(
-                "console (incl. popups, human steps), pageError, network (incl. 5xx) or requestFailed events; "
+                "console (incl. popups, human steps), pageError, network (incl. 5xx) or "
+                "requestFailed events; "
                 "poll: sinceEventId=nextCursor, check gap/droppedCount. One request: network "
                 "+ requestId."
             ),
