@@ -205,6 +205,12 @@ _REASON_NEXT_STEPS: dict[str, str] = {
         "user. Run browsermesh --doctor (data-directory-access says how to fix it), then retry; "
         "or continue without saved state."
     ),
+    # browser_request_help on a server whose live view is off: nobody can take over (issue 34);
+    # chosen over the field's generic step, which would ask for a sessionId that cannot help.
+    "no_live_view": (
+        "Nobody can take a session over here: this server has no live view (stdio, or HTTP "
+        "with --no-view). Ask the user in the conversation instead."
+    ),
     # browser_request_help: nobody took the session over and handed it back in time (issue 34).
     "no_handback": (
         "Nobody came within timeoutMs: ask the user in the conversation to open the session in "
@@ -289,6 +295,7 @@ REASONS: frozenset[str] = frozenset(
         "untrusted_storage",
         "data_directory_writable",
         "no_handback",
+        "no_live_view",
         "other",
         *ACTIONABILITY_REASONS,
     }
@@ -396,6 +403,8 @@ class BrowserMeshError(Exception):
         """`next_step` given the already cleaned details (`clean_details` never raises)."""
         if self.code is ErrorCode.BROWSER_ERROR and self.variant in _VARIANT_NEXT_STEPS:
             return _VARIANT_NEXT_STEPS[self.variant]
+        if details.get("reason") == "no_live_view":
+            return _REASON_NEXT_STEPS["no_live_view"]
         if self.code is ErrorCode.INVALID_ARGUMENT and "field" in details:
             return _FIELD_NEXT_STEP
         reason = details.get("reason")

@@ -206,6 +206,8 @@ async def test_request_help_answers_after_a_hand_back_and_needs_the_view(tmp_pat
         with pytest.raises(BrowserMeshError) as no_view:
             await runtime.request_help(call, "a CAPTCHA")
         assert no_view.value.details["field"] == "sessionId"
+        assert no_view.value.details["reason"] == "no_live_view"
+        assert "Ask the user in the conversation" in no_view.value.next_step
         runtime.handover.view_link = lambda s: f"http://127.0.0.1:1/view/#s={s}"
         with pytest.raises(BrowserMeshError) as late:
             await runtime.request_help(

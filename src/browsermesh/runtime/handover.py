@@ -290,7 +290,9 @@ class Handover:
         if self.view_link is None:
             # Nobody can take over without the live view: ask the user in the conversation.
             raise invalid_argument(
-                "sessionId", "a session of a server whose live view is on (HTTP, not --no-view)"
+                "sessionId",
+                "a session of a server whose live view is on (HTTP, not --no-view)",
+                reason="no_live_view",
             )
         shown = redact_text(" ".join(text.split()), max_chars=HELP_REASON_CHARS)
         slot = rec.holds
