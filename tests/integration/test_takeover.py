@@ -140,7 +140,22 @@ async def test_a_person_takes_over_types_clicks_and_hands_back(
             )
             before = await view.locator("#live").get_attribute("src")
             await person_clicks(view, QUERY_AT)
-            await view.keyboard.type(QUERY)
+            await view.keyboard.type("draft")
+            # A shortcut (select all) and a paste replace it with the query.
+            await view.keyboard.press("Control+a")
+            await view.locator("#surface").evaluate(
+                """(surface, text) => {
+                    const data = new DataTransfer();
+                    data.setData("text/plain", text);
+                    surface.dispatchEvent(new ClipboardEvent("paste", {clipboardData: data,
+                        bubbles: true, cancelable: true}));
+                }""",
+                QUERY,
+            )
+            await eventually(
+                lambda: query_value_is(agent, addr, QUERY), 15, "the pasted text reached the page"
+            )
+            assert not await query_value_is(agent, addr, "draft")
             await person_clicks(view, PASSWORD_AT)
             await view.keyboard.type(PASSWORD)
             await eventually(
@@ -169,7 +184,8 @@ async def test_a_person_takes_over_types_clicks_and_hands_back(
             steps = helped["steps"]
             assert steps[0] == "took over" and steps[-1] == "handed back (person)"
             assert 'clicked button "Ping"' in steps and 'clicked button "Send"' in steps
-            assert 'typed 5 characters into textbox "Query"' in steps
+            # "draft", then (after the shortcut) the paste: one step per run of typing.
+            assert steps.count('typed 5 characters into textbox "Query"') == 2
             assert 'typed into textbox "Password"' in steps  # no count for a password
             after = await agent.ok("browser_session_get", {"sessionId": sid})
             assert "heldBy" not in after["session"]
@@ -187,7 +203,7 @@ async def test_a_person_takes_over_types_clicks_and_hands_back(
                 "Query",
                 5,
             )
-            assert typed[1]["password"] is True and "chars" not in typed[1]
+            assert typed[-1]["password"] is True and "chars" not in typed[-1]
             # The export replays the person's steps, the typed values from the environment.
             export = await agent.ok("browser_test_export", {"sessionIds": [sid]})
             code = export["code"]
