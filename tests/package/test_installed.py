@@ -60,7 +60,7 @@ REPO = Path(__file__).resolve().parents[2]
 NODE = REPO / ".tools/node22/node_modules/node/bin/node"
 INSPECTOR_PACKAGE = REPO / ".tools/inspector/node_modules/@modelcontextprotocol/inspector"
 BIN = "Scripts" if os.name == "nt" else "bin"
-EXPECTED_TOOLS = 42  # default profiles: core (34) + observability (1) + persistence (3) + files (4)
+EXPECTED_TOOLS = 43  # default profiles: core (35) + observability (1) + persistence (3) + files (4)
 CALL_TIMEOUT = 60.0
 
 
