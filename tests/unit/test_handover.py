@@ -246,3 +246,19 @@ async def test_a_silent_holder_is_dropped(tmp_path: Path) -> None:
         )
         assert waited["handedBack"] is True
         assert waited["steps"][-1] == "handed back (dropped)"
+
+
+async def test_a_take_over_whose_input_cannot_open_is_no_hand_back(tmp_path: Path) -> None:
+    runtime, inputs, call = await held_runtime(tmp_path)
+
+    async def broken(handle: Any, on_step: StepSink) -> FakePort:
+        raise RuntimeError("the page went away")
+
+    inputs.open = broken  # type: ignore[method-assign]
+    async with runtime:
+        sid, pid = str(call.session_id), str(call.page_id)
+        with pytest.raises(BrowserMeshError) as failed:
+            await runtime.handover.take("alice", "tab", sid, pid)
+        assert failed.value.code is ErrorCode.BROWSER_ERROR
+        slot = runtime.core.lookup("alice", sid).holds
+        assert slot.hold is None and slot.handbacks == 0

@@ -309,6 +309,12 @@ class HoldSlot:
         self.hold = hold
         self.pulse()
 
+    def withdraw(self, hold: Hold) -> None:
+        """`hold` never began (its page's input could not open): no hand-back is counted."""
+        if self.hold is hold:
+            self.hold = None
+            self.pulse()
+
     def release(self) -> Hold | None:
         hold, self.hold = self.hold, None
         if hold is not None:

@@ -144,8 +144,8 @@ class Handover:
         try:
             port = await self.inputs.open(page.handle, lambda step: self._step(rec, page, step))
         except Exception:
-            rec.holds.release()
-            raise
+            rec.holds.withdraw(hold)
+            raise BrowserMeshError(ErrorCode.BROWSER_ERROR) from None
         if rec.holds.hold is not hold:  # the session went away meanwhile
             await port.close()
             raise BrowserMeshError(ErrorCode.SESSION_CLOSED)

@@ -104,8 +104,12 @@ def input_routes(
         status = 404  # not the viewer's (or no longer there)
         if "field" in err.details:  # a bad event: the field and the rule
             status = 400
-        elif err.code in (ErrorCode.SESSION_CLOSING, ErrorCode.SESSION_NOT_READY):
-            status = 409
+        elif err.code in (
+            ErrorCode.SESSION_CLOSING,
+            ErrorCode.SESSION_NOT_READY,
+            ErrorCode.BROWSER_ERROR,
+        ):
+            status = 409  # not now
         return _answer(status, {"error": err.code.value, **error_payload(err)["error"]}, headers)
 
     async def answered(
