@@ -280,6 +280,8 @@ async def test_only_the_sessions_own_principal_can_take_over(
             # From the view itself: taken; a second tab sees who holds it; input is checked.
             taken = await http.post(server.base + "/view/hold", json=body, headers=origin)
             assert taken.status_code == 200 and taken.json()["heldBy"] == "alice"
+            # The view pings a quarter of the drop time: an open view is never dropped.
+            assert taken.json()["pingMs"] == DROP_MS // 4
             other = {**body, "viewer": "e" * 32}
             second = await http.post(server.base + "/view/hold", json=other, headers=origin)
             assert second.status_code == 409 and second.json()["heldBy"] == "alice"

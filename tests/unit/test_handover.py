@@ -240,6 +240,7 @@ async def test_a_silent_holder_is_dropped(tmp_path: Path) -> None:
     async with runtime:
         sid, pid = str(call.session_id), str(call.page_id)
         await runtime.handover.take("alice", "tab", sid, pid)
+        assert runtime.handover.ping_ms == 250  # a quarter of 1 s
         _, waited = await runtime.wait(
             PageCall(principal="alice", session_id=sid, page_id=pid, timeout_ms=30_000),
             {"kind": "handback"},

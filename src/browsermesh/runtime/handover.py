@@ -124,6 +124,12 @@ class Handover:
     def watches_pages(self, principal: str) -> bool:
         return False
 
+    @property
+    def ping_ms(self) -> int:
+        """How often a holding view should ping: a quarter of the drop time (0.25-5 s), so an
+        open view is never dropped, however short `hold_drop_ms` is configured."""
+        return max(250, min(5_000, round(self.drop_s * 250)))
+
     # ------------------------------------------------------------------ the view's side
 
     async def take(self, principal: str, viewer: str, session_id: str, page_id: str) -> Hold:

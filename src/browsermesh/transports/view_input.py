@@ -138,7 +138,12 @@ def input_routes(
 
     async def take(principal: str, viewer: str, sid: str, pid: str, _: Any) -> dict[str, Any]:
         held = await handover.take(principal, viewer, sid, pid)
-        return {"sessionId": sid, "pageId": held.page_id, "heldBy": held.principal}
+        return {
+            "sessionId": sid,
+            "pageId": held.page_id,
+            "heldBy": held.principal,
+            "pingMs": handover.ping_ms,
+        }
 
     async def play(principal: str, viewer: str, sid: str, _pid: str, body: Any) -> None:
         await handover.send(principal, viewer, sid, body.get("events"))

@@ -16,7 +16,10 @@ let lastState = null; // re-rendered when a take-over starts or ends ("held by y
 // is a new viewer, so it is kept nowhere.
 const viewer = Array.from(crypto.getRandomValues(new Uint8Array(16)),
   (b) => b.toString(16).padStart(2, "0")).join("");
-const PING_MS = 5000; // the server drops a hold after ~30 s without input
+// How often a holding view pings when the server does not say (it says `pingMs` when it grants
+// the hold: a fraction of its drop time, so a short BROWSERMESH_HOLD_DROP_MS never drops a view
+// that is still open).
+const PING_MS = 5000;
 const MAX_BATCH = 200; // events per POST /view/input
 const MAX_BYTES = 48000; // of events per POST (the server takes bodies up to 64 KiB)
 const utf8 = new TextEncoder();
@@ -213,17 +216,17 @@ async function takeOver(sessionId, pageId, button) {
   button.disabled = true;
   const answer = await post("/view/hold", { sessionId, pageId });
   button.disabled = false;
-  if (answer.status === 200) enter(sessionId, pageId);
+  if (answer.status === 200) enter(sessionId, pageId, answer.data.pingMs);
   else if (answer.status === 409) tell("already held by " + (answer.data.heldBy || "someone"));
   else if (answer.status === 404) tell("cannot take over: the page is gone");
   else tell("cannot take over: " + why(answer));
 }
 
-function enter(sessionId, pageId) {
+function enter(sessionId, pageId, pingMs) {
   if (holding) return;
   const entry = cards.get(sessionId);
   holding = { sessionId, pageId, seen: false,
-    ping: setInterval(() => send({ type: "ping" }), PING_MS) };
+    ping: setInterval(() => send({ type: "ping" }), pingMs > 0 ? pingMs : PING_MS) };
   over["takeover-name"].textContent = entry ? entry.name : sessionId;
   status("");
   over.handback.disabled = false;
