@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from typing import Any, Final
 
 from browsermesh.engine.bounded import bounded
@@ -123,7 +124,9 @@ class PageInput:
                 await mouse.up(button=button, click_count=clicks)
                 target = self._pressed.pop(button, None)
                 if target is not None:
-                    self._tell(_with(target, action="click", clicks=clicks if clicks > 1 else None))
+                    self._tell(
+                        replace(target, action="click", clicks=clicks if clicks > 1 else None)
+                    )
             case Pointer():
                 pass
             case Wheel(x=x, y=y, dx=dx, dy=dy):
@@ -158,7 +161,7 @@ class PageInput:
         if key in _NAMED_KEYS and not shortcut:
             self._end_run()
             target = await self._focused()
-            self._tell(_with(target, action="press", key=key))
+            self._tell(replace(target, action="press", key=key))
         elif key not in _EDIT_KEYS and not key.startswith("Arrow"):
             self._end_run()
         with contextlib.suppress(Exception):
@@ -180,7 +183,7 @@ class PageInput:
 
     async def _typing(self, chars: int, text: str) -> None:
         if self._run is None:
-            self._run = _with(await self._focused(), action="type")
+            self._run = replace(await self._focused(), action="type")
             self._chars, self._typed = 0, []
         self._chars += chars
         self._typed.append(text)
@@ -191,7 +194,7 @@ class PageInput:
             return
         typed, self._typed = "".join(self._typed), []
         chars = None if run.password else self._chars
-        self._tell(_with(run, chars=chars, typed=typed))
+        self._tell(replace(run, chars=chars, typed=typed))
 
     def _tell(self, step: HumanStep) -> None:
         with contextlib.suppress(Exception):  # a sink must not stop the input
@@ -282,17 +285,6 @@ class PageInput:
 def _value(node: dict[str, Any], key: str) -> str:
     value = (node.get(key) or {}).get("value")
     return value if isinstance(value, str) else ""
-
-
-def _with(step: HumanStep, **changes: Any) -> HumanStep:
-    fields = {
-        "action": step.action,
-        "role": step.role,
-        "name": step.name,
-        "password": step.password,
-        **changes,
-    }
-    return HumanStep(**fields)
 
 
 class HumanInputs:

@@ -6,7 +6,7 @@ what the person did, and a session's hold. Rules only: no browser, no transport.
   page's viewport at any zoom or window size).
 - `HumanStep` is one thing the person did, as observe (`kind: "human"`), the request for help's
   answer and the recording see it: never the text typed, and no length into a password field.
-- `HoldSlot` is a session's hold: who holds which page since when, the help the agent asked
+- `HoldSlot` is a session's hold: who holds which page, the help the agent asked
   for, and one signal every change pulses (the agent's calls and `browser_request_help` wait
   on it).
 """
@@ -275,13 +275,12 @@ class HumanStep:
 
 @dataclass(eq=False)
 class Hold:
-    """A person holds a session's page: `principal` from the view tab `viewer`, since `since`
-    (wall epoch seconds); `last_input` is the monotonic time of its latest input (a ping too)."""
+    """A person holds a session's page: `principal` from the view tab `viewer`; `last_input` is
+    the monotonic time of its latest input (a ping too)."""
 
     principal: str
     viewer: str
     page_id: str
-    since: float
     last_input: float
     steps: list[HumanStep] = field(default_factory=list)
 

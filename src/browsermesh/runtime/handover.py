@@ -144,8 +144,7 @@ class Handover:
                 raise HoldRefused(held.principal)
             held.last_input = self.core.clock.monotonic()
             return held
-        now = self.core.clock
-        hold = Hold(principal, viewer, page.page_id, now.wall(), now.monotonic())
+        hold = Hold(principal, viewer, page.page_id, self.core.clock.monotonic())
         rec.holds.take(hold)
         try:
             port = await self.inputs.open(page.handle, lambda step: self._step(rec, page, step))
