@@ -11,11 +11,16 @@ and cancellation the way an engine step does.
 from __future__ import annotations
 
 import asyncio
+import json
 import struct
+import zipfile
 import zlib
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
+from browsermesh.engine.capture import Screenshot
+from browsermesh.engine.highlight import Box
 from browsermesh.engine.protocol import ContextOptions, EngineEvents, HistoryStep
 from browsermesh.engine.snapshot import Capture
 from browsermesh.errors import BrowserMeshError, ErrorCode
@@ -35,6 +40,7 @@ from browsermesh.model.navigation import Landing
 from browsermesh.model.observe import PageObservations
 from browsermesh.model.paging import SnapshotOptions
 from browsermesh.model.png import PNG_SIGNATURE, ScreenshotLimits
+from browsermesh.model.tracing import TraceOptions
 
 FAKE_PDF = b"%PDF-1.7\n% a fake engine's page\n%%EOF\n"
 
@@ -54,6 +60,8 @@ class FakeContext:
     closed: bool = False
     # `network` settings applied by update_network (browser_session_update), latest last.
     networks: list[dict[str, Any]] = field(default_factory=list)
+    # The open trace's marks (issue 35): group names, None for a group's end; None: not tracing.
+    trace: list[str | None] | None = None
 
 
 @dataclass(eq=False)
@@ -313,6 +321,42 @@ class FakeEngine:
         await self._step("pdf", ctx)
         return FAKE_PDF
 
+    async def trace_start(
+        self, context: FakeContext, options: TraceOptions, ctx: OperationContext
+    ) -> None:
+        await self._step("trace_start", ctx)
+        if context.trace is not None:
+            raise BrowserMeshError(ErrorCode.BROWSER_ERROR, cause="tracing already started")
+        context.trace = []
+
+    async def trace_group(
+        self, context: FakeContext, name: str | None, ctx: OperationContext
+    ) -> None:
+        if context.trace is None:
+            raise BrowserMeshError(ErrorCode.BROWSER_ERROR, cause="tracing not started")
+        context.trace.append(name)
+
+    async def trace_stop(
+        self, context: FakeContext, path: Path | None, ctx: OperationContext
+    ) -> None:
+        """Writes a zip shaped like Playwright's: `trace.trace` JSON lines, one per mark."""
+        await self._step("trace_stop", ctx)
+        marks, context.trace = context.trace, None
+        if marks is None:
+            raise BrowserMeshError(ErrorCode.BROWSER_ERROR, cause="tracing not started")
+        if path is None:
+            return
+        lines = [json.dumps({"type": "context-options", "version": 8})]
+        lines += [
+            json.dumps({"type": "before", "method": "tracingGroup", "title": m})
+            if m is not None
+            else json.dumps({"type": "after", "method": "tracingGroupEnd"})
+            for m in marks
+        ]
+        with zipfile.ZipFile(path, "w") as archive:
+            archive.writestr("trace.trace", "\n".join(lines) + "\n")
+            archive.writestr("trace.network", "")
+
     async def drag(
         self, page: FakePage, source: Locator, target: Locator, ctx: OperationContext
     ) -> None:
@@ -326,10 +370,13 @@ class FakeEngine:
         locator: Locator | None,
         limits: ScreenshotLimits,
         ctx: OperationContext,
-    ) -> tuple[bytes, int, int]:
+        highlight: Target | None = None,
+    ) -> Screenshot:
+        """A viewport-sized PNG header; a highlight is boxed at a fixed place."""
         await self._step("screenshot", ctx)
         width, height = limits.check_size(1280, 720)
-        return make_png(width, height), width, height
+        box = None if highlight is None else Box(10, 20, 100, 40)
+        return Screenshot(make_png(width, height), width, height, box)
 
     async def wait(self, page: FakePage, condition: Condition, ctx: OperationContext) -> None:
         """A URL condition holds once a navigation reaches a matching URL (polled, like the

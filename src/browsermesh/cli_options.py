@@ -47,6 +47,7 @@ from browsermesh.config.variables import (
     V_SESSION_IDLE_MS,
     V_TIMEOUT_MS,
     V_TOOLS,
+    V_TRACE_SESSIONS,
     V_TRANSPORT,
     V_UPLOAD_ROOT,
     V_VIEW,
@@ -192,6 +193,12 @@ _OPTIONS: Final[tuple[_Option, ...]] = (
         "--no-view", None, "Do not serve the live view at /view", V_VIEW, "false", http_only=True
     ),
     _Option("--principal", "<name>", "With view-link: whose sessions the link shows"),
+    _Option(
+        "--trace-sessions",
+        "<when>",
+        "Trace every new session: on, retain-on-failure or off (default off)",
+        V_TRACE_SESSIONS,
+    ),
     _Option(
         "--tools",
         "<profiles>",

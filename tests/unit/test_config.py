@@ -153,6 +153,7 @@ DEFAULTS: list[tuple[str, Any]] = [
     ("max_sessions_per_principal", None),
     ("token_file_world_readable", False),
     ("view", True),
+    ("trace_sessions", "off"),
 ]
 
 
@@ -313,6 +314,19 @@ def test_invalid_log_level(level: str) -> None:
     problems = problems_of(env(BROWSERMESH_LOG_LEVEL=level))
     assert problems == [
         ("BROWSERMESH_LOG_LEVEL", "must be one of debug, info, warn, error, silent")
+    ]
+
+
+@pytest.mark.parametrize("when", ["off", "on", "retain-on-failure"])
+def test_trace_sessions(when: str) -> None:
+    assert load(BROWSERMESH_TRACE_SESSIONS=when).trace_sessions == when
+
+
+@pytest.mark.parametrize("when", ["always", "ON", "", "failure"])
+def test_invalid_trace_sessions(when: str) -> None:
+    problems = problems_of(env(BROWSERMESH_TRACE_SESSIONS=when))
+    assert problems == [
+        ("BROWSERMESH_TRACE_SESSIONS", "must be one of off, on, retain-on-failure")
     ]
 
 
@@ -1112,6 +1126,7 @@ def test_help_text_structure() -> None:
         "--max-mcp-sessions-per-principal",
         "--no-view",
         "--principal",
+        "--trace-sessions",
         "--max-sessions-per-principal",
         "--doctor",
         "--json",

@@ -45,7 +45,7 @@ async def fake_client(request: pytest.FixtureRequest) -> AsyncIterator[ToolClien
 
 def test_profiles_are_total_and_disjoint() -> None:
     specs = all_tool_specs()
-    assert len(specs) == 46 and len({s.name for s in specs}) == 46
+    assert len(specs) == 48 and len({s.name for s in specs}) == 48
     counts = {
         p: sum(1 for s in specs if s.profile == p)
         for p in ("core", "observability", "persistence", "files", "eval", "testing")
@@ -56,7 +56,7 @@ def test_profiles_are_total_and_disjoint() -> None:
         "persistence": 3,
         "files": 4,
         "eval": 1,
-        "testing": 2,
+        "testing": 4,
     }
 
 

@@ -41,8 +41,10 @@ from browsermesh.config.variables import (
     V_LOG_LEVEL,
     V_SELENIUM_GRID,
     V_TOOLS,
+    V_TRACE_SESSIONS,
     V_UPLOAD_ROOT,
 )
+from browsermesh.model.tracing import TRACE_POLICIES
 
 __all__ = [
     "build_config",
@@ -142,6 +144,12 @@ def _read_log_level_and_tools(reader: Reader) -> None:
         else:
             reader.problem(V_LOG_LEVEL, "must be one of " + ", ".join(LOG_LEVELS))
     reader.values["tools"] = _parse_tools(reader)
+    raw = reader.get(V_TRACE_SESSIONS)
+    if raw is not None:
+        if raw in TRACE_POLICIES:
+            reader.values["trace_sessions"] = raw
+        else:
+            reader.problem(V_TRACE_SESSIONS, "must be one of " + ", ".join(TRACE_POLICIES))
 
 
 def _parse_tools(reader: Reader) -> tuple[Profile, ...]:

@@ -25,6 +25,7 @@ from browsermesh.config.constants import (
     Transport,
 )
 from browsermesh.config.hosts import derive_allowed_hosts, derive_allowed_origins
+from browsermesh.model.tracing import TracePolicy
 
 __all__ = ["Config", "default_config"]
 
@@ -115,6 +116,9 @@ class Config:
     token_file_world_readable: bool = False
     # The live view at /view on the HTTP transport (issue 21); --no-view turns it off.
     view: bool = True
+    # Which sessions the server traces itself and keeps the trace of (issue 35,
+    # model.tracing.TRACE_POLICIES): off, on, retain-on-failure.
+    trace_sessions: TracePolicy = "off"
 
     @property
     def backend(self) -> Backend:

@@ -40,6 +40,7 @@ from browsermesh.doctor.report import (
 )
 from browsermesh.doctor.smoke import check_browser_smoke
 from browsermesh.doctor.storage import check_artifact_storage, check_upload_root
+from browsermesh.doctor.video import VIDEO_INSTALL_HINT, check_video_encoder
 from browsermesh.install_browser import INSTALL_REMEDIATION
 from browsermesh.model.deadline import Deadline
 
@@ -158,6 +159,16 @@ CHECKS: Final[tuple[DoctorCheck, ...]] = (
             "ARTIFACT_STORAGE_UNAVAILABLE",
             "The artifact storage could not be checked.",
             ARTIFACT_DIR_REMEDIATION,
+        ),
+    ),
+    # issue 35: optional, so it passes with a warning when missing.
+    DoctorCheck(
+        id="video-encoder",
+        run=lambda _: check_video_encoder(),
+        fallback=Fallback(
+            "VIDEO_ENCODER_MISSING",
+            "The video encoder could not be checked.",
+            "Install ffmpeg: " + VIDEO_INSTALL_HINT,
         ),
     ),
     DoctorCheck(

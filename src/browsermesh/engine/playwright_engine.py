@@ -15,6 +15,7 @@ import asyncio
 import contextlib
 import itertools
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, assert_never
 
 from browsermesh.config import binary_kind
@@ -30,6 +31,7 @@ from browsermesh.engine import (
     quiet,
     select,
     snapshot,
+    tracing,
     waits,
 )
 from browsermesh.engine.abandoned import AbandonedCreations
@@ -83,6 +85,7 @@ from browsermesh.model.png import ScreenshotLimits
 from browsermesh.model.settings import CONTEXT_SETTINGS, geolocation_grant_origins
 from browsermesh.model.tasks import TaskOwner
 from browsermesh.model.text import well_formed
+from browsermesh.model.tracing import TraceOptions
 
 if TYPE_CHECKING:
     from playwright.async_api import Browser, BrowserContext, Page, Playwright
@@ -509,6 +512,21 @@ class PlaywrightEngine:
     async def pdf(self, page: PwPage, ctx: OperationContext) -> bytes:
         return await files.pdf(page.page, ctx)
 
+    async def trace_start(
+        self, context: PwContext, options: TraceOptions, ctx: OperationContext
+    ) -> None:
+        await tracing.start(context, options, ctx.deadline)
+
+    async def trace_group(
+        self, context: PwContext, name: str | None, ctx: OperationContext
+    ) -> None:
+        await tracing.group(context, name)
+
+    async def trace_stop(
+        self, context: PwContext, path: Path | None, ctx: OperationContext
+    ) -> None:
+        await tracing.stop(context, path, ctx.deadline)
+
     async def scroll(self, page: PwPage, dx: int, dy: int, ctx: OperationContext) -> None:
         await timed(self._wheel(page.page, dx, dy), ctx.deadline)
 
@@ -519,8 +537,9 @@ class PlaywrightEngine:
         locator: Locator | None,
         limits: ScreenshotLimits,
         ctx: OperationContext,
-    ) -> tuple[bytes, int, int]:
-        return await capture.screenshot(page.page, kind, locator, limits, ctx)
+        highlight: Target | None = None,
+    ) -> capture.Screenshot:
+        return await capture.screenshot(page.page, page.refs, kind, locator, highlight, limits, ctx)
 
     async def wait(self, page: PwPage, condition: Condition, ctx: OperationContext) -> None:
         await waits.wait_for(page.page, condition, ctx)

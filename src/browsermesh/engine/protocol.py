@@ -13,8 +13,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
+from browsermesh.engine.capture import Screenshot
 from browsermesh.engine.snapshot import Capture
 from browsermesh.model.deadline import OperationContext
 from browsermesh.model.element_ops import ElementOp
@@ -26,6 +28,7 @@ from browsermesh.model.observe import PageObservations
 from browsermesh.model.options import OptionChoice
 from browsermesh.model.paging import SnapshotOptions
 from browsermesh.model.png import ScreenshotLimits
+from browsermesh.model.tracing import TraceOptions
 
 __all__ = [
     "ChangeWatcher",
@@ -197,7 +200,8 @@ class Engine(Protocol[ContextT, PageT]):
         locator: Locator | None,
         limits: ScreenshotLimits,
         ctx: OperationContext,
-    ) -> tuple[bytes, int, int]: ...
+        highlight: Target | None = None,
+    ) -> Screenshot: ...
     async def wait(self, page: PageT, condition: Condition, ctx: OperationContext) -> None: ...
     async def action_and_wait(
         self, page: PageT, action: ActionSpec, wait: WaitSpec, ctx: OperationContext
@@ -214,6 +218,21 @@ class Engine(Protocol[ContextT, PageT]):
         self, page: PageT, expression: str, arg: Any, ctx: OperationContext
     ) -> tuple[Any, bool]:
         """`(result, truncated)`: the value's JSON form within reference §10's byte bound."""
+        ...
+
+    async def trace_start(
+        self, context: ContextT, options: TraceOptions, ctx: OperationContext
+    ) -> None:
+        """Start Playwright tracing of the context (issue 35)."""
+        ...
+
+    async def trace_group(self, context: ContextT, name: str | None, ctx: OperationContext) -> None:
+        """Open a named group in the context's trace, or close the innermost one (None); bound
+        by the engine, not by `ctx` (an end mark is written after a timed-out call too)."""
+        ...
+
+    async def trace_stop(self, context: ContextT, path: Path | None, ctx: OperationContext) -> None:
+        """Stop tracing; the raw zip goes to `path`, or nowhere (None: discarded)."""
         ...
 
     async def stop(self) -> None: ...

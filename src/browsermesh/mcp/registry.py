@@ -20,6 +20,7 @@ from browsermesh.errors import BrowserMeshError, error_payload, internal_error
 from browsermesh.mcp.lean import lean_result
 from browsermesh.mcp.schemas import Schema, with_dialect
 from browsermesh.mcp.validation import first_argument_error, unknown_tool
+from browsermesh.model.call_label import serving
 from browsermesh.model.tool_hints import Hints as Hints
 from browsermesh.runtime.calls import PageCall
 
@@ -167,7 +168,8 @@ class ToolDispatcher:
         if invalid is not None:
             return error_result(invalid)
         try:
-            out = await spec.handler(ToolCall(self.runtime, principal, args))
+            with serving(name, args):
+                out = await spec.handler(ToolCall(self.runtime, principal, args))
         except asyncio.CancelledError:
             raise
         except BrowserMeshError as err:

@@ -45,6 +45,7 @@ def all_tool_specs(config: Config | None = None) -> list[ToolSpec]:
         navigation,
         network,
         observe,
+        review,
         sessions,
         snapshot,
         state,
@@ -67,6 +68,7 @@ def all_tool_specs(config: Config | None = None) -> list[ToolSpec]:
         *files.specs(),
         *evaluate.specs(),
         *testing.specs(),
+        *review.specs(),
     ]
 
 

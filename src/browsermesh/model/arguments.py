@@ -88,10 +88,15 @@ def action_argument(op: ElementOp, arg: object) -> str | None:
     return bounded_string(arg, spec.field, spec.max_chars, min_chars=spec.min_chars)
 
 
-def secret_flag(raw: object, field: str = "secret") -> bool:
-    """The optional `secret` flag of a typed value (issue 20): absent is False."""
+def optional_bool(raw: object, field: str, default: bool) -> bool:
+    """An optional boolean argument: absent (None) is `default`."""
     if raw is None:
-        return False
+        return default
     if not isinstance(raw, bool):
         raise invalid_argument(field, "a boolean")
     return raw
+
+
+def secret_flag(raw: object, field: str = "secret") -> bool:
+    """The optional `secret` flag of a typed value (issue 20): absent is False."""
+    return optional_bool(raw, field, False)

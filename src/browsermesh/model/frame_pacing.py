@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["HELD_BOUNDS", "Frame", "FramePacer", "PictureBounds", "fit_scale"]
+__all__ = ["HELD_BOUNDS", "VIDEO_BOUNDS", "Frame", "FramePacer", "PictureBounds", "fit_scale"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,3 +108,16 @@ class Frame:
 
     data: str
     source: str  # "screencast" or "screenshot"
+
+
+VIDEO_BOUNDS = PictureBounds(
+    max_fps=5.0,
+    max_width=1280,
+    max_height=720,
+    jpeg_quality=70,
+    frame_wait_s=1.0,
+    idle_max_s=1.0,
+    continuous=True,
+)
+"""The pictures of a page a session video records (issue 35): a running screencast, each new
+frame passed on at most 5 a second, within 1280x720 (the video's own bounds, engine/video.py)."""

@@ -57,6 +57,10 @@ class StepSecrets:
         data = text.encode("utf-8", "surrogatepass")
         return hashlib.blake2b(data, key=self._key, digest_size=16).digest()
 
+    def values(self) -> tuple[str, ...]:
+        """The known values themselves, for another in-process holder (a trace's scrub)."""
+        return self._values.values()
+
     def learn(self, values: Iterable[str]) -> None:
         """Remember `values` (a page's password values, typed secrets); empty ones are ignored."""
         fresh = [v for v in values if isinstance(v, str) and v and v not in self._order]

@@ -264,11 +264,50 @@ def _head(sessions: Sequence[SessionExport], base: str | None, states: dict[str,
     return lines
 
 
+def _tracing_lines(
+    contexts: Sequence[str],
+) -> tuple[list[str], list[str]]:
+    """With tracing (issue 35): what starts each context's trace under pytest-playwright's own
+    `--tracing` option (on, off, retain-on-failure) and what, after the steps (in a `finally`),
+    saves it into `--output` as `<context>-trace.zip` (or drops it)."""
+    start = [
+        "# pytest-playwright's --tracing (on, off, retain-on-failure) and --output",
+        'tracing = pytestconfig.getoption("--tracing")',
+        'output = Path(pytestconfig.getoption("--output"))',
+        'if tracing != "off":',
+        *(
+            f"{_INDENT}{var}.tracing.start(screenshots=True, snapshots=True, sources=True)"
+            for var in contexts
+        ),
+        "failed = True",
+        "try:",
+    ]
+    stop = [
+        f"{_INDENT}failed = False",
+        "finally:",
+        f'{_INDENT}keep = tracing == "on" or (tracing == "retain-on-failure" and failed)',
+        f"{_INDENT}if keep:",
+        f"{_INDENT * 2}output.mkdir(parents=True, exist_ok=True)",
+    ]
+    for var in contexts:
+        stop += [
+            f"{_INDENT}if keep:",
+            f'{_INDENT * 2}{var}.tracing.stop(path=output / "{var}-trace.zip")',
+            f'{_INDENT}elif tracing != "off":',
+            f"{_INDENT * 2}{var}.tracing.stop()",
+        ]
+    return start, stop
+
+
 def export_pytest(
-    sessions: Sequence[SessionExport], *, max_chars: int = MAX_EXPORT_CHARS
+    sessions: Sequence[SessionExport],
+    *,
+    max_chars: int = MAX_EXPORT_CHARS,
+    tracing: bool = False,
 ) -> ExportedTest:
     """The pytest module replaying `sessions` (see the module docstring). Every session gets
-    its context even with no step; a step of another session is a ValueError."""
+    its context even with no step; a step of another session is a ValueError. With `tracing`,
+    each context is traced as pytest-playwright's `--tracing` says (`_tracing_lines`)."""
     contexts = _context_names(sessions)
     for session in sessions:
         if any(step.session_id != session.session_id for step in session.steps):
@@ -282,15 +321,27 @@ def export_pytest(
     }
     names = Names(base, contexts)
     head = _head(sessions, base, states)
+    params = "browser: Browser, playwright: Playwright, tmp_path: Path"
+    if tracing:  # one parameter per line: the signature would pass 100 characters
+        params = "\n" + "".join(
+            f"{_INDENT}{p},\n" for p in (*params.split(", "), "pytestconfig: pytest.Config")
+        )
     body = [
         "",
-        f"def {TEST_NAME}(browser: Browser, playwright: Playwright, tmp_path: Path) -> None:",
+        f"def {TEST_NAME}({params}) -> None:",
         "expect.set_options(timeout=TIMEOUT_MS)",
     ]
     for session in sessions:
         var = contexts[session.session_id]
         body += _context_lines(session, var, base, states.get(session.session_id))
-    foot = [f"{contexts[s.session_id]}.close()" for s in sessions]
+    closes = [f"{contexts[s.session_id]}.close()" for s in sessions]
+    step_indent = ""
+    foot = closes
+    if tracing:
+        start, stop = _tracing_lines([contexts[s.session_id] for s in sessions])
+        body += start
+        step_indent = _INDENT
+        foot = stop + [_INDENT + line for line in closes]
     used = len("\n".join(head + body + foot)) + 200  # + the truncation comment
     rendered = 0
     truncated = any(s.truncated for s in sessions)
@@ -300,11 +351,11 @@ def export_pytest(
         for name in ((s.settings.get("network") or {}).get("extraHeaders") or {})
     }
     for step in steps:
-        block = step_lines(step, names)
+        block = [step_indent + line for line in step_lines(step, names)]
         size = sum(len(_INDENT) + len(line) + 1 for line in block)
         if used + size > max_chars:
             body.append(
-                f"# export truncated at {max_chars} characters: "
+                f"{step_indent}# export truncated at {max_chars} characters: "
                 f"{len(steps) - rendered} more steps are not shown"
             )
             truncated = True

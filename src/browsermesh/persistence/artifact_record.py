@@ -23,6 +23,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DEFAULT_NAME",
+    "KEPT_KINDS",
     "MIME_MAX_CHARS",
     "NAME_MAX_CHARS",
     "PART_SUFFIX",
@@ -36,7 +37,10 @@ __all__ = [
     "sanitize_name",
 ]
 
-ArtifactKind = Literal["download", "pdf"]
+ArtifactKind = Literal["download", "pdf", "trace", "video"]
+KEPT_KINDS: Final[frozenset[ArtifactKind]] = frozenset({"trace", "video"})
+"""Kinds that outlive their session (issue 35): what a session did is read after it ended,
+until its closed record is forgotten (reference §27.1)."""
 ArtifactState = Literal["in_progress", "completed", "failed", "canceled"]
 
 PART_SUFFIX: Final = ".part"

@@ -51,6 +51,7 @@ from browsermesh.model.clock import iso_now
 from browsermesh.model.ids import short_id
 from browsermesh.persistence.artifact_record import (
     DEFAULT_NAME,
+    KEPT_KINDS,
     MIME_MAX_CHARS,
     NAME_MAX_CHARS,
     PART_SUFFIX,
@@ -68,6 +69,7 @@ from browsermesh.persistence.fileio import (
     FILE_MODE,
     os_failure,
     read_range,
+    utf8_cut,
     write_exclusive,
 )
 from browsermesh.persistence.trust import distrust
@@ -76,6 +78,7 @@ __all__ = [
     "COMPLETED_RULE",
     "DEFAULT_NAME",
     "GET_RULE",
+    "KEPT_KINDS",
     "MIME_MAX_CHARS",
     "NAME_MAX_CHARS",
     "PART_SUFFIX",
@@ -137,26 +140,6 @@ def _unlink_quietly(path: Path) -> None:
         return
 
 
-def _utf8_cut(chunk: bytes) -> int:
-    """The length of the longest prefix of `chunk` that does not end inside a UTF-8 sequence
-    (0 when the whole chunk is one incomplete sequence)."""
-    end = len(chunk)
-    for back in range(1, min(4, end) + 1):
-        byte = chunk[end - back]
-        if byte & 0xC0 == 0x80:  # a continuation byte: keep looking for the lead
-            continue
-        if byte >= 0xF0:
-            need = 4
-        elif byte >= 0xE0:
-            need = 3
-        elif byte >= 0xC0:
-            need = 2
-        else:
-            need = 1
-        return end - back if need > back else end
-    return end  # only continuation bytes: invalid anyway, nothing to protect
-
-
 # --- the store ----------------------------------------------------------------------------------
 
 
@@ -186,16 +169,30 @@ class ArtifactStore:
                 with contextlib.suppress(OSError):
                     os.unlink(self.root)
 
-    def drop_session(self, session_id: str) -> None:
+    def drop_session(self, session_id: str, *, keep: frozenset[ArtifactKind] = frozenset()) -> None:
         """Forget a session's records (in-progress ones become ``canceled``) and delete its
-        directory."""
+        content; artifacts of the `keep` kinds (completed or still being written) stay, with
+        their directory, until a later call without `keep`."""
         with self._lock:
             records = self._sessions.pop(session_id, {})
+            kept = {
+                key: a
+                for key, a in records.items()
+                if a.kind in keep and a.state in ("completed", "in_progress")
+            }
             for artifact in records.values():
+                if artifact.artifact_id in kept:
+                    continue
                 if artifact.state == "in_progress":
                     artifact.state = "canceled"
                 artifact.size = 0
-            self._remove_session_dir(session_id)
+                if kept:
+                    _unlink_quietly(artifact.part_path)
+                    _unlink_quietly(artifact.path)
+            if kept:
+                self._sessions[session_id] = kept
+            else:
+                self._remove_session_dir(session_id)
 
     # -- writing --
 
@@ -376,7 +373,7 @@ class ArtifactStore:
         chunk = read_range(artifact.path, offset, max_bytes, "artifact")
         if mode == "text":
             if offset + len(chunk) < size:
-                cut = _utf8_cut(chunk)
+                cut = utf8_cut(chunk)
                 if cut > 0:
                     chunk = chunk[:cut]
             content = chunk.decode("utf-8", errors="replace")

@@ -100,3 +100,23 @@ def read_range(path: Path, offset: int, max_bytes: int, what: str) -> bytes:
         raise os_failure(exc, f"{what} read failed") from None
     finally:
         os.close(fd)
+
+
+def utf8_cut(chunk: bytes) -> int:
+    """The length of the longest prefix of `chunk` that does not end inside a UTF-8 sequence
+    (0 when the whole chunk is one incomplete sequence)."""
+    end = len(chunk)
+    for back in range(1, min(4, end) + 1):
+        byte = chunk[end - back]
+        if byte & 0xC0 == 0x80:  # a continuation byte: keep looking for the lead
+            continue
+        if byte >= 0xF0:
+            need = 4
+        elif byte >= 0xE0:
+            need = 3
+        elif byte >= 0xC0:
+            need = 2
+        else:
+            need = 1
+        return end - back if need > back else end
+    return end  # only continuation bytes: invalid anyway, nothing to protect

@@ -46,6 +46,7 @@ from browsermesh.runtime.session import (
     PageRecord,
     SessionRecord,
 )
+from browsermesh.runtime.steps import StepWatch, watched
 from browsermesh.runtime.watchers import ChangeKind, SessionChange, SessionWatcher, fingerprint
 
 T = TypeVar("T")
@@ -96,6 +97,7 @@ class RuntimeCore:
         self.tasks = TaskOwner()
         # Told about every session change (runtime.watchers); empty: nothing is computed.
         self.watchers: list[SessionWatcher] = []
+        self.step_watches: list[StepWatch] = []  # traces, videos (runtime.steps)
         engine.events.on_disconnect = self._on_disconnect
         engine.events.on_page_closed = self._on_page_closed
         engine.events.on_download = self._on_download
@@ -231,6 +233,7 @@ class RuntimeCore:
         terminal = [r for r in self._sessions.values() if r.status in TERMINAL_STATUSES]
         for old in terminal[: max(0, len(terminal) - keep)]:
             del self._sessions[old.session_id]
+            self.files.drop(old.session_id)
 
     def drop_pages(self, rec: SessionRecord) -> None:
         """Forget every page of `rec` (its context is gone or going)."""
@@ -354,7 +357,7 @@ class RuntimeCore:
             # In the queue slot, so that what it reads is what this operation left; a failed
             # operation may have changed the pages too (a navigation that timed out).
             try:
-                result = await guarded()
+                result = await watched(self.step_watches, rec, page_id, tool, ctx, guarded)
             except BrowserMeshError:
                 await self._note_pages(rec)
                 raise

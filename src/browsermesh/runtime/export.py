@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Final
 
 from browsermesh.errors import Bound, BrowserMeshError, ErrorCode, invalid_argument
+from browsermesh.model.arguments import optional_bool
 from browsermesh.model.ids import short_id
 from browsermesh.model.recording import Recording
 from browsermesh.persistence.states import LOCAL_PRINCIPAL
@@ -43,9 +44,13 @@ class TestExports:
             )
         return rec
 
-    def test_export(self, principal: str, session_ids: object) -> tuple[str, dict[str, Any]]:
+    def test_export(
+        self, principal: str, session_ids: object, tracing: object = None
+    ) -> tuple[str, dict[str, Any]]:
         """A pytest-playwright module replaying `session_ids` (the caller's), interleaved in
-        the order their operations were accepted."""
+        the order their operations were accepted; with `tracing`, traced as pytest-playwright's
+        `--tracing` option says."""
+        traced = optional_bool(tracing, "tracing", False)
         if not isinstance(session_ids, list) or not session_ids:
             raise invalid_argument("sessionIds", "a non-empty array of session ids")
         if len(session_ids) > MAX_EXPORT_SESSIONS:
@@ -62,7 +67,9 @@ class TestExports:
         from browsermesh.model.test_export import export_pytest
 
         exported = export_pytest(
-            [self._session_export(rec) for rec in records], max_chars=EXPORT_MAX_CHARS
+            [self._session_export(rec) for rec in records],
+            max_chars=EXPORT_MAX_CHARS,
+            tracing=traced,
         )
         out: dict[str, Any] = {
             "language": "python",

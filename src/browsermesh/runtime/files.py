@@ -21,7 +21,7 @@ from browsermesh.engine.files import FilePayload
 from browsermesh.errors import Bound, BrowserMeshError, ErrorCode, invalid_argument
 from browsermesh.model import progress
 from browsermesh.model.tasks import TaskOwner, cancel_and_await
-from browsermesh.persistence.artifacts import Artifact, ArtifactStore, sanitize_name
+from browsermesh.persistence.artifacts import KEPT_KINDS, Artifact, ArtifactStore, sanitize_name
 from browsermesh.persistence.confined import read_in_root
 
 if TYPE_CHECKING:
@@ -179,10 +179,15 @@ class SessionFiles:
         self.store.drop_session(session_id)
 
     def forget(self, session_id: str) -> None:
-        """A session that failed: cancel its downloads now (awaited by `stop`), drop its files."""
+        """A session that ended: cancel its downloads now (awaited by `stop`), drop its files
+        but its traces and videos (`KEPT_KINDS`: read after the session, until `drop`)."""
         for task in self._tasks.get(session_id, ()):
             task.cancel()
         self._forget_saving(session_id)
+        self.store.drop_session(session_id, keep=KEPT_KINDS)
+
+    def drop(self, session_id: str) -> None:
+        """A closed session's record is forgotten: its kept traces and videos go too."""
         self.store.drop_session(session_id)
 
     def _forget_saving(self, session_id: str) -> None:

@@ -182,6 +182,8 @@ class SessionLifecycle:
         rec.placement = context.placement
         if rec.disconnected:
             raise BrowserMeshError(ErrorCode.BROWSER_DISCONNECTED)
+        for watch in self.core.step_watches:  # a server-wide trace starts before the first page
+            await watch.session_started(rec, ctx)
         handle = await self.engine.new_page(context, ctx)
         if rec.disconnected:
             raise BrowserMeshError(ErrorCode.BROWSER_DISCONNECTED)
@@ -307,6 +309,9 @@ class SessionLifecycle:
         if rec.status in ACTIVE_STATUSES:
             rec.status = "closing"
             self.core.changed(rec, "state")
+        if rec.context is not None and not rec.disconnected:
+            for watch in self.core.step_watches:  # a running trace or video is saved first
+                await watch.session_ending(rec)
         context, rec.context = rec.context, None
         self.core.drop_pages(rec)
         if context is not None and not rec.disconnected:

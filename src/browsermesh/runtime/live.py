@@ -33,6 +33,7 @@ from browsermesh.engine.screencast import FrameSink, Screencaster
 from browsermesh.model.clock import iso_from_epoch
 from browsermesh.model.frame_pacing import HELD_BOUNDS, Frame, PictureBounds
 from browsermesh.model.tasks import TaskOwner, all_of, all_settled, cancel_and_await
+from browsermesh.persistence.artifact_record import KEPT_KINDS
 from browsermesh.redact import sanitize_url
 from browsermesh.runtime.session import PageRecord, SessionRecord
 from browsermesh.runtime.watchers import SessionChange
@@ -57,6 +58,8 @@ MAX_PICTURE_STREAMS: Final = 32
 """Pages of one principal that get a live picture at most (the others show none)."""
 SHOWN_OPERATIONS: Final = 5
 """Last operations a session's card shows."""
+SHOWN_RECORDINGS: Final = 10
+"""Traces and videos a card links (the newest)."""
 _URL_CHARS: Final = 256
 _TITLE_CHARS: Final = 200
 
@@ -275,10 +278,13 @@ class LiveView:
         await all_settled(*(s.close() for s in streams))
 
     def _sessions(self, principal: str) -> list[SessionRecord]:
+        """The principal's sessions that are not closed, and closed ones whose traces or
+        videos remain (their cards link them)."""
         records = [
             rec
             for rec in self.core.sessions_snapshot().values()
-            if rec.principal == principal and rec.status != "closed"
+            if rec.principal == principal
+            and (rec.status != "closed" or self._recordings(rec.session_id))
         ]
         return records[:MAX_VIEW_SESSIONS]
 
@@ -399,7 +405,18 @@ class LiveView:
             card["heldPageId"] = hold.page_id
         if rec.holds.help_reason is not None:
             card["helpWanted"] = rec.holds.help_reason
+        recordings = self._recordings(rec.session_id)
+        if recordings:
+            card["recordings"] = recordings
         return card
+
+    def _recordings(self, session_id: str) -> list[dict[str, Any]]:
+        """The session's saved traces and videos (newest first), for the card's links."""
+        return [
+            {"artifactId": a.artifact_id, "kind": a.kind, "name": a.name, "size": a.size}
+            for a in self.core.files.store.list(session_id)
+            if a.kind in KEPT_KINDS and a.state == "completed"
+        ][:SHOWN_RECORDINGS]
 
 
 async def _probe(stream: FrameStream | None) -> str | None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from browsermesh.engine.capture import Screenshot
 from browsermesh.errors import Bound, BrowserMeshError, ErrorCode, invalid_argument
 from browsermesh.model.arguments import bounded_string
 from browsermesh.model.deadline import OperationContext
@@ -14,7 +15,10 @@ from browsermesh.model.jsonvalue import compact as compact_json
 from browsermesh.model.locators import (
     Locator,
     RefTarget,
+    Target,
     parse_element_target,
+    parse_locator,
+    parse_ref,
 )
 from browsermesh.model.observe_query import parse_query
 from browsermesh.model.paging import (
@@ -131,17 +135,31 @@ class PageReads:
         self,
         call: PageCall,
         capture: object,
-    ) -> tuple[str, tuple[bytes, int, int]]:
-        """A PNG of the viewport, the full page or one element, within the configured limits."""
+        highlight: object = None,
+    ) -> tuple[str, Screenshot]:
+        """A PNG of the viewport, the full page or one element, within the configured limits;
+        with `highlight`, one element boxed in it (reference §9)."""
         kind, locator = parse_capture(capture)
+        mark = parse_highlight(highlight)
         cfg = self.core.config
         limits = ScreenshotLimits(
             cfg.screenshot_max_dimension, cfg.screenshot_max_pixels, cfg.screenshot_max_bytes
         )
 
-        async def job(
-            rec: SessionRecord, page: PageRecord, ctx: OperationContext
-        ) -> tuple[bytes, int, int]:
-            return await self.engine.screenshot(page.handle, kind, locator, limits, ctx)
+        async def job(rec: SessionRecord, page: PageRecord, ctx: OperationContext) -> Screenshot:
+            return await self.engine.screenshot(page.handle, kind, locator, limits, ctx, mark)
 
         return await self.core.run_page_op(call, "browser_screenshot", job)
+
+
+def parse_highlight(raw: object) -> Target | None:
+    """`highlight` of browser_screenshot: `{ref}` or `{locator}`, exactly one."""
+    if raw is None:
+        return None
+    if not isinstance(raw, dict):
+        raise invalid_argument("highlight", "object")
+    if len(raw) != 1 or not set(raw) <= {"locator", "ref"}:
+        raise invalid_argument("highlight", "exactly one of locator or ref")
+    if "ref" in raw:
+        return parse_ref(raw["ref"], "highlight.ref")
+    return parse_locator(raw["locator"], "highlight.locator")

@@ -12,7 +12,8 @@ their operations under today's names:
 - `network.SessionNetwork`: a live session's network policy;
 - `export.TestExports`: the test export and the recording switch;
 - `recording.Recorder`: the recording helpers the page services share;
-- `handover.Handover`: a person's hold from the live view, and the agent's request for help.
+- `handover.Handover`: a person's hold from the live view, and the agent's request for help;
+- `traces.SessionTraces`, `videos.SessionVideos`: what a session did, for a person (issue 35).
 
 The live view (`live.LiveView`) is built by the HTTP transport on the facade and reads the core.
 """
@@ -38,7 +39,9 @@ from browsermesh.runtime.lifecycle import SessionLifecycle
 from browsermesh.runtime.network import SessionNetwork
 from browsermesh.runtime.reads import PageReads
 from browsermesh.runtime.recording import Recorder
+from browsermesh.runtime.traces import SessionTraces
 from browsermesh.runtime.transfers import FileTransfers
+from browsermesh.runtime.videos import SessionVideos
 
 __all__ = ["LOCAL_PRINCIPAL", "MAX_URL_CHARS", "Runtime", "validate_http_url", "validate_timeout"]
 
@@ -69,6 +72,8 @@ class Runtime:
         self.transfers = FileTransfers(core, recorder)
         self.network = SessionNetwork(core)
         self.exports = TestExports(core)
+        self.traces = SessionTraces(core)
+        self.videos = SessionVideos(core)
 
         # The core's parts callers read (and, for `watchers`, extend).
         self.config = core.config
@@ -135,6 +140,10 @@ class Runtime:
         # The test export and the recording switch.
         self.test_export = self.exports.test_export
         self.set_recording = self.exports.set_recording
+
+        # What the session did, for a person (issue 35).
+        self.trace = self.traces.trace
+        self.video = self.videos.video
 
     @property
     def transport(self) -> str:

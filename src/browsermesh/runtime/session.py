@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from browsermesh.engine.protocol import EngineContext, EnginePage
 from browsermesh.errors import ErrorCode
@@ -16,7 +16,11 @@ from browsermesh.model.paging import SnapshotStore
 from browsermesh.model.recording import Recording
 from browsermesh.model.step_secrets import StepSecrets
 from browsermesh.model.table_diff import TableLines
+from browsermesh.model.tracing import TraceRun
 from browsermesh.runtime.queue import SessionQueue
+
+if TYPE_CHECKING:
+    from browsermesh.runtime.videos import VideoRun
 
 SessionStatus = Literal["creating", "ready", "closing", "closed", "failed"]
 RECENT_OPERATIONS = 8
@@ -87,6 +91,9 @@ class SessionRecord:
     )
     # A person's hold from the live view and the agent's request for help (issue 34).
     holds: HoldSlot = field(default_factory=HoldSlot)
+    # The trace and the video being recorded (issue 35; runtime/traces.py, runtime/videos.py).
+    trace: TraceRun | None = None
+    video: VideoRun | None = None
 
     def note_operation(self, tool: str, code: str, duration_ms: int, at: float) -> None:
         """Remember one finished operation (bounded: the oldest falls out)."""

@@ -21,6 +21,8 @@ Served by the HTTP transport under ``/view`` (``--no-view`` turns it off), behin
 
 - ``POST /view/hold``, ``/view/input``, ``/view/release``: a person takes a session's page over,
   drives it and hands it back (issue 34, `transports.view_input`).
+- ``GET /view/artifacts/{sessionId}/{artifactId}``: a session's artifact (its traces and videos
+  are linked from its card), for its principal only (issue 35, `transports.view_artifacts`).
 
 Nothing else acts on a session or a page. Every answer forbids caching, framing and referrers;
 the page's script may talk only to this server.
@@ -47,6 +49,7 @@ from browsermesh.model.clock import iso_now
 from browsermesh.runtime.handover import Handover
 from browsermesh.runtime.live import LiveView
 from browsermesh.transports.auth import bearer_token
+from browsermesh.transports.view_artifacts import artifact_routes
 from browsermesh.transports.view_auth import ViewAuth
 from browsermesh.transports.view_input import input_routes
 
@@ -252,6 +255,7 @@ def view_routes(
                 Route("/login", confirm, methods=["GET"]),
                 Route("/login", login, methods=["POST"]),
                 Route("/link", link, methods=["POST"]),
+                *artifact_routes(live.core, viewer, log, _HEADERS),
                 *(
                     []
                     if handover is None

@@ -16,4 +16,5 @@ Module map:
 - ``files``: uploads, downloads, artifacts, PDFs (profile ``files``).
 - ``evaluate``: ``browser_evaluate`` (profile ``eval``).
 - ``testing``: ``browser_test_export`` and ``browser_recording`` (profile ``testing``).
+- ``review``: ``browser_trace`` and ``browser_video`` (profile ``testing``).
 """

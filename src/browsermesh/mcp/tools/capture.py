@@ -9,18 +9,21 @@ import mcp.types as types
 from browsermesh.mcp.registry import Hints, ToolCall, ToolOutput, ToolSpec
 from browsermesh.mcp.schemas import integer, page_address, page_output
 
-# Runtime-checked; published as an object whose description spells out the shape.
+# Runtime-checked; published as objects whose description spells out the shape.
 _CAPTURE = {"type": "object", "description": "{kind:viewport|fullPage}|{kind:element,locator}"}
+_HIGHLIGHT = {"type": "object", "description": "{ref}|{locator}: box this element"}
 
 
 async def screenshot(call: ToolCall) -> ToolOutput:
-    op_id, (png, width, height) = await call.runtime.screenshot(
-        call.page(), call.args.get("capture")
+    op_id, shot = await call.runtime.screenshot(
+        call.page(), call.args.get("capture"), call.args.get("highlight")
     )
     # No mimeType field: always image/png, and the image block says so (issue 31 item 9).
-    data = call.page_result(op_id, width=width, height=height, bytes=len(png))
+    data = call.page_result(op_id, width=shot.width, height=shot.height, bytes=len(shot.png))
+    if shot.highlight is not None:
+        data["highlight"] = shot.highlight.wire()
     image = types.ImageContent(
-        type="image", data=base64.b64encode(png).decode("ascii"), mime_type="image/png"
+        type="image", data=base64.b64encode(shot.png).decode("ascii"), mime_type="image/png"
     )
     return ToolOutput(data, leading=[image])
 
@@ -35,7 +38,7 @@ def specs() -> list[ToolSpec]:
             ),
             profile="core",
             hints=Hints(read_only=True, idempotent=True, open_world=True),
-            input_schema=page_address({"capture": _CAPTURE}),
+            input_schema=page_address({"capture": _CAPTURE, "highlight": _HIGHLIGHT}),
             output_schema=(
                 page_output({"width": integer(1), "height": integer(1), "bytes": integer(1)})
             ),

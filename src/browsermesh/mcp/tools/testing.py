@@ -13,7 +13,9 @@ _RECORDING_STATE = {"recording": BOOL, "steps": integer(), "truncated": BOOL}
 
 
 async def test_export(call: ToolCall) -> dict[str, Any]:
-    op_id, data = call.runtime.test_export(call.principal, call.args.get("sessionIds"))
+    op_id, data = call.runtime.test_export(
+        call.principal, call.args.get("sessionIds"), call.args.get("tracing")
+    )
     return {"operationId": op_id, **data}
 
 
@@ -35,7 +37,7 @@ def specs() -> list[ToolSpec]:
                 "interleaved in the order BrowserMesh accepted them, waits as assertions. "
                 "Passwords, and browser_fill_form fields sent with secret:true, are read from "
                 "the environment variables listed in `secrets`. Save `code` as test_*.py and "
-                "run pytest."
+                "run pytest. tracing:true traces it per pytest-playwright's --tracing."
             ),
             profile="testing",
             hints=Hints(read_only=True, idempotent=True),
@@ -43,7 +45,8 @@ def specs() -> list[ToolSpec]:
                 {
                     "sessionIds": array(
                         SESSION_ID, minItems=1, maxItems=MAX_EXPORT_SESSIONS, uniqueItems=True
-                    )
+                    ),
+                    "tracing": BOOL,
                 },
                 ["sessionIds"],
             ),

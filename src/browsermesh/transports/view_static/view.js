@@ -64,8 +64,9 @@ function card(session) {
     root.addEventListener("click",
       () => enlarge(enlarged === session.sessionId ? null : session.sessionId));
     entry = { root, pages: new Map(), head: el("div", "head"), notes: el("div", "notes"),
-      labels: el("div", "labels"), shots: el("div", "shots"), ops: el("ul", "ops") };
-    root.append(entry.head, entry.notes, entry.labels, entry.shots, entry.ops);
+      labels: el("div", "labels"), shots: el("div", "shots"), ops: el("ul", "ops"),
+      recordings: el("div", "recordings") };
+    root.append(entry.head, entry.notes, entry.labels, entry.shots, entry.ops, entry.recordings);
     cards.set(session.sessionId, entry);
   }
   return entry;
@@ -129,6 +130,16 @@ function renderSession(session) {
       el("span", "code " + (op.code === "OK" ? "ok" : "err"), op.code),
       el("span", "ms", op.durationMs + " ms"));
     return li;
+  }));
+  // Saved traces and videos (issue 35): links that download them (a trace opens in
+  // Playwright's Trace Viewer: `playwright show-trace <file>`).
+  entry.recordings.replaceChildren(...(session.recordings || []).map((r) => {
+    const a = el("a", "recording " + r.kind, r.kind + ": " + r.name);
+    a.href = "artifacts/" + encodeURIComponent(sid) + "/" + encodeURIComponent(r.artifactId);
+    a.download = r.name;
+    a.title = r.size + " bytes";
+    a.addEventListener("click", (e) => e.stopPropagation());
+    return a;
   }));
   return entry.root;
 }

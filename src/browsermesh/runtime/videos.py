@@ -1,0 +1,261 @@
+"""Session videos (issue 35; reference §33.2): `browser_video start|chapter|stop`.
+
+A video follows the page the session's calls use: the frames of that page's screencast
+(engine/screencast.py, `VIDEO_BOUNDS`: a running screencast, at most 5 pictures a second) go to
+an encoder (engine/video.py: Debian's ffmpeg) that keeps the timeline at its frame rate, so a
+still page still fills it. Each call on the session is a caption (tool and target as given, then
+its outcome: model.call_label); `chapter` inserts a title card. When a call addresses another
+page, the video follows it from then on.
+
+`stop` encodes the recording into an MP4 artifact of the session under the store's quotas; a
+session that closes while recording saves its video the same way (a kept kind: it outlives the
+session). Nothing here waits in the session's queue longer than attaching to a page: the
+encoding of `stop` runs after the call's queue slot.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import binascii
+import contextlib
+import shutil
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Final, Protocol
+
+from browsermesh.engine.screencast import FrameSink, Screencaster
+from browsermesh.engine.video import VideoBounds, VideoEncoder
+from browsermesh.errors import BrowserMeshError, invalid_argument
+from browsermesh.model import call_label
+from browsermesh.model.arguments import bounded_string
+from browsermesh.model.deadline import OperationContext
+from browsermesh.model.frame_pacing import VIDEO_BOUNDS, Frame, PictureBounds
+from browsermesh.persistence.artifacts import Artifact
+from browsermesh.persistence.fileio import DIR_MODE
+from browsermesh.runtime.core import RuntimeCore
+from browsermesh.runtime.session import PageRecord, SessionRecord
+
+__all__ = ["CHAPTER_MAX_CHARS", "VIDEO_ACTIONS", "SessionVideos", "VideoRun"]
+
+VIDEO_ACTIONS: Final = ("start", "chapter", "stop")
+CHAPTER_MAX_CHARS: Final = 120
+
+
+class PictureStream(Protocol):
+    """One page's pictures (engine/screencast.py's `PageScreencast`)."""
+
+    async def start(self) -> None: ...
+    async def close(self) -> None: ...
+
+
+class PictureSource(Protocol):
+    """Opens a page's pictures (engine/screencast.py's `Screencaster`)."""
+
+    def open(self, handle: Any, sink: FrameSink, bounds: PictureBounds) -> PictureStream: ...
+
+
+@dataclass(eq=False)
+class VideoRun:
+    """The video a session is recording: its encoder, its work directory and the page it
+    follows (with that page's picture stream)."""
+
+    encoder: VideoEncoder
+    workdir: Path
+    page_id: str | None = None
+    stream: PictureStream | None = None
+    steps: int = 0
+    label: str = field(default="")
+
+
+class SessionVideos:
+    """Videos of every session of one runtime (see the module)."""
+
+    def __init__(
+        self,
+        core: RuntimeCore,
+        source: PictureSource | None = None,
+        bounds: VideoBounds | None = None,
+    ) -> None:
+        self.core = core
+        self.source: PictureSource = source if source is not None else Screencaster()
+        self.bounds = bounds if bounds is not None else VideoBounds()
+        core.step_watches.append(self)
+
+    # --------------------------------------------------------------------- the tool
+
+    async def video(
+        self, principal: str, session_id: object, args: dict[str, Any]
+    ) -> tuple[str, dict[str, Any]]:
+        """`browser_video`: start (optionally with a first chapter), chapter, stop."""
+        action = args.get("action")
+        if action not in VIDEO_ACTIONS:
+            raise invalid_argument("action", "one of: " + ", ".join(VIDEO_ACTIONS))
+        raw_chapter = args.get("chapter")
+        chapter = (
+            None
+            if raw_chapter is None
+            else bounded_string(raw_chapter, "chapter", CHAPTER_MAX_CHARS, min_chars=1)
+        )
+        if action == "chapter" and chapter is None:
+            raise invalid_argument("chapter", "the chapter's title (with action chapter)")
+
+        async def job(rec: SessionRecord, ctx: OperationContext) -> VideoRun | None:
+            if action == "start":
+                if rec.video is not None:
+                    raise invalid_argument(
+                        "action", "start when no video records (stop the running one)"
+                    )
+                await self._start(rec)
+                assert rec.video is not None
+                if chapter is not None:
+                    rec.video.encoder.chapter(chapter)
+                return None
+            run = rec.video
+            if run is None:
+                raise invalid_argument("action", f"{action} while a video records (start one)")
+            if action == "chapter":
+                assert chapter is not None
+                run.encoder.chapter(chapter)
+                return None
+            rec.video = None
+            await self._detach(run)
+            return run
+
+        op_id, stopped = await self.core.run_session_op(principal, session_id, "browser_video", job)
+        if action == "start":
+            return op_id, {"recording": True}
+        if action == "chapter":
+            return op_id, {"recording": True, "chapter": chapter}
+        assert stopped is not None
+        rec = self.core.lookup(principal, session_id)
+        artifact = await self._encode(rec, stopped, self._begin(rec, stopped))
+        return op_id, {"artifact": artifact.view()}
+
+    # ------------------------------------------------------------ steps and lifecycle
+
+    def watching(self, rec: SessionRecord) -> bool:
+        return rec.video is not None
+
+    async def step_began(
+        self, rec: SessionRecord, page_id: str | None, tool: str, ctx: OperationContext
+    ) -> None:
+        run = rec.video
+        if run is None or tool == "browser_video":
+            return
+        note = call_label.current()
+        run.label = note.label() if note is not None and note.tool == tool else tool
+        run.steps += 1
+        run.encoder.caption(run.label)
+        if page_id is not None and page_id != run.page_id and page_id in rec.pages:
+            await self._follow(rec, run, rec.pages[page_id])
+
+    async def step_ended(
+        self, rec: SessionRecord, page_id: str | None, code: str | None, ctx: OperationContext
+    ) -> None:
+        run = rec.video
+        if run is None or not run.label:
+            return
+        run.encoder.caption(f"{run.label} → {code or 'ok'}")
+        run.label = ""
+
+    async def session_started(self, rec: SessionRecord, ctx: OperationContext) -> None:
+        return None  # videos start only when asked
+
+    async def session_ending(self, rec: SessionRecord) -> None:
+        """The session closes: a running video is saved (its encoding owned by the runtime)."""
+        run, rec.video = rec.video, None
+        if run is None:
+            return
+        await self._detach(run)
+        try:
+            artifact = self._begin(rec, run)
+        except BrowserMeshError as err:
+            self.core.log.warn("video.failed", sessionId=rec.session_id, code=err.code.value)
+            return
+        # Encoding may take seconds: the close goes on; the runtime owns and awaits it.
+        self.core.tasks.spawn(self._encode_quietly(rec, run, artifact))
+
+    # -------------------------------------------------------------------- internals
+
+    async def _start(self, rec: SessionRecord) -> None:
+        root = self.core.files.store.root
+        root.mkdir(mode=DIR_MODE, parents=True, exist_ok=True)
+        workdir = Path(tempfile.mkdtemp(prefix="video-", dir=root))  # 0700, cleared at start-up
+        encoder = VideoEncoder(workdir, self.bounds)
+        try:
+            await encoder.start()
+        except BaseException:
+            shutil.rmtree(workdir, ignore_errors=True)
+            raise
+        run = VideoRun(encoder, workdir)
+        rec.video = run
+        page_id = rec.default_page_id
+        if page_id is not None and page_id in rec.pages:
+            await self._follow(rec, run, rec.pages[page_id])
+        self.core.log.info("video.started", sessionId=rec.session_id, principal=rec.principal)
+
+    async def _follow(self, rec: SessionRecord, run: VideoRun, page: PageRecord) -> None:
+        """Record `page` from now on (the previous page's pictures stop)."""
+        old, run.stream = run.stream, None
+        if old is not None:
+            await old.close()
+        run.page_id = page.page_id
+        stream = self.source.open(page.handle, _sink(run.encoder), VIDEO_BOUNDS)
+        run.stream = stream
+        await stream.start()
+
+    async def _detach(self, run: VideoRun) -> None:
+        stream, run.stream = run.stream, None
+        if stream is not None:
+            await stream.close()
+
+    def _begin(self, rec: SessionRecord, run: VideoRun) -> Artifact:
+        """The video's artifact, in progress (over the count quota: the recording is dropped)."""
+        try:
+            return self.core.files.store.begin(
+                rec.session_id, rec.principal, run.page_id, "video",
+                f"video-{rec.name or rec.session_id}.mp4", "video/mp4", None,
+            )  # fmt: skip
+        except BaseException:
+            self.core.tasks.spawn(_drop(run))
+            raise
+
+    async def _encode(self, rec: SessionRecord, run: VideoRun, artifact: Artifact) -> Artifact:
+        """Encode the recording into `artifact` and complete it (quota-checked)."""
+        store = self.core.files.store
+        try:
+            await run.encoder.finish(artifact.part_path)
+            await asyncio.to_thread(store.complete, artifact)
+        except BaseException:
+            store.fail(artifact)
+            raise
+        finally:
+            await _drop(run)
+        self.core.log.info(
+            "video.saved", sessionId=rec.session_id, artifactId=artifact.artifact_id,
+            bytes=artifact.size, steps=run.steps,
+        )  # fmt: skip
+        self.core.changed(rec, "artifacts")
+        return artifact
+
+    async def _encode_quietly(self, rec: SessionRecord, run: VideoRun, artifact: Artifact) -> None:
+        try:
+            await self._encode(rec, run, artifact)
+        except BrowserMeshError as err:
+            self.core.log.warn("video.failed", sessionId=rec.session_id, code=err.code.value)
+
+
+async def _drop(run: VideoRun) -> None:
+    """The recording's encoder and files go (after a save, or instead of one)."""
+    await run.encoder.abort()
+    shutil.rmtree(run.workdir, ignore_errors=True)
+
+
+def _sink(encoder: VideoEncoder) -> FrameSink:
+    def deliver(frame: Frame) -> None:
+        with contextlib.suppress(binascii.Error, ValueError):
+            encoder.frame(base64.b64decode(frame.data))
+
+    return deliver
