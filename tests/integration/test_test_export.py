@@ -18,6 +18,7 @@ from tests.support.clients import ToolClient, tool_client
 from tests.support.export_runner import run_exported, write_export
 from tests.support.results import ref_named
 from tests.support.runtimes import real_runtime
+from tests.support.traces import load_trace
 
 TESTING = ("core", "observability", "persistence", "files", "testing")
 PASSWORD_ENV = secret_name("buyer", "Password")
@@ -159,6 +160,32 @@ async def test_the_demo_exports_as_a_test_that_passes_on_a_fresh_shop(tmp_path: 
     with DemoShop() as fresh:
         passed = run_exported(test, {"BM_BASE_URL": fresh.base_url})
         assert passed.returncode == 0, passed.stdout + passed.stderr
+
+
+async def test_an_export_with_tracing_follows_pytest_playwrights_tracing_option(
+    tmp_path: Path,
+) -> None:
+    """Issue 35 item 5: `tracing: true` traces each context as pytest-playwright's `--tracing`
+    says: `on` keeps a trace per context in `--output`, `off` (its default) keeps none."""
+    with DemoShop() as shop:
+        async with real_runtime(tmp_path, tools=TESTING) as rt, tool_client(rt) as c:
+            scenario = _Scenario(c.client, shop)
+            await scenario.run()
+            ids = [scenario.buyer.session_id, scenario.admin.session_id]
+            code = (await c.ok("browser_test_export", {"sessionIds": ids, "tracing": True}))["code"]
+    assert 'pytestconfig.getoption("--tracing")' in code
+    test = write_export(tmp_path / "export", code)
+    with DemoShop() as fresh:
+        env = {"BM_BASE_URL": fresh.base_url}
+        traced = run_exported(test, env, options=("--tracing", "on", "--output", "out-on"))
+        assert traced.returncode == 0, traced.stdout + traced.stderr
+        untraced = run_exported(test, env, options=("--output", "out-off"))
+        assert untraced.returncode == 0, untraced.stdout + untraced.stderr
+    zips = sorted(p.name for p in (test.parent / "out-on").glob("*-trace.zip"))
+    assert len(zips) == 2, zips
+    for name in zips:
+        load_trace((test.parent / "out-on" / name).read_bytes())
+    assert not (test.parent / "out-off").exists()
 
 
 async def test_recording_is_off_without_the_testing_profile_and_controllable_with_it(

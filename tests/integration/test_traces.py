@@ -106,9 +106,10 @@ async def test_two_traced_sessions_open_with_their_steps_and_no_password(
 async def test_an_oversized_trace_is_refused_and_the_earlier_artifact_stays(
     tmp_path: Path, pages: FixtureSite
 ) -> None:
-    async with real_runtime(
-        tmp_path, tools=TESTING, max_artifact_session_bytes=200_000
-    ) as rt, tool_client(rt) as c:
+    async with (
+        real_runtime(tmp_path, tools=TESTING, max_artifact_session_bytes=200_000) as rt,
+        tool_client(rt) as c,
+    ):
         sid, pid = await c.session()
         at = {"sessionId": sid, "pageId": pid}
         small = {"sessionId": sid, "action": "start", "screenshots": False, "snapshots": False}
@@ -131,8 +132,12 @@ async def test_an_oversized_trace_is_refused_and_the_earlier_artifact_stays(
         # Tracing stopped with the refusal: a new trace can start.
         await c.ok("browser_trace", {"sessionId": sid, "action": "start"})
         await c.ok("browser_trace", {"sessionId": sid, "action": "discard"})
-        assert [x["name"] for x in (await c.ok("browser_downloads", {"sessionId": sid}))["artifacts"]]
-        leftovers = [p.name for p in (tmp_path / "data").rglob("*") if p.suffix in (".raw", ".part")]
+        assert [
+            x["name"] for x in (await c.ok("browser_downloads", {"sessionId": sid}))["artifacts"]
+        ]
+        leftovers = [
+            p.name for p in (tmp_path / "data").rglob("*") if p.suffix in (".raw", ".part")
+        ]
         assert leftovers == []
 
 
@@ -142,26 +147,35 @@ async def test_close_saves_a_running_trace_that_outlives_the_session(
     async with real_runtime(tmp_path, tools=TESTING) as rt, tool_client(rt) as c:
         sid, pid = await c.session(name="closing")
         await c.ok("browser_trace", {"sessionId": sid, "action": "start"})
-        await c.ok("browser_navigate", {"sessionId": sid, "pageId": pid, "url": pages.url("/t/admin")})
+        await c.ok(
+            "browser_navigate", {"sessionId": sid, "pageId": pid, "url": pages.url("/t/admin")}
+        )
         await c.ok("browser_session_close", {"sessionId": sid})
         listed = (await c.ok("browser_downloads", {"sessionId": sid}))["artifacts"]
         assert [(x["kind"], x["state"]) for x in listed] == [("trace", "completed")]
         trace = load_trace(await read_artifact(c, sid, listed[0]["artifactId"]))
         assert any(g.startswith("browser_navigate") for g in trace.groups())
-        leftovers = [p.name for p in (tmp_path / "data").rglob("*") if p.suffix in (".raw", ".part")]
+        leftovers = [
+            p.name for p in (tmp_path / "data").rglob("*") if p.suffix in (".raw", ".part")
+        ]
         assert leftovers == []
 
 
 async def test_trace_sessions_retain_on_failure_keeps_only_failed_runs(
     tmp_path: Path, pages: FixtureSite
 ) -> None:
-    async with real_runtime(
-        tmp_path, tools=TESTING, trace_sessions="retain-on-failure"
-    ) as rt, tool_client(rt) as c:
+    async with (
+        real_runtime(tmp_path, tools=TESTING, trace_sessions="retain-on-failure") as rt,
+        tool_client(rt) as c,
+    ):
         fine, fp = await c.session(name="fine")
         broken, bp = await c.session(name="broken")
-        await c.ok("browser_navigate", {"sessionId": fine, "pageId": fp, "url": pages.url("/t/admin")})
-        await c.ok("browser_navigate", {"sessionId": broken, "pageId": bp, "url": pages.url("/t/admin")})
+        await c.ok(
+            "browser_navigate", {"sessionId": fine, "pageId": fp, "url": pages.url("/t/admin")}
+        )
+        await c.ok(
+            "browser_navigate", {"sessionId": broken, "pageId": bp, "url": pages.url("/t/admin")}
+        )
         await c.err(
             "browser_click",
             {

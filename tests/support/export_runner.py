@@ -59,10 +59,15 @@ def write_export(folder: Path, text: str) -> Path:
 
 
 def run_exported(
-    test: Path, env: dict[str, str] | None = None, *, timeout_s: float = RUN_TIMEOUT_S
+    test: Path,
+    env: dict[str, str] | None = None,
+    *,
+    timeout_s: float = RUN_TIMEOUT_S,
+    options: tuple[str, ...] = (),
 ) -> subprocess.CompletedProcess[str]:
     """`python -m pytest` on the exported `test` in its folder; `env` adds variables (the
-    base URL, secrets). Returns the finished process (output in `stdout`)."""
+    base URL, secrets), `options` pytest options (pytest-playwright's `--tracing`). Returns the
+    finished process (output in `stdout`)."""
     environ = {
         key: value
         for key, value in os.environ.items()
@@ -77,6 +82,7 @@ def run_exported(
             "-q",
             "-p",
             "pytest_playwright.pytest_playwright",
+            *options,
             test.name,
         ],
         cwd=test.parent,

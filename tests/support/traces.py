@@ -31,7 +31,9 @@ def _viewer_latest_version() -> int:
     # Minified: `if(e.version>ee)throw new k(`The trace was created by a newer version...`,
     # with `ee=10` declared beside the error class.
     text = bundle.read_text("utf-8")
-    check = re.search(r"if\(\w+\.version>(\w+)\)throw new \w+\(`The trace was created by a newer", text)
+    check = re.search(
+        r"if\(\w+\.version>(\w+)\)throw new \w+\(`The trace was created by a newer", text
+    )
     assert check, "the Trace Viewer's loader no longer checks the version as it did"
     found = re.search(r"[,;{ ]" + re.escape(check.group(1)) + r"=(\d+)[,;]", text)
     assert found, "the Trace Viewer's loader no longer says its latest version"

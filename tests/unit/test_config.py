@@ -325,9 +325,7 @@ def test_trace_sessions(when: str) -> None:
 @pytest.mark.parametrize("when", ["always", "ON", "", "failure"])
 def test_invalid_trace_sessions(when: str) -> None:
     problems = problems_of(env(BROWSERMESH_TRACE_SESSIONS=when))
-    assert problems == [
-        ("BROWSERMESH_TRACE_SESSIONS", "must be one of off, on, retain-on-failure")
-    ]
+    assert problems == [("BROWSERMESH_TRACE_SESSIONS", "must be one of off, on, retain-on-failure")]
 
 
 @pytest.mark.parametrize("value", ["stdio", "http"])

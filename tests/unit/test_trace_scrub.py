@@ -643,3 +643,16 @@ def test_a_lying_size_header_is_still_bounded(
     monkeypatch.setattr(zipfile.ZipFile, "infolist", lying)
     with pytest.raises(BrowserMeshError):
         scrub_trace(source, tmp_path / "out.zip", [])
+
+
+def test_a_failed_fills_error_quoting_the_value_is_masked(tmp_path: Path) -> None:
+    failed = {
+        "type": "after",
+        "callId": "c@3",
+        "endTime": 1548.0,
+        "error": {"message": 'Timeout 700ms exceeded.\nCall log:\n  - fill("unproven")\n'},
+    }
+    trace = lines(CONTEXT_OPTIONS, fill("c@3", "unproven"), failed)
+    entries, _ = scrub(tmp_path, [("trace.trace", trace)])
+    error = events_of(entries["trace.trace"])[2]["error"]["message"]
+    assert error == f'Timeout 700ms exceeded.\nCall log:\n  - fill("{REDACTED}")\n'

@@ -126,6 +126,11 @@ def ffmpeg_children() -> list[int]:
     return found
 
 
+def entries(folder: Path) -> list[Path]:
+    """What `folder` holds (a sync helper: a quick look, not I/O worth a thread)."""
+    return sorted(folder.iterdir())
+
+
 def video_stream(info: dict[str, object]) -> dict[str, object]:
     streams = info["streams"]
     assert isinstance(streams, list) and len(streams) == 1
@@ -278,7 +283,7 @@ async def test_abort_kills_ffmpeg_and_leaves_no_file(
     assert ffmpeg_children() == []
     with pytest.raises(RuntimeError):
         await encoder.finish(tmp_path / "never.mp4")
-    assert list(tmp_path.iterdir()) == []
+    assert entries(tmp_path) == []
 
 
 @needs_ffmpeg
@@ -289,7 +294,7 @@ async def test_abort_keeps_a_workdir_it_did_not_make(tmp_path: Path) -> None:
 
     await encoder.abort()
 
-    assert tmp_path.is_dir() and list(tmp_path.iterdir()) == []
+    assert entries(tmp_path) == []
 
 
 @needs_ffmpeg
@@ -309,7 +314,7 @@ async def test_a_recorder_that_dies_fails_the_video(
     assert caught.value.code is ErrorCode.BROWSER_ERROR
     assert caught.value.cause == ENCODING_FAILED
     assert str(tmp_path) not in caught.value.message + str(caught.value.internal)
-    assert list(tmp_path.iterdir()) == []
+    assert entries(tmp_path) == []
     assert ffmpeg_children() == []
 
 
@@ -322,7 +327,7 @@ async def test_an_unwritable_target_fails_the_video_and_leaves_no_file(tmp_path:
         await encoder.finish(tmp_path / "missing" / "video.mp4")
 
     assert caught.value.cause == ENCODING_FAILED
-    assert list(tmp_path.iterdir()) == []
+    assert entries(tmp_path) == []
 
 
 async def test_a_missing_ffmpeg_names_its_install(

@@ -76,6 +76,7 @@ _KILL_BUDGET_MS: Final = 5_000
 _ENCODE_BASE_MS: Final = 60_000
 _ENCODE_PER_FRAME_MS: Final = 100  # the encode may run as slowly as 10 frames a second
 _MAX_PICTURE_BYTES: Final = 16 * 1024 * 1024
+_QUIET: Final = ("-hide_banner", "-nostats", "-loglevel", "error", "-y")
 
 # A 16x16 black JPEG (ffmpeg -f lavfi -i color=black:s=16x16 -frames:v 1 -q:v 31 -f mjpeg -):
 # the picture of the timeline until the first one arrives; the encode scales it to the box.
@@ -128,11 +129,8 @@ def ffmpeg_binary() -> str | None:
 def recorder_command(binary: str, bounds: VideoBounds) -> list[str]:
     """The recorder: JPEGs on stdin copied, not re-encoded, into `FRAMES_FILE` (run in the
     workdir), one frame per 1/fps s of timeline."""
-    return [
-        *_quiet(binary),
-        *("-f", "mjpeg", "-framerate", str(bounds.fps), "-i", "pipe:0"),
-        *("-c:v", "copy", "-f", "matroska", FRAMES_FILE),
-    ]
+    source = ("-f", "mjpeg", "-framerate", str(bounds.fps), "-i", "pipe:0")
+    return [binary, *_QUIET, *source, "-c:v", "copy", "-f", "matroska", FRAMES_FILE]
 
 
 def encode_command(binary: str, bounds: VideoBounds, output: Path) -> list[str]:
@@ -140,28 +138,19 @@ def encode_command(binary: str, bounds: VideoBounds, output: Path) -> list[str]:
     `CAPTIONS_FILE` burned in, to an H.264 MP4 at `output` (an absolute path)."""
     w, h = bounds.width, bounds.height
     # Relative file names in the filter: a workdir path would need filtergraph escaping.
-    video_filter = ",".join(
-        (
-            f"scale={w}:{h}:force_original_aspect_ratio=decrease:force_divisible_by=2",
-            f"pad={w}:{h}:(ow-iw)/2:(oh-ih)/2:black",
-            "setsar=1",
-            "format=yuv420p",
-            f"ass={CAPTIONS_FILE}",
-        )
-    )
+    fit = f"scale={w}:{h}:force_original_aspect_ratio=decrease:force_divisible_by=2"
+    video_filter = f"{fit},pad={w}:{h}:(ow-iw)/2:(oh-ih)/2:black,setsar=1,format=yuv420p"
     return [
-        *_quiet(binary),
-        *("-i", FRAMES_FILE, "-vf", video_filter, "-r", str(bounds.fps)),
-        # veryfast: a web page's frames are mostly still, so a slower preset saves little size
-        # for its CPU; two threads, as this runs on two cores shared with Chromium.
+        binary,
+        *_QUIET,
+        *("-i", FRAMES_FILE, "-vf", f"{video_filter},ass={CAPTIONS_FILE}", "-r", str(bounds.fps)),
+        # veryfast, measured on 20 s of a scrolling page: superfast saves a quarter of the CPU
+        # for twice the size, faster costs more CPU for the same size. Two threads at most: the
+        # two cores are shared with Chromium.
         *("-c:v", "libx264", "-preset", "veryfast", "-crf", "26", "-threads", "2"),
         *("-pix_fmt", "yuv420p", "-movflags", "+faststart", "-an", "-f", "mp4"),
         f"file:{output}",  # "file:" so that no part of the path is read as a protocol
     ]
-
-
-def _quiet(binary: str) -> list[str]:
-    return [binary, "-hide_banner", "-nostats", "-loglevel", "error", "-y"]
 
 
 def ass_text(text: str) -> str:
@@ -365,7 +354,7 @@ class VideoEncoder:
             os.chmod(part, 0o600)
             os.replace(part, target)
             self._part = None
-            return target.stat().st_size
+            return os.stat(target).st_size
         except OSError as exc:
             raise self._failure(exit_status=None, error=type(exc).__name__) from None
         finally:
@@ -383,6 +372,8 @@ class VideoEncoder:
         """The ticker's last frames, then the recorder's end of input and exit."""
         ticker, recorder = self._ticker, self._recorder
         if ticker is not None and not await first_done([ticker], _CLOSE_BUDGET_MS):
+            self._failed = True  # hung: a video missing its last frames is not the recording
+        elif ticker is not None and (ticker.cancelled() or ticker.exception() is not None):
             self._failed = True
         if self._failed or recorder is None or recorder.stdin is None:
             raise self._failure(exit_status=recorder.returncode if recorder else None)
@@ -400,14 +391,8 @@ class VideoEncoder:
         end = self._written / b.fps
         box = f"m 0 0 l {w} 0 {w} {h} 0 {h}"
         lines = [
-            "[Script Info]",
-            "ScriptType: v4.00+",
-            f"PlayResX: {w}",
-            f"PlayResY: {h}",
-            "WrapStyle: 0",
-            "ScaledBorderAndShadow: yes",
-            "",
-            "[V4+ Styles]",
+            f"[Script Info]\nScriptType: v4.00+\nPlayResX: {w}\nPlayResY: {h}\nWrapStyle: 0",
+            "ScaledBorderAndShadow: yes\n\n[V4+ Styles]",
             "Format: Name, Fontname, Fontsize, PrimaryColour, SecondaryColour, OutlineColour, "
             "BackColour, Bold, Italic, Underline, StrikeOut, ScaleX, ScaleY, Spacing, Angle, "
             "BorderStyle, Outline, Shadow, Alignment, MarginL, MarginR, MarginV, Encoding",
@@ -417,8 +402,7 @@ class VideoEncoder:
             f"{margin},1",
             f"Style: Card,{_FONT},{max(12, h // 14)},&H00FFFFFF,&H00FFFFFF,&H00000000,"
             f"&H00000000,1,0,0,0,100,100,0,0,1,0,0,5,{margin},{margin},{margin},1",
-            "",
-            "[Events]",
+            "\n[Events]",
             "Format: Layer, Start, End, Style, Name, MarginL, MarginR, MarginV, Effect, Text",
         ]
 

@@ -9,7 +9,8 @@ JPEG frames). Password values show up in many of them; this module writes a copy
    is `password` (any case) gets its `value` and `__playwright_value_` attributes replaced by
    `[REDACTED]`; their values become secrets. A typing call (`before` event of `fill`, `type` --
    also what `pressSequentially` sends -- `keyboardType`, `keyboardInsertText`) has its
-   `params.value` / `params.text` masked, and the same value in that call's `log` lines, unless
+   `params.value` / `params.text` masked, and the value where that call's `log` lines and
+   `after` event (an error's call log) quote it, unless
    its target is *proven* not a password: Playwright 1.65 marks the element a call acts on with
    `__playwright_target__=""` in that call's own snapshots (older versions wrote the call id as
    the value); subtree back-references (`[[n, m]]`) are resolved the way the trace viewer does.
@@ -29,13 +30,14 @@ JPEG frames). Password values show up in many of them; this module writes a copy
    handled for traces of other versions. Credential passwords become secrets; header and cookie
    values do not (a cookie value such as `1` would wreck the trace).
 3. Every known secret (the caller's, plus those found above when at least `MIN_FOUND_CHARS`
-   long) is replaced in every entry that decodes as UTF-8, in its raw, JSON-escaped,
-   URL-encoded (`quote`, `quote_plus`, form and `encodeURIComponent` style) and HTML-escaped
-   forms, longest first in one pass. In JSON-lines entries the replacement happens inside the
-   parsed strings, so every line stays valid JSON. Other entries are searched as bytes, except
-   images (JPEG/PNG/GIF/WebP), which are copied unchanged. Not searched: base64, compressed or
-   otherwise re-encoded forms, and numbers in JSON (a numeric secret equal to a timestamp is
-   not a leak of it).
+   long) is replaced in every entry, in its raw, JSON-escaped, URL-encoded (`quote`,
+   `quote_plus`, the browser's form encoding -- `*` kept, `~` escaped, as in a real POST body --
+   and `encodeURIComponent`) and HTML-escaped forms, longest first in one pass. In JSON-lines
+   entries the replacement happens inside the parsed strings, so every line stays valid JSON;
+   other entries are searched as UTF-8 text, or as bytes when they do not decode (a body in
+   another encoding still shows an ASCII secret), except images (JPEG/PNG/GIF/WebP), which are
+   copied unchanged. Not searched: base64, compressed or otherwise re-encoded forms, and
+   numbers in JSON (a numeric secret equal to a timestamp is not a leak of it).
 
 Lines are rewritten (`json.dumps(..., ensure_ascii=False, separators=(",", ":"))`) only when
 something in them changed; every other byte of a line, and every entry name and position, is
@@ -285,9 +287,8 @@ def _scrub_json_lines(
     return b"\n".join(out), masked
 
 
-def _mask_event(event: Any, plan: _TypingPlan | None, found: set[str] | None = None) -> int:
-    """Rules 1 and 2 on one parsed line, in place; returns the number of values replaced and
-    adds credential passwords to `found` when given."""
+def _mask_event(event: Any, plan: _TypingPlan | None) -> int:
+    """Rules 1 and 2 on one parsed line, in place; returns the number of values replaced."""
     if not isinstance(event, dict):
         return 0
     kind = event.get("type")
@@ -298,7 +299,7 @@ def _mask_event(event: Any, plan: _TypingPlan | None, found: set[str] | None = N
         return _mask_password_inputs(snapshot.get("html"))
     if kind in _SKIPPED_EVENTS:
         return 0
-    masked = _mask_credentials(event, found if found is not None else set())
+    masked = _mask_credentials(event, set())  # found already in the analysis
     if plan is not None:
         masked += plan.mask(event)
     return masked
@@ -446,7 +447,8 @@ class _TypingPlan:
     found: set[str] = field(default_factory=set)
 
     def mask(self, event: dict[str, Any]) -> int:
-        """Mask the planned call's typed value in its `before` event or its `log` lines."""
+        """Mask the planned call's typed value in its `before` event, and in its `log` lines
+        and `after` event (an error's call log) where they quote it."""
         call_id = event.get("callId")
         if not isinstance(call_id, str) or call_id not in self.calls:
             return 0
@@ -458,16 +460,30 @@ class _TypingPlan:
             if key is not None and params.get(key) == value:
                 params[key] = REDACTED
                 return 1
-        elif kind == "log" and isinstance(message := event.get("message"), str):
-            # `fill("...")` / `elementHandle.type("...")`; the raw value only when long enough
-            # not to hit ordinary words of the message.
-            clean = message.replace(f'"{value}"', f'"{REDACTED}"')
-            if len(value) >= MIN_FOUND_CHARS:
-                clean = clean.replace(value, REDACTED)
-            if clean != message:
-                event["message"] = clean
-                return 1
+        elif kind in ("log", "after"):
+            return _replace_quoted(event, value)
         return 0
+
+
+def _replace_quoted(event: Any, value: str) -> int:
+    """`fill("value")` / `elementHandle.type("value")` in every string of `event` become
+    `[REDACTED]`; the bare value too when long enough not to hit ordinary words."""
+    masked = 0
+    stack = [event]
+    while stack:
+        node = stack.pop()
+        items = node.items() if isinstance(node, dict) else enumerate(node)
+        for key, item in list(items):
+            if isinstance(item, dict | list):
+                stack.append(item)
+            elif isinstance(item, str):
+                clean = item.replace(f'"{value}"', f'"{REDACTED}"')
+                if len(value) >= MIN_FOUND_CHARS:
+                    clean = clean.replace(value, REDACTED)
+                if clean != item:
+                    node[key] = clean
+                    masked += 1
+    return masked
 
 
 class _FrameHistory:

@@ -1,0 +1,131 @@
+"""Session videos on real Chromium (issue 35; reference §33.2): a recording is a valid MP4 (read
+back with ffprobe) within its bounds, whose frames change with the page, with the chapter's
+card, following the page the calls use; a close while recording still saves it."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests.fixtures.site import FixtureSite
+from tests.support.clients import ToolClient, tool_client
+from tests.support.eventually import eventually
+from tests.support.runtimes import real_runtime
+from tests.support.traces import read_artifact
+
+pytestmark = pytest.mark.anyio
+
+TESTING = ("core", "observability", "persistence", "files", "testing")
+
+
+def _coloured(colour: str) -> str:
+    # The page shows its colour, and says "ready" after a while: a wait on that text lets the
+    # recording take pictures of this page (a condition, not a sleep).
+    return (
+        f"<!doctype html><title>{colour}</title>"
+        f"<style>html,body{{margin:0;height:100%;background:{colour}}}</style>"
+        "<p id=p>waiting</p>"
+        "<script>setTimeout(() => { p.textContent = 'ready'; }, 1200)</script>"
+    )
+
+
+@pytest.fixture
+def pages(site: FixtureSite) -> FixtureSite:
+    site.pages.update({"/v/red": _coloured("#ff0000"), "/v/blue": _coloured("#0000ff")})
+    return site
+
+
+def probe(path: Path) -> dict[str, object]:
+    out = subprocess.run(
+        ["ffprobe", "-v", "error", "-count_frames", "-show_streams", "-show_format",
+         "-of", "json", str(path)],
+        check=True, capture_output=True, timeout=60,
+    ).stdout  # fmt: skip
+    data: dict[str, object] = json.loads(out)
+    return data
+
+
+def mean_rgb(path: Path, at_s: float) -> tuple[float, float, float]:
+    """The mean colour of the video's frame at `at_s` (scaled to 16x16 raw RGB)."""
+    raw = subprocess.run(
+        ["ffmpeg", "-v", "error", "-ss", f"{at_s:.2f}", "-i", str(path), "-frames:v", "1",
+         "-vf", "scale=16:16", "-f", "rawvideo", "-pix_fmt", "rgb24", "-"],
+        check=True, capture_output=True, timeout=60,
+    ).stdout  # fmt: skip
+    assert len(raw) == 16 * 16 * 3
+    n = len(raw) // 3
+    return (sum(raw[0::3]) / n, sum(raw[1::3]) / n, sum(raw[2::3]) / n)
+
+
+async def _show(c: ToolClient, at: dict[str, str], url: str) -> None:
+    await c.ok("browser_navigate", {**at, "url": url})
+    await c.ok(
+        "browser_wait",
+        {**at, "condition": {"kind": "text", "text": "ready", "state": "present"}},
+    )
+
+
+async def test_a_video_follows_the_page_with_captions_and_a_card(
+    tmp_path: Path, pages: FixtureSite
+) -> None:
+    async with real_runtime(tmp_path, tools=TESTING) as rt, tool_client(rt) as c:
+        sid, first = await c.session(name="shopper")
+        at = {"sessionId": sid, "pageId": first}
+        started = await c.ok(
+            "browser_video", {"sessionId": sid, "action": "start", "chapter": "Red page"}
+        )
+        assert started["recording"] is True
+        await _show(c, at, pages.url("/v/red"))
+        second = (await c.ok("browser_page_create", {"sessionId": sid}))["pageId"]
+        await c.ok("browser_video", {"sessionId": sid, "action": "chapter", "chapter": "Blue"})
+        await _show(c, {"sessionId": sid, "pageId": second}, pages.url("/v/blue"))
+        bad = await c.err("browser_video", {"sessionId": sid, "action": "chapter"})
+        assert bad["details"]["field"] == "chapter"
+        out = await c.ok("browser_video", {"sessionId": sid, "action": "stop"})
+        artifact = out["artifact"]
+        assert artifact["kind"] == "video" and artifact["name"].endswith(".mp4")
+        data = await read_artifact(c, sid, artifact["artifactId"])
+        assert len(data) == artifact["size"]
+    video = tmp_path / "v.mp4"
+    video.write_bytes(data)
+    info = probe(video)
+    stream = next(s for s in info["streams"] if s["codec_type"] == "video")  # type: ignore[attr-defined]
+    assert stream["codec_name"] == "h264"
+    assert 0 < stream["width"] <= 1280 and 0 < stream["height"] <= 720
+    assert stream["width"] % 2 == 0 and stream["height"] % 2 == 0
+    duration = float(info["format"]["duration"])  # type: ignore[index]
+    assert 2.4 <= duration <= 120, duration  # two pages shown >= 1.2 s each, plus cards
+    frames = int(stream["nb_read_frames"])
+    assert frames >= duration * 4  # 5 frames a second, a still page included
+    # The frames change with the page: red first (after the first card), blue at the end.
+    reds = [mean_rgb(video, t) for t in (1.7, 2.0, 2.3)]
+    assert any(r > 180 and g < 80 and b < 80 for r, g, b in reds), reds
+    r, g, b = mean_rgb(video, duration - 0.3)
+    assert b > 150 and r < 80, (r, g, b)
+    # The first chapter's card is dark, not the page.
+    r, g, b = mean_rgb(video, 0.4)
+    assert max(r, g, b) < 90, (r, g, b)
+
+
+async def test_close_while_recording_saves_the_video(tmp_path: Path, pages: FixtureSite) -> None:
+    async with real_runtime(tmp_path, tools=TESTING) as rt, tool_client(rt) as c:
+        sid, pid = await c.session()
+        await c.ok("browser_video", {"sessionId": sid, "action": "start"})
+        await _show(c, {"sessionId": sid, "pageId": pid}, pages.url("/v/red"))
+        await c.ok("browser_session_close", {"sessionId": sid})
+
+        async def saved() -> list[dict[str, object]]:
+            listed = await c.ok("browser_downloads", {"sessionId": sid})
+            return [a for a in listed.get("artifacts", []) if a["state"] == "completed"]
+
+        # Encoding runs after the close; the closed session's video stays readable.
+        (artifact,) = await eventually(saved, 60, "the closed session's video")
+        assert artifact["kind"] == "video"
+        video = tmp_path / "closed.mp4"
+        video.write_bytes(await read_artifact(c, sid, str(artifact["artifactId"])))
+        assert float(probe(video)["format"]["duration"]) >= 1.0  # type: ignore[index]
+    leftovers = [p.name for p in (tmp_path / "data").rglob("*") if p.suffix in (".raw", ".part")]
+    assert leftovers == []
