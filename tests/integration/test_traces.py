@@ -12,7 +12,7 @@ import pytest
 
 from browsermesh.log import EventLog
 from tests.fixtures.site import FixtureSite
-from tests.support.clients import ToolClient, tool_client
+from tests.support.clients import tool_client
 from tests.support.runtimes import real_runtime
 from tests.support.traces import load_trace, read_artifact
 
@@ -22,11 +22,11 @@ TESTING = ("core", "observability", "persistence", "files", "testing")
 SERVER_CANARY = "srv-Canary-51d9"
 TYPED_CANARY = 'typ"ed-Canary\\77e2'
 LOGIN = f"""<!doctype html><title>Sign in</title>
-<form method=post action=/login-done>
+<form id=form method=post action=/login-done>
 <label>User <input name=user value=alice></label>
 <label>Remembered <input type=password name=old value="{SERVER_CANARY}"></label>
 <label>Password <input type=password name=password></label>
-<button type=button onclick="console.log('typed ' + document.querySelector('[name=password]').value)">Log</button>
+<button type=button onclick="console.log('typed ' + form.password.value)">Log</button>
 </form>"""
 ADMIN = "<!doctype html><title>Admin</title><h1>Orders</h1><button>Confirm order</button>"
 BIG = "<!doctype html><title>Big</title>" + "".join(

@@ -15,8 +15,8 @@ import json
 import re
 import urllib.parse
 import zipfile
-from pathlib import Path
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from tests.support.clients import ToolClient
