@@ -22,4 +22,16 @@ echo "setup: installing browsermesh and its dependencies" >&2
 import sys
 from browsermesh.install_browser import ensure_browsers
 sys.exit(ensure_browsers())"
+
+# Session videos (engine/video.py) need ffmpeg, and DejaVu Sans for their captions: Debian's
+# packages as root, only when videos are asked for and no ffmpeg is on PATH yet.
+if [ "${BROWSERMESH_VIDEO:-}" = "1" ] && ! command -v ffmpeg >/dev/null 2>&1; then
+  if [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then
+    echo "setup: installing Debian's ffmpeg (BROWSERMESH_VIDEO=1)" >&2
+    DEBIAN_FRONTEND=noninteractive apt-get update -qq >&2
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq ffmpeg fonts-dejavu-core >&2
+  else
+    echo "setup: BROWSERMESH_VIDEO=1 needs ffmpeg: run as root apt-get install ffmpeg" >&2
+  fi
+fi
 echo "setup: ready" >&2

@@ -345,13 +345,14 @@ class VideoEncoder:
             self._write_captions()
             part = target.parent.resolve() / f".{target.name}.{os.getpid()}.part"
             self._part = part
-            # Created 0600 before ffmpeg opens it: the video is never readable by others.
-            os.close(os.open(part, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600))
+            # Made anew 0600 before ffmpeg opens it: the video is never readable by others.
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(part)  # a crashed run's leftover keeps its own mode
+            os.close(os.open(part, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600))
             budget = _ENCODE_BASE_MS + _ENCODE_PER_FRAME_MS * self._written
             status = await self._run(encode_command(self._binary, self._bounds, part), budget)
             if status != 0:
                 raise self._failure(exit_status=status)
-            os.chmod(part, 0o600)
             os.replace(part, target)
             self._part = None
             return os.stat(target).st_size
