@@ -426,7 +426,8 @@ def _without_url_password(url: str, found: set[str]) -> str:
     found.add(password)
     userinfo, _, host = parts.netloc.rpartition("@")
     user = userinfo.partition(":")[0]
-    return urlunsplit(parts._replace(netloc=f"{user}:{REDACTED}@{host}"))
+    scheme, _, path, query, fragment = parts
+    return urlunsplit((scheme, f"{user}:{REDACTED}@{host}", path, query, fragment))
 
 
 # ------------------------------------------------------------------------------------------
