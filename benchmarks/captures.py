@@ -57,6 +57,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections import deque
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -81,12 +82,14 @@ TOOL = {"traced": "browser_trace", "video": "browser_video"}
 STEP = {"traced": "trace", "video": "video"}
 KINDS = ("server", "driver", "chromium", "ffmpeg", "other")
 TOOLS = "core,observability,persistence,files,testing"
+LOG_LINES = 200  # the server's stderr lines kept for a failure's report
 CALL_TIMEOUT_S = 120.0  # a video stop waits for its encoding
 
 
-def start_server() -> tuple[subprocess.Popen[str], str]:
+def start_server(log: deque[str]) -> tuple[subprocess.Popen[str], str]:
     """The HTTP server with the ``testing`` tools and its base URL (read from its
-    ``view.ready`` line): ``live_view.start_server`` plus ``--tools``."""
+    ``view.ready`` line): ``live_view.start_server`` plus ``--tools``; the last lines it writes
+    on stderr go to `log` (printed if the run fails)."""
     args = ["-m", "browsermesh", "--transport", "http", "--port", "0", "--headless"]
     args += ["--no-persistence", "--log-level", "warn", "--browser-path", CHROMIUM]
     args += ["--tools", TOOLS]
@@ -107,7 +110,7 @@ def start_server() -> tuple[subprocess.Popen[str], str]:
         if '"view.ready"' in line:  # printed at start unless --log-level silent
             port = urlsplit(json.loads(line)["url"]).port
             # Whatever the server writes later must not fill the pipe: drain it on a thread.
-            threading.Thread(target=stderr.read, daemon=True).start()
+            threading.Thread(target=log.extend, args=(stderr,), daemon=True).start()
             return proc, f"http://127.0.0.1:{port}"
     raise RuntimeError("the server exited before listening")
 
@@ -260,7 +263,8 @@ async def run_all(n: int, rounds: int) -> list[Round]:
     from mcp import Client
     from mcp.client.streamable_http import streamable_http_client
 
-    proc, base = start_server()
+    log: deque[str] = deque(maxlen=LOG_LINES)
+    proc, base = start_server(log)
     results: list[Round] = []
     try:
         with ShopApp() as app:
@@ -283,6 +287,9 @@ async def run_all(n: int, rounds: int) -> list[Round]:
                             flush=True,
                         )
                         results.append(result)
+    except BaseException:
+        print("".join(["the server's last log lines:\n", *log]), file=sys.stderr, flush=True)
+        raise
     finally:
         proc.terminate()
         proc.wait(timeout=60)

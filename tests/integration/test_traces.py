@@ -14,7 +14,7 @@ from browsermesh.log import EventLog
 from tests.fixtures.site import FixtureSite
 from tests.support.clients import tool_client
 from tests.support.runtimes import real_runtime
-from tests.support.traces import load_trace, read_artifact
+from tests.support.traces import load_trace, read_artifact, viewer_actions
 
 pytestmark = pytest.mark.anyio
 
@@ -78,7 +78,8 @@ async def test_two_traced_sessions_open_with_their_steps_and_no_password(
             assert artifact["kind"] == "trace" and artifact["state"] == "completed"
             assert artifact["name"].endswith(".zip") and artifact["size"] > 0
             saved[sid] = artifact["artifactId"]
-        buyer_trace = load_trace(await read_artifact(c, buyer, saved[buyer]))
+        buyer_zip = await read_artifact(c, buyer, saved[buyer])
+        buyer_trace = load_trace(buyer_zip)
         admin_trace = load_trace(await read_artifact(c, admin, saved[admin]))
         listed = await c.ok("browser_downloads", {"sessionId": buyer})
         assert [x["artifactId"] for x in listed["artifacts"]] == [saved[buyer]]
@@ -92,6 +93,10 @@ async def test_two_traced_sessions_open_with_their_steps_and_no_password(
         f"browser_navigate {pages.url('/t/admin')}",
         "browser_snapshot",
     ]
+    # Playwright's own Trace Viewer opens the rewritten zip and lists the agent's steps.
+    shown = await viewer_actions(buyer_zip, tmp_path)
+    assert [a.split(" ", 1)[0] for a in shown if a.startswith("browser_")] == tools
+    assert "→ ELEMENT_NOT_FOUND" in shown
     # The page was really recorded: its DOM and the agent's typing are in there, minus secrets.
     assert buyer_trace.contains("Remembered")
     for secret in (SERVER_CANARY, TYPED_CANARY):

@@ -10,8 +10,10 @@ and every resource a snapshot or a screencast frame names (`sha1`) present in `r
 from __future__ import annotations
 
 import base64
+import http.server
 import io
 import json
+import os
 import re
 import urllib.parse
 import zipfile
@@ -124,3 +126,57 @@ async def read_artifact(c: ToolClient, session_id: str, artifact_id: str) -> byt
         if "nextOffset" not in part:
             return out
         offset = part["nextOffset"]
+
+
+async def viewer_actions(data: bytes, tmp: Path) -> list[str]:
+    """The action list Playwright's own Trace Viewer shows for the trace `data`: the viewer
+    (shipped in the playwright package) and the zip served from a loopback server, opened in a
+    headless Chromium of the test's own; the titles of its action tree, top to bottom."""
+    import functools
+    import shutil
+    import threading
+
+    import playwright
+    from playwright.async_api import async_playwright
+
+    from browsermesh.config import default_config, find_chromium
+    from browsermesh.engine.backends import QUIET_FLAGS
+
+    root = tmp / "viewer"
+    shutil.copytree(Path(playwright.__file__).parent / "driver/package/lib/vite/traceViewer", root)
+    (root / "trace.zip").write_bytes(data)
+    handler = functools.partial(_QuietFiles, directory=str(root))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    base = f"http://127.0.0.1:{server.server_address[1]}"
+    try:
+        async with async_playwright() as pw:
+            # The full Chromium: the viewer loads traces through a service worker, which the
+            # headless shell does not run.
+            full = find_chromium(default_config(headless=False), os.environ)
+            browser = await pw.chromium.launch(
+                executable_path=full, headless=True, args=["--no-sandbox", *QUIET_FLAGS]
+            )
+            try:
+                page = await browser.new_page()
+                await page.goto(f"{base}/index.html?trace={base}/trace.zip")
+                titles = page.locator(".action-title-method")
+                await titles.first.wait_for(timeout=30_000)
+                # Expand every group (the viewer opens only the last one), then read them all.
+                closed = page.locator(
+                    '[role=treeitem][aria-expanded="false"] .codicon-chevron-right'
+                )
+                while await closed.count():
+                    await closed.first.click()
+                names: list[str] = await titles.all_inner_texts()
+                return names
+            finally:
+                await browser.close()
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+class _QuietFiles(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, format: str, *args: Any) -> None:
+        return
