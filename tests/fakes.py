@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from browsermesh.engine.capture import Screenshot
-from browsermesh.engine.highlight import Box
+from browsermesh.engine.highlight import Box, Mark
 from browsermesh.engine.protocol import ContextOptions, EngineEvents, HistoryStep
 from browsermesh.engine.snapshot import Capture
 from browsermesh.errors import BrowserMeshError, ErrorCode
@@ -320,6 +320,13 @@ class FakeEngine:
     async def pdf(self, page: FakePage, ctx: OperationContext) -> bytes:
         await self._step("pdf", ctx)
         return FAKE_PDF
+
+    async def element_mark(
+        self, page: FakePage, target: Target, ctx: OperationContext
+    ) -> tuple[Mark, tuple[float, float]]:
+        """A fixed box (the fake has no layout) at the top left of a 1280x720 viewport."""
+        await self._step("element_mark", ctx)
+        return Mark(10.0, 20.0, 100.0, 30.0, "button"), (1280.0, 720.0)
 
     async def trace_start(
         self, context: FakeContext, options: TraceOptions, ctx: OperationContext

@@ -23,12 +23,32 @@ TESTING = ("core", "observability", "persistence", "files", "testing")
 
 def _coloured(colour: str) -> str:
     # The page shows its colour, and says "ready" after a while: a wait on that text lets the
-    # recording take pictures of this page (a condition, not a sleep).
+    # recording take pictures of this page (a condition, not a sleep). Its button, at a known
+    # place, says "clicked" a while after a click.
     return (
         f"<!doctype html><title>{colour}</title>"
-        f"<style>html,body{{margin:0;height:100%;background:{colour}}}</style>"
-        "<p id=p>waiting</p>"
-        "<script>setTimeout(() => { p.textContent = 'ready'; }, 1200)</script>"
+        f"<style>html,body{{margin:0;height:100%;background:{colour}}} button{{position:absolute;"
+        "left:200px;top:200px;width:300px;height:100px;border:0;background:#888}</style>"
+        "<p id=p>waiting</p><button onclick=\"setTimeout(() => p.textContent = 'clicked', 1200)\">"
+        "Go</button><script>setTimeout(() => { p.textContent = 'ready'; }, 1200)</script>"
+    )
+
+
+def magenta_frames(path: Path) -> int:
+    """How many frames show the highlight's magenta on the ring's top edge above the button
+    (x 250..450, y 188..199 of the 1280x720 video: the page's viewport at scale 1; the ring is
+    3 px outside the box at y 200, its colour blurred by the encoding's chroma subsampling)."""
+    raw = subprocess.run(
+        ["ffmpeg", "-v", "error", "-i", str(path), "-vf", "crop=200:12:250:188",
+         "-f", "rawvideo", "-pix_fmt", "rgb24", "-"],
+        check=True, capture_output=True, timeout=60,
+    ).stdout  # fmt: skip
+    size = 200 * 12 * 3
+    frames = [raw[i : i + size] for i in range(0, len(raw), size)]
+    return sum(
+        1
+        for f in frames
+        if any(f[k] > 120 and f[k + 1] < 100 and f[k + 2] > 180 for k in range(0, len(f), 3))
     )
 
 
@@ -81,7 +101,16 @@ async def test_a_video_follows_the_page_with_captions_and_a_card(
         await _show(c, at, pages.url("/v/red"))
         second = (await c.ok("browser_page_create", {"sessionId": sid}))["pageId"]
         await c.ok("browser_video", {"sessionId": sid, "action": "chapter", "chapter": "Blue"})
-        await _show(c, {"sessionId": sid, "pageId": second}, pages.url("/v/blue"))
+        blue = {"sessionId": sid, "pageId": second}
+        await _show(c, blue, pages.url("/v/blue"))
+        await c.ok(
+            "browser_click",
+            {**blue, "locator": {"strategy": "role", "value": "button", "name": "Go"}},
+        )
+        await c.ok(
+            "browser_wait",
+            {**blue, "condition": {"kind": "text", "text": "clicked", "state": "present"}},
+        )
         bad = await c.err("browser_video", {"sessionId": sid, "action": "chapter"})
         assert bad["details"]["field"] == "chapter"
         out = await c.ok("browser_video", {"sessionId": sid, "action": "stop"})
@@ -105,6 +134,8 @@ async def test_a_video_follows_the_page_with_captions_and_a_card(
     assert any(r > 180 and g < 80 and b < 80 for r, g, b in reds), reds
     r, g, b = mean_rgb(video, duration - 0.3)
     assert b > 150 and r < 80, (r, g, b)
+    # The click's element is boxed in magenta while the click runs (nothing else is magenta).
+    assert magenta_frames(video) >= 1
     # The first chapter's card is dark, not the page.
     r, g, b = mean_rgb(video, 0.4)
     assert max(r, g, b) < 90, (r, g, b)

@@ -27,6 +27,7 @@ from browsermesh.engine import (
     files,
     find,
     forms,
+    highlight,
     navigation,
     quiet,
     select,
@@ -94,6 +95,7 @@ CLOSE_STEP_MS = 5_000
 """Each step of closing (a context, the browser, the driver) may take this long, then the next
 step goes ahead: a page that never yields must not hold up session close or shutdown."""
 _TITLE_AND_SECRETS = f"maxChars => [document.title, ({FRAME_PASSWORDS_SCRIPT})(maxChars)]"
+_INNER_SIZE = "() => [window.innerWidth, window.innerHeight]"
 _TWO_FRAMES = "() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))"
 
 
@@ -511,6 +513,16 @@ class PlaywrightEngine:
 
     async def pdf(self, page: PwPage, ctx: OperationContext) -> bytes:
         return await files.pdf(page.page, ctx)
+
+    async def element_mark(
+        self, page: PwPage, target: Target, ctx: OperationContext
+    ) -> tuple[highlight.Mark, tuple[float, float]]:
+        mark = await highlight.locate(page.page, page.refs, target, ctx, scroll=False)
+        size = page.page.viewport_size
+        if size is None:
+            width, height = await timed(page.page.evaluate(_INNER_SIZE), ctx.deadline)
+            return mark, (float(width), float(height))
+        return mark, (float(size["width"]), float(size["height"]))
 
     async def trace_start(
         self, context: PwContext, options: TraceOptions, ctx: OperationContext

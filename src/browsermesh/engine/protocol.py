@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
 from browsermesh.engine.capture import Screenshot
+from browsermesh.engine.highlight import Mark
 from browsermesh.engine.snapshot import Capture
 from browsermesh.model.deadline import OperationContext
 from browsermesh.model.element_ops import ElementOp
@@ -218,6 +219,13 @@ class Engine(Protocol[ContextT, PageT]):
         self, page: PageT, expression: str, arg: Any, ctx: OperationContext
     ) -> tuple[Any, bool]:
         """`(result, truncated)`: the value's JSON form within reference §10's byte bound."""
+        ...
+
+    async def element_mark(
+        self, page: PageT, target: Target, ctx: OperationContext
+    ) -> tuple[Mark, tuple[float, float]]:
+        """Where `target` is now (CSS pixels of the viewport, not scrolled to) with its label,
+        and the viewport's size: the box a session video draws around a call's element."""
         ...
 
     async def trace_start(

@@ -35,13 +35,21 @@ import math
 import os
 import shutil
 import time
-import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final, Literal
 
 from browsermesh.engine.bounded import bounded, first_done
+from browsermesh.engine.video_overlay import (
+    CAPTION_MAX_S,
+    TEXT_MAX_CHARS,
+    Caption,
+    Card,
+    Mark,
+    ass_text,
+    overlay_ass,
+)
 from browsermesh.errors import BrowserMeshError, ErrorCode
 from browsermesh.model.tasks import TaskOwner
 
@@ -60,15 +68,8 @@ __all__ = [
 
 FFMPEG_MISSING: Final = "ffmpeg is not installed (apt-get install ffmpeg)"
 ENCODING_FAILED: Final = "video encoding failed"
-TEXT_MAX_CHARS: Final = 120
-"""A caption or a card title is cut to this many characters (one or two lines on the video)."""
-CAPTION_MAX_S: Final = 4.0
-"""A caption stays at most this long (less when the next caption or a chapter comes first)."""
-
 FRAMES_FILE: Final = "frames.mkv"
 CAPTIONS_FILE: Final = "captions.ass"
-_FONT: Final = "DejaVu Sans"  # fonts-dejavu-core, installed with ffmpeg's libass on Debian
-_CARD_COLOUR: Final = "&H2A1E18&"  # ASS colours are BGR: a dark slate
 _STDERR_KEEP: Final = 2048
 _WRITE_BUDGET_MS: Final = 10_000  # one picture into the recorder's pipe
 _CLOSE_BUDGET_MS: Final = 30_000  # the ticker's last frames and the recorder's exit
@@ -153,42 +154,6 @@ def encode_command(binary: str, bounds: VideoBounds, output: Path) -> list[str]:
     ]
 
 
-def ass_text(text: str) -> str:
-    """`text` as the Text field of an ASS event: one line (line breaks, tabs and other control
-    characters become single spaces), at most `TEXT_MAX_CHARS` characters (cut with an
-    ellipsis), and nothing libass reads as markup: braces become ``\\{`` / ``\\}`` and every
-    backslash is followed by a word joiner (U+2060), so ``\\N`` or ``\\h`` show as written."""
-    flat = " ".join(
-        "".join(
-            " " if unicodedata.category(ch) in ("Cc", "Zl", "Zp") else ch for ch in text
-        ).split()
-    )
-    if len(flat) > TEXT_MAX_CHARS:
-        flat = flat[: TEXT_MAX_CHARS - 1].rstrip() + "…"
-    return flat.replace("\\", "\\\u2060").replace("{", "\\{").replace("}", "\\}")
-
-
-def _ass_time(seconds: float) -> str:
-    centis = max(0, round(seconds * 100))
-    hours, rest = divmod(centis, 360_000)
-    minutes, rest = divmod(rest, 6_000)
-    whole, centis = divmod(rest, 100)
-    return f"{hours}:{minutes:02d}:{whole:02d}.{centis:02d}"
-
-
-@dataclass(frozen=True, slots=True)
-class _Card:
-    start: float
-    end: float
-    title: str  # already `ass_text`
-
-
-@dataclass(frozen=True, slots=True)
-class _Caption:
-    start: float
-    text: str  # already `ass_text`; empty: clears the caption shown
-
-
 _State = Literal["new", "recording", "finishing", "ended"]
 
 
@@ -214,8 +179,9 @@ class VideoEncoder:
         self._latest = _BLACK_JPEG
         self._written = 0
         self._inserted = 0  # frames inserted for chapter cards
-        self._cards: list[_Card] = []
-        self._captions: list[_Caption] = []
+        self._cards: list[Card] = []
+        self._captions: list[Caption] = []
+        self._marks: list[Mark] = []
         self._failed = False
         self._wake = asyncio.Event()
         self._recorder: asyncio.subprocess.Process | None = None
@@ -278,7 +244,16 @@ class VideoEncoder:
         """Show `text` at the bottom from now until the next caption or chapter, at most
         `CAPTION_MAX_S`; an empty text ends the caption shown."""
         if self._state == "recording" and not self.full:
-            self._captions.append(_Caption(self.position, ass_text(text)))
+            self._captions.append(Caption(self.position, ass_text(text)))
+
+    def mark(
+        self, box: tuple[float, float, float, float], viewport: tuple[float, float], label: str
+    ) -> None:
+        """Box an element from now (`MARK_MAX_S`): its border box `(x, y, width, height)` in
+        the `viewport` `(width, height)`, both CSS pixels, and a label above it."""
+        if self._state != "recording" or self.full:
+            return
+        self._marks.append(Mark(self.position, *box, *viewport, ass_text(label)))
 
     def chapter(self, title: str) -> None:
         """Insert a chapter card here: `VideoBounds.card_seconds` of a dark full-frame card
@@ -288,7 +263,7 @@ class VideoEncoder:
         start = self.position
         frames = min(self._bounds.card_frames, self._bounds.max_frames - self._due())
         self._inserted += frames
-        self._cards.append(_Card(start, start + frames / self._bounds.fps, ass_text(title)))
+        self._cards.append(Card(start, start + frames / self._bounds.fps, ass_text(title)))
         self._wake.set()  # the card's frames go out at once: the timeline moves on now
 
     def _page_frames(self) -> int:
@@ -387,41 +362,8 @@ class VideoEncoder:
             raise self._failure(exit_status=status)
 
     def _write_captions(self) -> None:
-        b = self._bounds
-        w, h, margin = b.width, b.height, max(8, b.height // 36)
-        end = self._written / b.fps
-        box = f"m 0 0 l {w} 0 {w} {h} 0 {h}"
-        lines = [
-            f"[Script Info]\nScriptType: v4.00+\nPlayResX: {w}\nPlayResY: {h}\nWrapStyle: 0",
-            "ScaledBorderAndShadow: yes\n\n[V4+ Styles]",
-            "Format: Name, Fontname, Fontsize, PrimaryColour, SecondaryColour, OutlineColour, "
-            "BackColour, Bold, Italic, Underline, StrikeOut, ScaleX, ScaleY, Spacing, Angle, "
-            "BorderStyle, Outline, Shadow, Alignment, MarginL, MarginR, MarginV, Encoding",
-            # Caption: white on a translucent black box (BorderStyle 3), bottom centre.
-            f"Style: Caption,{_FONT},{max(10, h // 24)},&H00FFFFFF,&H00FFFFFF,&H60000000,"
-            f"&H60000000,0,0,0,0,100,100,0,0,3,{max(2, h // 120)},0,2,{margin},{margin},"
-            f"{margin},1",
-            f"Style: Card,{_FONT},{max(12, h // 14)},&H00FFFFFF,&H00FFFFFF,&H00000000,"
-            f"&H00000000,1,0,0,0,100,100,0,0,1,0,0,5,{margin},{margin},{margin},1",
-            "\n[Events]",
-            "Format: Layer, Start, End, Style, Name, MarginL, MarginR, MarginV, Effect, Text",
-        ]
-
-        def event(layer: int, start: float, stop: float, style: str, text: str) -> None:
-            lines.append(
-                f"Dialogue: {layer},{_ass_time(start)},{_ass_time(stop)},{style},,0,0,0,,{text}"
-            )
-
-        for card in self._cards:
-            event(0, card.start, card.end, "Card", rf"{{\an7\pos(0,0)\1c{_CARD_COLOUR}\p1}}{box}")
-            event(1, card.start, card.end, "Card", rf"{{\an5\pos({w // 2},{h // 2})}}{card.title}")
-        for index, caption in enumerate(self._captions):
-            later = [c.start for c in self._captions[index + 1 :]]
-            later += [card.start for card in self._cards if card.start >= caption.start]
-            stop = min([caption.start + CAPTION_MAX_S, end, *later])
-            if caption.text and stop > caption.start:
-                event(2, caption.start, stop, "Caption", caption.text)
-        text = "\n".join(lines) + "\n"
+        end = self._written / self._bounds.fps
+        text = overlay_ass(self._bounds, end, self._cards, self._captions, self._marks)
         (self._workdir / CAPTIONS_FILE).write_text(text, encoding="utf-8", errors="replace")
 
     # ------------------------------------------------------------------------ processes

@@ -4,8 +4,9 @@ A video follows the page the session's calls use: the frames of that page's scre
 (engine/screencast.py, `VIDEO_BOUNDS`: a running screencast, at most 5 pictures a second) go to
 an encoder (engine/video.py: Debian's ffmpeg) that keeps the timeline at its frame rate, so a
 still page still fills it. Each call on the session is a caption (tool and target as given, then
-its outcome: model.call_label); `chapter` inserts a title card. When a call addresses another
-page, the video follows it from then on.
+its outcome: model.call_label), and a call that targets an element gets a box around it
+(found beside the call by the engine's `element_mark`, never delaying it); `chapter` inserts a
+title card. When a call addresses another page, the video follows it from then on.
 
 `stop` encodes the recording into an MP4 artifact of the session under the store's quotas; a
 session that closes while recording saves its video the same way (a kept kind: it outlives the
@@ -21,6 +22,7 @@ import binascii
 import contextlib
 import shutil
 import tempfile
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final, Protocol
@@ -30,8 +32,11 @@ from browsermesh.engine.video import VideoBounds, VideoEncoder
 from browsermesh.errors import BrowserMeshError, invalid_argument
 from browsermesh.model import call_label
 from browsermesh.model.arguments import bounded_string
-from browsermesh.model.deadline import OperationContext
+from browsermesh.model.deadline import Deadline, OperationContext
 from browsermesh.model.frame_pacing import VIDEO_BOUNDS, Frame, PictureBounds
+from browsermesh.model.ids import short_id
+from browsermesh.model.locators import Target, parse_element_target, parse_target
+from browsermesh.model.tasks import cancel_and_await
 from browsermesh.persistence.artifacts import Artifact
 from browsermesh.persistence.fileio import DIR_MODE
 from browsermesh.runtime.core import RuntimeCore
@@ -41,6 +46,8 @@ __all__ = ["CHAPTER_MAX_CHARS", "VIDEO_ACTIONS", "SessionVideos", "VideoRun"]
 
 VIDEO_ACTIONS: Final = ("start", "chapter", "stop")
 CHAPTER_MAX_CHARS: Final = 120
+MARK_BUDGET_MS: Final = 2_000
+"""Finding a call's element for its box in the video may take this long."""
 
 
 class PictureStream(Protocol):
@@ -67,6 +74,8 @@ class VideoRun:
     stream: PictureStream | None = None
     steps: int = 0
     label: str = field(default="")
+    # Locating the element of the latest call, for its box (ended by the next call or stop).
+    marking: asyncio.Task[None] | None = None
 
 
 class SessionVideos:
@@ -148,8 +157,14 @@ class SessionVideos:
         run.label = note.label() if note is not None and note.tool == tool else tool
         run.steps += 1
         run.encoder.caption(run.label)
+        await _stop_marking(run)  # the previous call's box, if it is still being looked for
         if page_id is not None and page_id != run.page_id and page_id in rec.pages:
             await self._follow(rec, run, rec.pages[page_id])
+        target = _target_of(note.args) if note is not None and note.tool == tool else None
+        if target is not None and page_id in rec.pages:
+            # Beside the call, not before it, and not awaited by it: the box costs the call
+            # nothing (it shows once found, within MARK_BUDGET_MS).
+            run.marking = self.core.tasks.spawn(self._mark(run, rec.pages[page_id], target))
 
     async def step_ended(
         self, rec: SessionRecord, page_id: str | None, code: str | None, ctx: OperationContext
@@ -206,7 +221,17 @@ class SessionVideos:
         run.stream = stream
         await stream.start()
 
+    async def _mark(self, run: VideoRun, page: PageRecord, target: Target) -> None:
+        """Box the call's element in the video, if it can be found within `MARK_BUDGET_MS`."""
+        ctx = OperationContext(short_id("o"), Deadline(MARK_BUDGET_MS))
+        try:
+            mark, viewport = await self.core.engine.element_mark(page.handle, target, ctx)
+        except BrowserMeshError:
+            return  # not there (yet, or any more): the caption still says what was meant
+        run.encoder.mark((mark.x, mark.y, mark.width, mark.height), viewport, mark.label)
+
     async def _detach(self, run: VideoRun) -> None:
+        await _stop_marking(run)
         stream, run.stream = run.stream, None
         if stream is not None:
             await stream.close()
@@ -247,10 +272,29 @@ class SessionVideos:
             self.core.log.warn("video.failed", sessionId=rec.session_id, code=err.code.value)
 
 
+async def _stop_marking(run: VideoRun) -> None:
+    marking, run.marking = run.marking, None
+    if marking is not None:
+        await cancel_and_await(marking)
+
+
 async def _drop(run: VideoRun) -> None:
     """The recording's encoder and files go (after a save, or instead of one)."""
     await run.encoder.abort()
     shutil.rmtree(run.workdir, ignore_errors=True)
+
+
+def _target_of(args: Mapping[str, Any]) -> Target | None:
+    """The element a call targets (`ref`/`locator`, or an action's `target`), if any."""
+    try:
+        if "ref" in args or "locator" in args:
+            return parse_target(dict(args))
+        action = args.get("action")
+        if isinstance(action, Mapping) and "target" in action:
+            return parse_element_target(action["target"])
+    except BrowserMeshError:
+        return None
+    return None
 
 
 def _sink(encoder: VideoEncoder) -> FrameSink:
