@@ -50,4 +50,3 @@ class TraceRun:
     options: TraceOptions
     policy: TracePolicy | None = None
     failed: bool = False
-    steps: int = 0

@@ -8,6 +8,7 @@ from importlib import metadata
 from typing import TYPE_CHECKING, Any
 
 from browsermesh._version import __version__
+from browsermesh.engine.video import ffmpeg_binary
 
 if TYPE_CHECKING:
     from browsermesh.runtime.core import RuntimeCore
@@ -47,6 +48,8 @@ def runtime_info(runtime: RuntimeCore, transport: str) -> dict[str, Any]:
         "headless": cfg.headless,
         "persistenceEnabled": cfg.persistence,
         "uploadRootEnabled": cfg.upload_root is not None,
+        "traceSessions": cfg.trace_sessions,
+        "videoEncoder": ffmpeg_binary() is not None,
         "defaultTimeoutMs": cfg.timeout_ms,
         "maxSessions": cfg.max_sessions,
         "maxPagesPerSession": cfg.max_pages,

@@ -97,7 +97,6 @@ class SessionTraces:
             return
         note = call_label.current()
         label = note.label() if note is not None and note.tool == tool else tool
-        rec.trace.steps += 1
         await self._mark(rec, label, ctx)
 
     async def step_ended(
@@ -196,10 +195,7 @@ class SessionTraces:
         finally:
             with contextlib.suppress(OSError):
                 os.unlink(raw)
-        self.core.log.info(
-            "trace.saved", sessionId=rec.session_id, artifactId=artifact.artifact_id,
-            bytes=artifact.size, steps=run.steps,
-        )  # fmt: skip
+        self.core.log.info("trace.saved", sessionId=rec.session_id, principal=rec.principal)
         self.core.changed(rec, "artifacts")
         return artifact
 

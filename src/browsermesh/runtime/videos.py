@@ -72,7 +72,6 @@ class VideoRun:
     workdir: Path
     page_id: str | None = None
     stream: PictureStream | None = None
-    steps: int = 0
     label: str = field(default="")
     # Locating the element of the latest call, for its box (ended by the next call or stop).
     marking: asyncio.Task[None] | None = None
@@ -155,7 +154,6 @@ class SessionVideos:
             return
         note = call_label.current()
         run.label = note.label() if note is not None and note.tool == tool else tool
-        run.steps += 1
         run.encoder.caption(run.label)
         await _stop_marking(run)  # the previous call's box, if it is still being looked for
         if page_id is not None and page_id != run.page_id and page_id in rec.pages:
@@ -253,23 +251,28 @@ class SessionVideos:
         try:
             await run.encoder.finish(artifact.part_path)
             await asyncio.to_thread(store.complete, artifact)
+        except BrowserMeshError as err:
+            store.fail(artifact)
+            # What ffmpeg said stays internal (it may name paths): its exit status is enough
+            # to tell a crash from a refusal in the server's log.
+            status, error = err.internal.get("exitStatus"), err.internal.get("error")
+            reason = f"exit_{status}" if status is not None else str(error or "unknown")
+            self.core.log.warn(
+                "video.failed", sessionId=rec.session_id, code=err.code.value, reason=reason
+            )
+            raise
         except BaseException:
             store.fail(artifact)
             raise
         finally:
             await _drop(run)
-        self.core.log.info(
-            "video.saved", sessionId=rec.session_id, artifactId=artifact.artifact_id,
-            bytes=artifact.size, steps=run.steps,
-        )  # fmt: skip
+        self.core.log.info("video.saved", sessionId=rec.session_id, principal=rec.principal)
         self.core.changed(rec, "artifacts")
         return artifact
 
     async def _encode_quietly(self, rec: SessionRecord, run: VideoRun, artifact: Artifact) -> None:
-        try:
+        with contextlib.suppress(BrowserMeshError):  # logged by `_encode`
             await self._encode(rec, run, artifact)
-        except BrowserMeshError as err:
-            self.core.log.warn("video.failed", sessionId=rec.session_id, code=err.code.value)
 
 
 async def _stop_marking(run: VideoRun) -> None:

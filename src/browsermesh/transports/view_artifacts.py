@@ -64,10 +64,7 @@ def artifact_routes(
             return not_found()
         if artifact.state != "completed":
             return not_found()
-        log.info(
-            "view.artifact", principal=principal, sessionId=session_id,
-            artifactId=artifact.artifact_id,
-        )  # fmt: skip
+        log.info("view.artifact", principal=principal, sessionId=session_id)
         disposition = f"attachment; filename*=UTF-8''{quote(artifact.name, safe='')}"
         return FileResponse(
             artifact.path,
