@@ -49,7 +49,6 @@ Run: ``python -m benchmarks.captures [--n 8] [--rounds 3]``; writes
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import json
 import os
@@ -59,7 +58,6 @@ import threading
 import time
 from collections import deque
 from dataclasses import asdict, dataclass, field
-from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -67,12 +65,11 @@ from benchmarks.app import ShopApp
 from benchmarks.common import (
     CHROMIUM,
     REPO,
-    RESULTS,
     browsermesh_env,
     latency_stats,
     md_table,
     median,
-    write_json,
+    paired_cli,
 )
 from benchmarks.multisession import mesh_flow
 from benchmarks.pss import descendants, kind_of, process_table
@@ -446,18 +443,10 @@ def render(summary: dict[str, Any]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m benchmarks.captures")
-    parser.add_argument("--n", type=int, default=8, help="concurrent flows (default 8)")
-    parser.add_argument("--rounds", type=int, default=3, help="rounds of all modes (default 3)")
-    parser.add_argument("--out", type=Path, default=RESULTS, help="results directory")
-    args = parser.parse_args(argv)
-    results = asyncio.run(run_all(args.n, args.rounds))
-    summary = summarize(results, args.n)
-    args.out.mkdir(parents=True, exist_ok=True)
-    write_json(args.out / "captures.json", summary)
-    text = render(summary)
-    (args.out / "captures.md").write_text(text)
-    print(text)
+    def measure(n: int, rounds: int) -> dict[str, Any]:
+        return summarize(asyncio.run(run_all(n, rounds)), n)
+
+    paired_cli("captures", measure, render, rounds=3, argv=argv)
     return 0
 
 

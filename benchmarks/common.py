@@ -231,3 +231,32 @@ def _finite(value: Any) -> Any:
 def write_json(path: Path, data: Any) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(_finite(data), indent=2, allow_nan=False) + "\n")
+
+
+def paired_cli(
+    stem: str,
+    measure: Callable[[int, int], dict[str, Any]],
+    render: Callable[[dict[str, Any]], str],
+    *,
+    rounds: int,
+    argv: list[str] | None,
+) -> dict[str, Any]:
+    """The command line of the paired N-flow benchmarks (`python -m benchmarks.<stem> [--n 8]
+    [--rounds R] [--out DIR]`): `measure(n, rounds)` gives the summary, written as
+    `<stem>.json` and, rendered, `<stem>.md` (also printed); the summary is returned."""
+    import argparse
+
+    parser = argparse.ArgumentParser(prog=f"python -m benchmarks.{stem}")
+    parser.add_argument("--n", type=int, default=8, help="concurrent flows (default 8)")
+    parser.add_argument(
+        "--rounds", type=int, default=rounds, help=f"rounds of every mode (default {rounds})"
+    )
+    parser.add_argument("--out", type=Path, default=RESULTS, help="results directory")
+    args = parser.parse_args(argv)
+    summary = measure(args.n, args.rounds)
+    args.out.mkdir(parents=True, exist_ok=True)
+    write_json(args.out / f"{stem}.json", summary)
+    text = render(summary)
+    (args.out / f"{stem}.md").write_text(text)
+    print(text)
+    return summary

@@ -23,7 +23,6 @@ Run: ``python -m benchmarks.live_view [--n 8] [--rounds 5]``; writes
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import json
 import os
@@ -32,12 +31,17 @@ import sys
 import threading
 import time
 from dataclasses import asdict, dataclass
-from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
 from benchmarks.app import ShopApp
-from benchmarks.common import CHROMIUM, REPO, RESULTS, browsermesh_env, median, write_json
+from benchmarks.common import (
+    CHROMIUM,
+    REPO,
+    browsermesh_env,
+    median,
+    paired_cli,
+)
 from benchmarks.multisession import mesh_flow
 from benchmarks.pss import descendants, kind_of, process_table
 from browsermesh.model.tasks import TaskOwner
@@ -265,19 +269,10 @@ def render(summary: dict[str, Any]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m benchmarks.live_view")
-    parser.add_argument("--n", type=int, default=8, help="concurrent sessions (default 8)")
-    parser.add_argument("--rounds", type=int, default=5, help="rounds of both modes (default 5)")
-    parser.add_argument("--out", type=Path, default=RESULTS, help="results directory")
-    args = parser.parse_args(argv)
-    results = asyncio.run(run_all(args.n, args.rounds))
-    summary = summarize(results, args.n)
-    args.out.mkdir(parents=True, exist_ok=True)
-    write_json(args.out / "live_view.json", summary)
-    text = render(summary)
-    (args.out / "live_view.md").write_text(text)
-    print(text)
-    return 0 if summary["met"] else 1
+    def measure(n: int, rounds: int) -> dict[str, Any]:
+        return summarize(asyncio.run(run_all(n, rounds)), n)
+
+    return 0 if paired_cli("live_view", measure, render, rounds=5, argv=argv)["met"] else 1
 
 
 if __name__ == "__main__":

@@ -33,7 +33,6 @@ Run: ``python -m benchmarks.takeover [--n 8] [--rounds 5]``; writes
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import json
 import math
@@ -43,11 +42,16 @@ import sys
 import time
 from dataclasses import asdict, dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from pathlib import Path
 from typing import Any
 
 from benchmarks.app import ShopApp
-from benchmarks.common import CHROMIUM, RESULTS, latency_stats, md_table, median, write_json
+from benchmarks.common import (
+    CHROMIUM,
+    latency_stats,
+    md_table,
+    median,
+    paired_cli,
+)
 from benchmarks.live_view import Viewer, _delta, start_server, tree_cpu_s
 from benchmarks.multisession import mesh_flow
 from browsermesh.demo.loopback import LoopbackSite, QuietHTTPServer
@@ -465,19 +469,11 @@ def render(summary: dict[str, Any]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m benchmarks.takeover")
-    parser.add_argument("--n", type=int, default=8, help="concurrent flows (default 8)")
-    parser.add_argument("--rounds", type=int, default=5, help="rounds of both modes (default 5)")
-    parser.add_argument("--out", type=Path, default=RESULTS, help="results directory")
-    args = parser.parse_args(argv)
-    results, alone = asyncio.run(run_all(args.n, args.rounds))
-    summary = summarize(results, alone, args.n)
-    args.out.mkdir(parents=True, exist_ok=True)
-    write_json(args.out / "takeover.json", summary)
-    text = render(summary)
-    (args.out / "takeover.md").write_text(text)
-    print(text)
-    return 0 if summary["met"] else 1
+    def measure(n: int, rounds: int) -> dict[str, Any]:
+        results, alone = asyncio.run(run_all(n, rounds))
+        return summarize(results, alone, n)
+
+    return 0 if paired_cli("takeover", measure, render, rounds=5, argv=argv)["met"] else 1
 
 
 if __name__ == "__main__":

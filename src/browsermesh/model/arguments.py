@@ -88,6 +88,14 @@ def action_argument(op: ElementOp, arg: object) -> str | None:
     return bounded_string(arg, spec.field, spec.max_chars, min_chars=spec.min_chars)
 
 
+def one_of(raw: object, field: str, choices: tuple[str, ...]) -> str:
+    """An argument that must be one of `choices` (a tool's `action`)."""
+    if raw not in choices:
+        raise invalid_argument(field, "one of: " + ", ".join(choices))
+    assert isinstance(raw, str)
+    return raw
+
+
 def optional_bool(raw: object, field: str, default: bool) -> bool:
     """An optional boolean argument: absent (None) is `default`."""
     if raw is None:

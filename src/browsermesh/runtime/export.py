@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Final
 
 from browsermesh.errors import Bound, BrowserMeshError, ErrorCode, invalid_argument
-from browsermesh.model.arguments import optional_bool
+from browsermesh.model.arguments import one_of, optional_bool
 from browsermesh.model.ids import short_id
 from browsermesh.model.recording import Recording
 from browsermesh.persistence.states import LOCAL_PRINCIPAL
@@ -116,8 +116,7 @@ class TestExports:
         self, principal: str, session_id: object, action: object
     ) -> tuple[str, dict[str, Any]]:
         """Pause, resume or clear a session's recording; the log's state after it."""
-        if action not in RECORDING_ACTIONS:
-            raise invalid_argument("action", "one of: " + ", ".join(RECORDING_ACTIONS))
+        one_of(action, "action", RECORDING_ACTIONS)
         rec = self._recorded(principal, session_id, "sessionId")
         log = rec.recording
         assert log is not None

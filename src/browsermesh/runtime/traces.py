@@ -26,7 +26,7 @@ from typing import Any, Final
 
 from browsermesh.errors import BrowserMeshError, invalid_argument
 from browsermesh.model import call_label
-from browsermesh.model.arguments import optional_bool
+from browsermesh.model.arguments import one_of, optional_bool
 from browsermesh.model.deadline import Deadline, OperationContext
 from browsermesh.model.ids import short_id
 from browsermesh.model.tracing import TraceOptions, TracePolicy, TraceRun, keeps
@@ -57,9 +57,7 @@ class SessionTraces:
         self, principal: str, session_id: object, args: dict[str, Any]
     ) -> tuple[str, dict[str, Any]]:
         """`browser_trace`: start, stop (the artifact) or discard the session's trace."""
-        action = args.get("action")
-        if action not in TRACE_ACTIONS:
-            raise invalid_argument("action", "one of: " + ", ".join(TRACE_ACTIONS))
+        action = one_of(args.get("action"), "action", TRACE_ACTIONS)
         options = TraceOptions(
             screenshots=optional_bool(args.get("screenshots"), "screenshots", True),
             snapshots=optional_bool(args.get("snapshots"), "snapshots", True),

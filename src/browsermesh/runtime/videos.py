@@ -31,7 +31,7 @@ from browsermesh.engine.screencast import FrameSink, Screencaster
 from browsermesh.engine.video import VideoBounds, VideoEncoder
 from browsermesh.errors import BrowserMeshError, invalid_argument
 from browsermesh.model import call_label
-from browsermesh.model.arguments import bounded_string
+from browsermesh.model.arguments import bounded_string, one_of
 from browsermesh.model.deadline import Deadline, OperationContext
 from browsermesh.model.frame_pacing import VIDEO_BOUNDS, Frame, PictureBounds
 from browsermesh.model.ids import short_id
@@ -97,9 +97,7 @@ class SessionVideos:
         self, principal: str, session_id: object, args: dict[str, Any]
     ) -> tuple[str, dict[str, Any]]:
         """`browser_video`: start (optionally with a first chapter), chapter, stop."""
-        action = args.get("action")
-        if action not in VIDEO_ACTIONS:
-            raise invalid_argument("action", "one of: " + ", ".join(VIDEO_ACTIONS))
+        action = one_of(args.get("action"), "action", VIDEO_ACTIONS)
         raw_chapter = args.get("chapter")
         chapter = (
             None
