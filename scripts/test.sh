@@ -12,7 +12,7 @@ bash scripts/grid.sh >/dev/null  # Java, chromedriver, the Selenium Grid jar for
 if [ "$#" -eq 0 ]; then
   # The whole suite: measure coverage (child servers included, see pyproject) and apply the gate.
   rm -f .coverage .coverage.*
-  echo "== pytest (with coverage)" && python -m pytest --cov --cov-report=term --cov-report=json:.coverage.json.tmp
+  echo "== pytest (with coverage)" && python -m pytest --durations=30 --cov --cov-report=term --cov-report=json:.coverage.json.tmp
   python scripts/coverage_gate.py .coverage.json.tmp && rm -f .coverage.json.tmp
 else
   echo "== pytest $*" && python -m pytest "$@"

@@ -656,3 +656,35 @@ def test_a_failed_fills_error_quoting_the_value_is_masked(tmp_path: Path) -> Non
     entries, _ = scrub(tmp_path, [("trace.trace", trace)])
     error = events_of(entries["trace.trace"])[2]["error"]["message"]
     assert error == f'Timeout 700ms exceeded.\nCall log:\n  - fill("{REDACTED}")\n'
+
+
+def _group(call_id: str, title: str) -> dict[str, Any]:
+    return {"type": "before", "callId": call_id, "method": "tracingGroup", "title": title}
+
+
+def test_groups_get_their_new_titles_in_order_and_unnamed_ones_are_skipped(
+    tmp_path: Path,
+) -> None:
+    events = [
+        {"type": "context-options", "version": 8},
+        _group("g1", "browser_click ref=e1"),
+        _group("g2", "a group of someone else"),
+        _group("g3", "browser_snapshot"),
+        _group("g4", "browser_snapshot"),
+    ]
+    source = make_zip(tmp_path / "source.zip", [("trace.trace", lines(*events))])
+    titles = [
+        ("browser_click ref=e1", "browser_click ref=e1 → ok"),
+        ("browser_snapshot", "browser_snapshot → OPERATION_TIMEOUT"),
+    ]
+    scrub_trace(source, tmp_path / "out.zip", (), titles)
+    written = [
+        e.get("title") for e in events_of(dict(read_zip(tmp_path / "out.zip"))["trace.trace"])
+    ]
+    assert written == [
+        None,
+        "browser_click ref=e1 → ok",
+        "a group of someone else",
+        "browser_snapshot → OPERATION_TIMEOUT",
+        "browser_snapshot",  # no title left for it: as written
+    ]

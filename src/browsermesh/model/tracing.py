@@ -7,10 +7,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Final, Literal
 
-__all__ = ["TRACE_POLICIES", "TraceOptions", "TracePolicy", "TraceRun", "keeps"]
+__all__ = ["MAX_GROUPS", "TRACE_POLICIES", "TraceOptions", "TracePolicy", "TraceRun", "keeps"]
 
 TracePolicy = Literal["off", "on", "retain-on-failure"]
 TRACE_POLICIES: Final[dict[TracePolicy, str]] = {
@@ -42,6 +42,11 @@ def keeps(policy: TracePolicy, failed: bool) -> bool:
     return False
 
 
+MAX_GROUPS: Final = 10_000
+"""Calls of one trace whose groups get their outcome in the saved trace (later ones keep their
+plain title): bounds the memory a long trace holds."""
+
+
 @dataclass(slots=True)
 class TraceRun:
     """The trace a session is recording: its options, who started it (`policy` None: the
@@ -50,3 +55,6 @@ class TraceRun:
     options: TraceOptions
     policy: TracePolicy | None = None
     failed: bool = False
+    # Each call's group as written and as the saved trace names it (its outcome added), in
+    # order; the last one's outcome is filled in when its call ends. Bounded by `MAX_GROUPS`.
+    groups: list[list[str]] = field(default_factory=list)

@@ -59,7 +59,7 @@ import os
 import re
 import zipfile
 import zlib
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
@@ -110,11 +110,19 @@ class ScrubReport:
     masked: int
 
 
-def scrub_trace(source: Path, target: Path, secrets: Iterable[str]) -> ScrubReport:
+def scrub_trace(
+    source: Path,
+    target: Path,
+    secrets: Iterable[str],
+    titles: Sequence[tuple[str, str]] = (),
+) -> ScrubReport:
     """Write a copy of the trace zip `source` without secrets to `target` (created new, mode
     0600; `source` is not touched, the caller renames `target` into place). `secrets` are exact
     values known to be secret; the rules of the module docstring add the ones found in the
-    trace. Raises `BrowserMeshError(BROWSER_ERROR)` when the trace cannot be read, and
+    trace. `titles` renames groups (`tracing.group`) as the zip is rewritten anyway: in order,
+    the next group whose title is a pair's first gets its second (the runtime's call groups get
+    their outcome; a group it does not name, or a mark that was never written, is skipped).
+    Raises `BrowserMeshError(BROWSER_ERROR)` when the trace cannot be read, and
     `BrowserMeshError(INTERNAL_ERROR)` when `target` cannot be written (it is removed then)."""
     given = {value for value in secrets if value}
     with _open_zip(source) as archive:
@@ -130,7 +138,7 @@ def scrub_trace(source: Path, target: Path, secrets: Iterable[str]) -> ScrubRepo
         redactor = _Redactor(searched) if searched else None
         fd = _create(target)
         try:
-            masked = _write_scrubbed(fd, archive, infos, plans, redactor)
+            masked = _write_scrubbed(fd, archive, infos, plans, redactor, _Retitler(titles))
         except BaseException:
             target.unlink(missing_ok=True)
             raise
@@ -200,9 +208,10 @@ def _write_scrubbed(
     infos: list[zipfile.ZipInfo],
     plans: dict[str, _TypingPlan],
     redactor: _Redactor | None,
+    retitler: _Retitler,
 ) -> int:
-    """Every entry of `archive`, scrubbed, in order, into the zip written to `fd` (closed
-    here); returns the number of replacements."""
+    """Every entry of `archive`, scrubbed (and its groups retitled), in order, into the zip
+    written to `fd` (closed here); returns the number of replacements."""
     masked = 0
     failure: BrowserMeshError | None = None
     try:
@@ -213,7 +222,7 @@ def _write_scrubbed(
             os.fchmod(out.fileno(), 0o600)  # whatever the umask took away
             for info in infos:
                 data = b"" if info.is_dir() else _read_entry(archive, info)
-                data, count = _scrub_entry(info.filename, data, plans, redactor)
+                data, count = _scrub_entry(info.filename, data, plans, redactor, retitler)
                 masked += count
                 entry = zipfile.ZipInfo(info.filename, date_time=info.date_time)
                 entry.compress_type = zipfile.ZIP_DEFLATED
@@ -229,11 +238,16 @@ def _write_scrubbed(
 
 
 def _scrub_entry(
-    name: str, data: bytes, plans: dict[str, _TypingPlan], redactor: _Redactor | None
+    name: str,
+    data: bytes,
+    plans: dict[str, _TypingPlan],
+    redactor: _Redactor | None,
+    retitler: _Retitler,
 ) -> tuple[bytes, int]:
     if name.endswith(_JSON_LINES_SUFFIXES):
-        plan = plans.get(name, _TypingPlan())
-        return _scrub_json_lines(data, plan if name.endswith(".trace") else None, redactor)
+        if not name.endswith(".trace"):
+            return _scrub_json_lines(data, None, redactor, None)
+        return _scrub_json_lines(data, plans.get(name, _TypingPlan()), redactor, retitler)
     if redactor is None:
         return data, 0
     return redactor.entry(data)
@@ -263,20 +277,24 @@ def _parse_line(line: bytes) -> tuple[str, Any]:
 
 
 def _scrub_json_lines(
-    data: bytes, plan: _TypingPlan | None, redactor: _Redactor | None
+    data: bytes,
+    plan: _TypingPlan | None,
+    redactor: _Redactor | None,
+    retitler: _Retitler | None,
 ) -> tuple[bytes, int]:
-    """Structural masking (rules 1 and 2) and secret replacement (rule 3) line by line; a
-    line is re-serialized only when it changed."""
+    """Structural masking (rules 1 and 2) and secret replacement (rule 3) line by line, and
+    the groups' new titles; a line is re-serialized only when it changed."""
     out: list[bytes] = []
     masked = 0
     for line, text, event in _json_lines(data):
         if event is None:
             out.append(line)
             continue
+        retitled = retitler is not None and retitler.apply(event)  # before a title is redacted
         count = _mask_event(event, plan)
         if redactor is not None and redactor.mentioned_in(text):
             count += redactor.walk(event)
-        if count:
+        if count or retitled:
             masked += count
             dumped = json.dumps(event, ensure_ascii=False, separators=(",", ":"))
             ending = line[len(line.rstrip(b"\r")) :]
@@ -285,6 +303,27 @@ def _scrub_json_lines(
         else:
             out.append(line)
     return b"\n".join(out), masked
+
+
+class _Retitler:
+    """Renames the trace's groups in order (`scrub_trace`'s `titles`)."""
+
+    def __init__(self, titles: Sequence[tuple[str, str]]) -> None:
+        self._titles = list(titles)
+        self._next = 0
+
+    def apply(self, event: Any) -> bool:
+        """Retitle `event` if it opens the next named group; whether it did."""
+        if self._next >= len(self._titles) or not isinstance(event, dict):
+            return False
+        if event.get("type") != "before" or event.get("method") != "tracingGroup":
+            return False
+        old, new = self._titles[self._next]
+        if event.get("title") != old:
+            return False
+        event["title"] = new
+        self._next += 1
+        return True
 
 
 def _mask_event(event: Any, plan: _TypingPlan | None) -> int:

@@ -29,7 +29,7 @@ from browsermesh.model import call_label
 from browsermesh.model.arguments import one_of, optional_bool
 from browsermesh.model.deadline import Deadline, OperationContext
 from browsermesh.model.ids import short_id
-from browsermesh.model.tracing import TraceOptions, TracePolicy, TraceRun, keeps
+from browsermesh.model.tracing import MAX_GROUPS, TraceOptions, TracePolicy, TraceRun, keeps
 from browsermesh.persistence.artifacts import Artifact
 from browsermesh.persistence.trace_scrub import scrub_trace
 from browsermesh.runtime.core import RuntimeCore
@@ -95,7 +95,8 @@ class SessionTraces:
             return
         note = call_label.current()
         label = note.label() if note is not None and note.tool == tool else tool
-        await self._mark(rec, label, ctx)
+        if await self._mark(rec, label, ctx) and len(rec.trace.groups) < MAX_GROUPS:
+            rec.trace.groups.append([label, label])
 
     async def step_ended(
         self, rec: SessionRecord, page_id: str | None, code: str | None, ctx: OperationContext
@@ -108,8 +109,10 @@ class SessionTraces:
             return
         if code is not None:
             run.failed = True
-        await self._mark(rec, f"→ {code or 'ok'}", ctx)
-        await self._mark(rec, None, ctx)
+        if run.groups and run.groups[-1][0] == run.groups[-1][1]:
+            # The saved trace names the group with its outcome (one rename at `stop`, rather
+            # than two more driver round trips per call for a child group now).
+            run.groups[-1][1] = f"{run.groups[-1][0]} → {code or 'ok'}"
         await self._mark(rec, None, ctx)
 
     async def session_started(self, rec: SessionRecord, ctx: OperationContext) -> None:
@@ -148,14 +151,16 @@ class SessionTraces:
         rec.trace = TraceRun(options, policy)
         self.core.log.info("trace.started", sessionId=rec.session_id, principal=rec.principal)
 
-    async def _mark(self, rec: SessionRecord, name: str | None, ctx: OperationContext) -> None:
-        """One group mark; a failure is logged, never the call's failure."""
+    async def _mark(self, rec: SessionRecord, name: str | None, ctx: OperationContext) -> bool:
+        """One group mark; whether it was written (a failure is logged, never the call's)."""
         if rec.context is None:
-            return
+            return False
         try:
             await self.engine.trace_group(rec.context, name, ctx)
         except BrowserMeshError as err:
             self.core.log.debug("trace.mark_failed", sessionId=rec.session_id, code=err.code.value)
+            return False
+        return True
 
     async def _end(
         self, rec: SessionRecord, kind: str | None, ctx: OperationContext
@@ -185,7 +190,8 @@ class SessionTraces:
             if breach is not None:
                 raise breach
             secrets = rec.step_secrets.values()
-            await asyncio.to_thread(scrub_trace, raw, artifact.part_path, secrets)
+            titles = [(old, new) for old, new in run.groups]
+            await asyncio.to_thread(scrub_trace, raw, artifact.part_path, secrets, titles)
             await asyncio.to_thread(store.complete, artifact)
         except BaseException:
             store.fail(artifact)
