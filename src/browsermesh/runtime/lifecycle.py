@@ -311,7 +311,7 @@ class SessionLifecycle:
             self.core.changed(rec, "state")
         if rec.context is not None and not rec.disconnected:
             for watch in self.core.step_watches:  # a running trace or video is saved first
-                await watch.session_ending(rec)
+                await watch.session_ending(rec, keep=reason != "shutdown")
         context, rec.context = rec.context, None
         self.core.drop_pages(rec)
         if context is not None and not rec.disconnected:

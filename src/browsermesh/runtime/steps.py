@@ -32,7 +32,10 @@ class StepWatch(Protocol):
 
     async def session_started(self, rec: SessionRecord, ctx: OperationContext) -> None: ...
 
-    async def session_ending(self, rec: SessionRecord) -> None: ...
+    async def session_ending(self, rec: SessionRecord, *, keep: bool) -> None:
+        """The session closes, its context still open: save what runs (`keep`), or drop it
+        (the server shuts down: no artifact survives a restart)."""
+        ...
 
 
 async def watched(

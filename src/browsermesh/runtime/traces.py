@@ -125,12 +125,12 @@ class SessionTraces:
         except BrowserMeshError as err:  # the session works without its trace
             self.core.log.warn("trace.failed", sessionId=rec.session_id, code=err.code.value)
 
-    async def session_ending(self, rec: SessionRecord) -> None:
+    async def session_ending(self, rec: SessionRecord, *, keep: bool) -> None:
         """The session closes (its context still open): save or discard its running trace."""
         run = rec.trace
         if run is None:
             return
-        keep = run.policy is None or keeps(run.policy, run.failed)
+        keep = keep and (run.policy is None or keeps(run.policy, run.failed))
         ctx = OperationContext(short_id("o"), Deadline(SAVE_BUDGET_MS))
         try:
             await self._end(rec, "trace" if keep else None, ctx)

@@ -174,12 +174,16 @@ class SessionVideos:
     async def session_started(self, rec: SessionRecord, ctx: OperationContext) -> None:
         return None  # videos start only when asked
 
-    async def session_ending(self, rec: SessionRecord) -> None:
-        """The session closes: a running video is saved (its encoding owned by the runtime)."""
+    async def session_ending(self, rec: SessionRecord, *, keep: bool) -> None:
+        """The session closes: a running video is saved (its encoding owned by the runtime),
+        or dropped when not `keep`."""
         run, rec.video = rec.video, None
         if run is None:
             return
         await self._detach(run)
+        if not keep:
+            await _drop(run)
+            return
         try:
             artifact = self._begin(rec, run)
         except BrowserMeshError as err:
