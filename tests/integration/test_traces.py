@@ -197,3 +197,20 @@ async def test_trace_sessions_retain_on_failure_keeps_only_failed_runs(
         assert [x["kind"] for x in kept] == ["trace"]
         trace = load_trace(await read_artifact(c, broken, kept[0]["artifactId"]))
         assert trace.groups()[-1].endswith("→ ELEMENT_NOT_FOUND")
+
+
+async def test_shutdown_drops_a_running_trace_and_video(tmp_path: Path, pages: FixtureSite) -> None:
+    records: list[dict[str, Any]] = []
+    log = EventLog("silent")
+    log.sinks.append(records.append)
+    async with real_runtime(tmp_path, log, tools=TESTING) as rt, tool_client(rt) as c:
+        sid, pid = await c.session()
+        await c.ok("browser_trace", {"sessionId": sid, "action": "start"})
+        await c.ok("browser_video", {"sessionId": sid, "action": "start"})
+        await c.ok(
+            "browser_navigate", {"sessionId": sid, "pageId": pid, "url": pages.url("/t/admin")}
+        )
+    events = [r["type"] for r in records if r.get("sessionId") == sid]
+    assert "trace.discarded" in events and "session.closed" in events
+    assert "trace.saved" not in events and "video.saved" not in events
+    assert [p.name for p in (tmp_path / "data" / "artifacts").rglob("*") if p.is_file()] == []
