@@ -58,3 +58,6 @@ class TraceRun:
     # Each call's group as written and as the saved trace names it (its outcome added), in
     # order; the last one's outcome is filled in when its call ends. Bounded by `MAX_GROUPS`.
     groups: list[list[str]] = field(default_factory=list)
+    # The call in the session's queue slot opened its group (the session's calls run one at a
+    # time): its end closes it.
+    open: bool = False

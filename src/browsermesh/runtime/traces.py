@@ -93,20 +93,20 @@ class SessionTraces:
     ) -> None:
         if rec.trace is None or rec.context is None or tool == "browser_trace":
             return
+        run = rec.trace
         note = call_label.current()
         label = note.label() if note is not None and note.tool == tool else tool
-        if await self._mark(rec, label, ctx) and len(rec.trace.groups) < MAX_GROUPS:
-            rec.trace.groups.append([label, label])
+        run.open = await self._mark(rec, label, ctx)
+        if run.open and len(run.groups) < MAX_GROUPS:
+            run.groups.append([label, label])
 
     async def step_ended(
         self, rec: SessionRecord, page_id: str | None, code: str | None, ctx: OperationContext
     ) -> None:
         run = rec.trace
-        if run is None or rec.context is None:
+        if run is None or not run.open:  # no group opened for this call (browser_trace itself)
             return
-        note = call_label.current()
-        if note is not None and note.tool == "browser_trace":
-            return
+        run.open = False
         if code is not None:
             run.failed = True
         if run.groups and run.groups[-1][0] == run.groups[-1][1]:
