@@ -78,7 +78,15 @@ _MESSAGES: dict[ErrorCode, str] = {
 }
 
 BrowserErrorVariant = Literal[
-    "launch", "connect", "operation", "page_crashed", "headed", "installing", "grid"
+    "launch",
+    "connect",
+    "operation",
+    "page_crashed",
+    "headed",
+    "installing",
+    "grid",
+    "no_video_encoder",
+    "video_encoding",
 ]
 _BROWSER_ERROR_MESSAGES: dict[BrowserErrorVariant, str] = {
     "launch": "Chromium could not be started. Run: browsermesh --install-browser",
@@ -88,6 +96,8 @@ _BROWSER_ERROR_MESSAGES: dict[BrowserErrorVariant, str] = {
     "headed": "PDF printing needs headless Chromium.",
     "installing": "Chromium is being installed for the first session.",
     "grid": "The Selenium Grid could not start a Chromium browser session.",
+    "no_video_encoder": "Session videos need ffmpeg on the server, and it is not installed.",
+    "video_encoding": "The session video could not be encoded.",
 }
 _VARIANT_NEXT_STEPS: dict[BrowserErrorVariant, str] = {
     "grid": (
@@ -105,6 +115,11 @@ _VARIANT_NEXT_STEPS: dict[BrowserErrorVariant, str] = {
         "Call browser_reload on this page to reopen its last URL (refs are gone), or close it "
         "with browser_page_close."
     ),
+    "no_video_encoder": (
+        "Ask the server's operator to install ffmpeg (apt-get install ffmpeg; browsermesh "
+        "--doctor checks it); meanwhile browser_trace records the session with screenshots."
+    ),
+    "video_encoding": "Start a new recording with browser_video start; the session goes on.",
 }
 
 _NEXT_STEPS: dict[ErrorCode, str] = {
@@ -296,6 +311,8 @@ REASONS: frozenset[str] = frozenset(
         "data_directory_writable",
         "no_handback",
         "no_live_view",
+        "no_video_encoder",
+        "video_encoding",
         "other",
         *ACTIONABILITY_REASONS,
     }

@@ -28,7 +28,7 @@ from browsermesh.engine.video import (
     VideoEncoder,
     ass_text,
 )
-from browsermesh.errors import BrowserMeshError, ErrorCode
+from browsermesh.errors import BrowserMeshError, ErrorCode, error_payload
 from tests.support.eventually import eventually
 
 pytestmark = pytest.mark.anyio
@@ -341,7 +341,10 @@ async def test_a_missing_ffmpeg_names_its_install(
 
     assert caught.value.code is ErrorCode.BROWSER_ERROR
     assert caught.value.cause == FFMPEG_MISSING
-    assert "apt-get install ffmpeg" in FFMPEG_MISSING
+    # What the client reads: the reason, and a next step that says how to get videos.
+    payload = error_payload(caught.value)["error"]
+    assert payload["details"]["reason"] == "no_video_encoder"
+    assert "apt-get install ffmpeg" in payload["nextStep"]
     assert not (tmp_path / "work").exists()
     await encoder.abort()
 

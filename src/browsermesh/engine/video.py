@@ -218,7 +218,12 @@ class VideoEncoder:
             raise RuntimeError("a VideoEncoder records once")
         binary = ffmpeg_binary()
         if binary is None:
-            raise BrowserMeshError(ErrorCode.BROWSER_ERROR, cause=FFMPEG_MISSING)
+            raise BrowserMeshError(
+                ErrorCode.BROWSER_ERROR,
+                variant="no_video_encoder",
+                details={"reason": "no_video_encoder"},
+                cause=FFMPEG_MISSING,
+            )
         self._binary = binary
         if not self._workdir.exists():
             self._workdir.mkdir(parents=True, mode=0o700)
@@ -404,7 +409,13 @@ class VideoEncoder:
         internal: dict[str, object] = {"exitStatus": exit_status, "stderr": tail[-512:]}
         if error is not None:
             internal["error"] = error
-        return BrowserMeshError(ErrorCode.BROWSER_ERROR, cause=ENCODING_FAILED, internal=internal)
+        return BrowserMeshError(
+            ErrorCode.BROWSER_ERROR,
+            variant="video_encoding",
+            details={"reason": "video_encoding"},
+            cause=ENCODING_FAILED,
+            internal=internal,
+        )
 
     async def _clean_up(self) -> None:
         """Kill what runs, await every task, remove the files (idempotent)."""
