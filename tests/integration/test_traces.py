@@ -77,6 +77,8 @@ async def test_two_traced_sessions_open_with_their_steps_and_no_password(
             artifact = out["artifact"]
             assert artifact["kind"] == "trace" and artifact["state"] == "completed"
             assert artifact["name"].endswith(".zip") and artifact["size"] > 0
+            # The local principal's own file (stdio: no view, so no download address).
+            assert os.stat(out["path"]).st_size == artifact["size"] and "download" not in out
             saved[sid] = artifact["artifactId"]
         buyer_zip = await read_artifact(c, buyer, saved[buyer])
         buyer_trace = load_trace(buyer_zip)

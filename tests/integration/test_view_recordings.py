@@ -58,9 +58,12 @@ async def test_traces_are_linked_and_served_to_their_principal_only(
         await c.ok(
             "browser_navigate", {"sessionId": sid, "pageId": pid, "url": pages.url("/rec/page")}
         )
-        artifact = (await c.ok("browser_trace", {"sessionId": sid, "action": "stop"}))["artifact"]
+        stopped = await c.ok("browser_trace", {"sessionId": sid, "action": "stop"})
+        artifact = stopped["artifact"]
         await c.ok("browser_session_close", {"sessionId": sid})
     path = f"/view/artifacts/{sid}/{artifact['artifactId']}"
+    # The result says where a person downloads it; alice is no `local` principal: no file path.
+    assert stopped["download"] == server.base + path and "path" not in stopped
 
     # The card of the closed session links its trace; the link downloads the zip.
     context, view = await open_view(chromium, server, "alice")

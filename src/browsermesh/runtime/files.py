@@ -23,6 +23,7 @@ from browsermesh.model import progress
 from browsermesh.model.tasks import TaskOwner, cancel_and_await
 from browsermesh.persistence.artifacts import KEPT_KINDS, Artifact, ArtifactStore, sanitize_name
 from browsermesh.persistence.confined import read_in_root
+from browsermesh.persistence.states import LOCAL_PRINCIPAL
 
 if TYPE_CHECKING:
     from browsermesh.log import EventLog
@@ -73,6 +74,20 @@ class SessionFiles:
         # Called with a session id when one of its downloads began or settled (the runtime
         # tells its watchers); on the event loop, never from a worker thread.
         self.on_change: Callable[[str], None] = lambda _session_id: None
+        # The live view's download address of an artifact on this server, set by the HTTP
+        # transport when the view is on (issue 35); None: no view serves artifacts.
+        self.download_link: Callable[[str, str], str] | None = None
+
+    def where(self, artifact: Artifact) -> dict[str, str]:
+        """Where a person finds a saved trace or video: `download`, the live view's address
+        (when there is a view), and `path`, the file itself, for the `local` principal only
+        (the server's own user, on this machine; the file goes at the next start)."""
+        out: dict[str, str] = {}
+        if self.download_link is not None:
+            out["download"] = self.download_link(artifact.session_id, artifact.artifact_id)
+        if artifact.principal == LOCAL_PRINCIPAL:
+            out["path"] = str(artifact.path)
+        return out
 
     # ------------------------------------------------------------------ downloads
 

@@ -79,7 +79,7 @@ class SessionTraces:
                 return {"discarded": True}
             artifact = await self._end(rec, "trace", ctx)
             assert artifact is not None
-            return {"artifact": artifact.view()}
+            return {"artifact": artifact.view(), **self.core.files.where(artifact)}
 
         return await self.core.run_session_op(principal, session_id, "browser_trace", job)
 

@@ -137,7 +137,7 @@ class SessionVideos:
         assert stopped is not None
         rec = self.core.lookup(principal, session_id)
         artifact = await self._encode(rec, stopped, self._begin(rec, stopped))
-        return op_id, {"artifact": artifact.view()}
+        return op_id, {"artifact": artifact.view(), **self.core.files.where(artifact)}
 
     # ------------------------------------------------------------ steps and lifecycle
 

@@ -39,6 +39,7 @@ from browsermesh.transports.drain import GRACEFUL_SHUTDOWN_S, RequestDrain, drai
 from browsermesh.transports.http_app import JsonRpcGuardMiddleware, build_http_app
 from browsermesh.transports.slow_clients import BODY_TIMEOUT_S, HEAD_TIMEOUT_S, cutoff_protocol
 from browsermesh.transports.view import VIEW_PATH, announce_view
+from browsermesh.transports.view_artifacts import artifact_path
 from browsermesh.transports.view_auth import ViewAuth
 
 __all__ = [
@@ -235,6 +236,9 @@ class HttpService:
         if self.config.view:
             view = f"{self.base}{VIEW_PATH}/"
             self.runtime.handover.view_link = lambda session_id: f"{view}#s={session_id}"
+            self.runtime.files.download_link = lambda session_id, artifact_id: (
+                f"{self.base}{VIEW_PATH}{artifact_path(session_id, artifact_id)}"
+            )
             principals = [name for name, _ in self.config.auth_tokens]
             quiet = self.config.log_level == "silent"
             announce_view(self.view_auth, self.base, principals, quiet)
