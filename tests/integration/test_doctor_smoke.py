@@ -43,6 +43,7 @@ def test_doctor_passes_json(tmp_path: Path) -> None:
         "DATA_DIRECTORY_PRIVATE",
         "UPLOAD_ROOT_NOT_CONFIGURED",
         "ARTIFACT_STORAGE_READY",
+        "VIDEO_ENCODER_AVAILABLE",
         "CHROMIUM_AVAILABLE",
         "BROWSER_SMOKE_PASSED",
     ]
