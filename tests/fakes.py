@@ -36,6 +36,7 @@ from browsermesh.model.matchers import (
     UrlCondition,
     WaitSpec,
 )
+from browsermesh.model.mouse import MouseGesture, Viewport
 from browsermesh.model.navigation import Landing
 from browsermesh.model.observe import PageObservations
 from browsermesh.model.paging import SnapshotOptions
@@ -309,6 +310,14 @@ class FakeEngine:
     async def scroll(self, page: FakePage, dx: int, dy: int, ctx: OperationContext) -> None:
         await self._step("scroll", ctx)
         page.actions.append(("scroll", (dx, dy)))
+
+    async def viewport(self, page: FakePage, ctx: OperationContext) -> Viewport:
+        await self._step("viewport", ctx)
+        return Viewport(1280.0, 720.0, 1.0)
+
+    async def mouse(self, page: FakePage, gesture: MouseGesture, ctx: OperationContext) -> None:
+        await self._step("mouse", ctx)
+        page.actions.append(("mouse", gesture))
 
     async def set_files(
         self, page: FakePage, target: Target, payloads: list[Any], ctx: OperationContext

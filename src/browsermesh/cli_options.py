@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Final, TypeAlias
 
 from browsermesh._version import __version__
+from browsermesh.config.constants import ALL_PROFILES, DEFAULT_PROFILES
 from browsermesh.config.environment import build_config
 from browsermesh.config.settings import Config
 from browsermesh.config.variables import (
@@ -147,6 +148,9 @@ class _Option:
     alias: str | None = None
 
 
+_OPT_IN: Final = tuple(p for p in ALL_PROFILES if p not in DEFAULT_PROFILES)
+"""The profiles published only when named (the --tools help says which)."""
+
 _OPTIONS: Final[tuple[_Option, ...]] = (
     _Option("--transport", "<kind>", "stdio or http (default stdio)", V_TRANSPORT),
     _Option("--host", "<host>", "HTTP bind host (default 127.0.0.1)", V_HTTP_HOST, http_only=True),
@@ -202,7 +206,7 @@ _OPTIONS: Final[tuple[_Option, ...]] = (
     _Option(
         "--tools",
         "<profiles>",
-        "Profiles: core, observability, persistence, files, eval, testing (eval, testing opt-in)",
+        f"Profiles: {', '.join(ALL_PROFILES)} ({', '.join(_OPT_IN)} opt-in)",
         V_TOOLS,
     ),
     _Option(

@@ -354,8 +354,8 @@ def test_invalid_transport(value: str) -> None:
         ("eval,core", ("core", "eval")),
         (" persistence , core ,, core ", ("core", "persistence")),
         ("eval", ("eval",)),
-        ("eval,files,persistence,observability,core", ALL_PROFILES[:-1]),
-        ("testing,eval,files,persistence,observability,core", ALL_PROFILES),
+        ("eval,files,persistence,observability,core", ALL_PROFILES[:-2]),
+        ("vision,testing,eval,files,persistence,observability,core", ALL_PROFILES),
     ],
 )
 def test_tools_are_normalized(value: str, expected: tuple[str, ...]) -> None:
@@ -1140,7 +1140,7 @@ def test_help_text_structure() -> None:
     tools = next(line for line in option_lines if line.startswith("  --tools"))
     for profile in ALL_PROFILES:
         assert profile in tools
-    assert "(eval, testing opt-in)" in tools
+    assert "(eval, testing, vision opt-in)" in tools
     assert "BROWSERMESH_*" in text
     assert "precedence" in text
     assert text.isascii()

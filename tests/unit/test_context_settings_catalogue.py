@@ -51,6 +51,10 @@ SAMPLES: dict[str, tuple[Any, Any]] = {
         {"blockOrigins": ["https://ads.test"], "offline": True, "extraHeaders": {"X-Team": "blue"}},
     ),
     "proxy": ({"server": "HTTP://Proxy.Test:3128"}, {"server": "http://proxy.test:3128"}),
+    "initScripts": (
+        ("window.a = 1;", "\twindow.b = 'x\\n';\n"),
+        ["window.a = 1;", "\twindow.b = 'x\\n';\n"],
+    ),
 }
 
 EVERY = {name: raw for name, (raw, _) in SAMPLES.items()}
@@ -183,6 +187,8 @@ def test_every_setting_is_exported_or_named_as_not_reproduced() -> None:
         "'offline': True, "
         "'extra_http_headers': {'X-Team': secret('BM_SECRET_SHOP_HEADER_X_TEAM')}}",
         "shop_context = browser.new_context(**shop_options)",
+        "shop_context.add_init_script(script='window.a = 1;')",
+        "shop_context.add_init_script(script=\"\\twindow.b = 'x\\\\n';\\n\")",
         "shop_context.set_default_timeout(TIMEOUT_MS)",
         "shop_context.grant_permissions(['geolocation'], origin='https://shop.test')",
     ]

@@ -11,6 +11,7 @@ from jsonschema import Draft202012Validator
 from mcp import Client, MCPError
 
 from browsermesh.config import default_config
+from browsermesh.config.constants import ALL_PROFILES
 from browsermesh.mcp.compaction import dereference
 from browsermesh.mcp.instructions import INSTRUCTIONS
 from browsermesh.mcp.server import all_tool_specs, create_server
@@ -45,11 +46,8 @@ async def fake_client(request: pytest.FixtureRequest) -> AsyncIterator[ToolClien
 
 def test_profiles_are_total_and_disjoint() -> None:
     specs = all_tool_specs()
-    assert len(specs) == 48 and len({s.name for s in specs}) == 48
-    counts = {
-        p: sum(1 for s in specs if s.profile == p)
-        for p in ("core", "observability", "persistence", "files", "eval", "testing")
-    }
+    assert len(specs) == 49 and len({s.name for s in specs}) == 49
+    counts = {p: sum(1 for s in specs if s.profile == p) for p in ALL_PROFILES}
     assert counts == {
         "core": CORE,
         "observability": 1,
@@ -57,6 +55,7 @@ def test_profiles_are_total_and_disjoint() -> None:
         "files": 4,
         "eval": 1,
         "testing": 4,
+        "vision": 1,
     }
 
 

@@ -14,6 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from browsermesh.model.matchers import UrlMatcher, parse_condition
+from browsermesh.model.mouse import MouseGesture
 from browsermesh.model.recording import (
     ActAndWait,
     Action,
@@ -27,6 +28,7 @@ from browsermesh.model.recording import (
     FormField,
     FormFill,
     History,
+    Mouse,
     Navigate,
     PageClosed,
     PageOpened,
@@ -112,6 +114,20 @@ def every_kind() -> list[Step]:
                 ]
             )
         ),
+        *(
+            Mouse(seq=42 + n, **S, gesture=gesture)
+            for n, gesture in enumerate(
+                [
+                    MouseGesture(action="move", x=1, y=2),
+                    MouseGesture(action="click", x=140, y=130.5),
+                    MouseGesture(action="double_click", x=3, y=4, button="right"),
+                    MouseGesture(action="down", x=5, y=6, button="middle"),
+                    MouseGesture(action="up", x=7, y=8),
+                    MouseGesture(action="drag", x=10, y=20, to=(30, 40)),
+                    MouseGesture(action="wheel", x=9, y=9, delta_y=-120),
+                ]
+            )
+        ),
         ActAndWait(seq=50, **S, op="click", locator=BUTTON, expect=ExpectNavigation()),
         ActAndWait(
             seq=51,
@@ -184,6 +200,13 @@ def test_every_step_kind_renders_as_valid_lint_clean_python(tmp_path: Path) -> N
         "chooser_info.value.set_files(",
         "buyer_page.mouse.wheel(0, 300)",
         "buyer_page.get_by_text(exact('A')).drag_to(",
+        "buyer_page.mouse.move(1, 2)",
+        "buyer_page.mouse.click(140, 130.5)",
+        "buyer_page.mouse.dblclick(3, 4, button='right')",
+        "buyer_page.mouse.move(5, 6)\n    buyer_page.mouse.down(button='middle')",
+        "buyer_page.mouse.move(7, 8)\n    buyer_page.mouse.up()",
+        "buyer_page.mouse.down()\n    buyer_page.mouse.move(30, 40, steps=5)",
+        "buyer_page.mouse.move(9, 9)\n    buyer_page.mouse.wheel(0, -120)",
         "expect(buyer_page).to_have_url(BASE_URL + '/done')",
         "expect(buyer_page).to_have_url(url_glob('**/done?x=*'))",
         "buyer_page.wait_for_load_state('domcontentloaded')",

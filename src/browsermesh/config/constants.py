@@ -26,7 +26,9 @@ __all__ = [
     "Transport",
 ]
 
-Profile: TypeAlias = Literal["core", "observability", "persistence", "files", "eval", "testing"]
+Profile: TypeAlias = Literal[
+    "core", "observability", "persistence", "files", "eval", "testing", "vision"
+]
 LogLevel: TypeAlias = Literal["debug", "info", "warn", "error", "silent"]
 Transport: TypeAlias = Literal["stdio", "http"]
 Backend: TypeAlias = Literal["local", "cdp", "browser-server", "selenium-grid"]
@@ -38,6 +40,7 @@ ALL_PROFILES: Final[tuple[Profile, ...]] = (
     "files",
     "eval",
     "testing",
+    "vision",
 )
 DEFAULT_PROFILES: Final[tuple[Profile, ...]] = ("core", "observability", "persistence", "files")
 LOG_LEVELS: Final[tuple[LogLevel, ...]] = ("debug", "info", "warn", "error", "silent")

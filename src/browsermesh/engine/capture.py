@@ -13,6 +13,7 @@ from browsermesh.engine.highlight import Box, drawn, locate, no_box
 from browsermesh.engine.refs import RefRegistry
 from browsermesh.model.deadline import OperationContext
 from browsermesh.model.locators import Locator, Target
+from browsermesh.model.mouse import Viewport
 from browsermesh.model.png import ScreenshotLimits
 
 if TYPE_CHECKING:
@@ -39,6 +40,8 @@ class Screenshot:
     width: int
     height: int
     highlight: Box | None = None
+    viewport: Viewport | None = None
+    """The viewport and its scale factor, when the `vision` profile is published."""
 
 
 async def screenshot(

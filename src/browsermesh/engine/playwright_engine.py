@@ -28,6 +28,7 @@ from browsermesh.engine import (
     find,
     forms,
     highlight,
+    mouse,
     navigation,
     quiet,
     select,
@@ -76,8 +77,10 @@ from browsermesh.model.deadline import Deadline, OperationContext
 from browsermesh.model.devices import emulated
 from browsermesh.model.element_ops import ELEMENT_OPERATIONS, ElementOp
 from browsermesh.model.find import FindQuery
+from browsermesh.model.init_scripts import init_scripts
 from browsermesh.model.locators import Locator, RefTarget, Target
 from browsermesh.model.matchers import ActionSpec, Condition, WaitSpec
+from browsermesh.model.mouse import MouseGesture, Viewport
 from browsermesh.model.navigation import Landing
 from browsermesh.model.observe import PageObservations
 from browsermesh.model.options import OptionChoice
@@ -273,6 +276,8 @@ class PlaywrightEngine:
             try:
                 if self.quiet_ms > 0:  # every document keeps its last DOM change (engine/quiet)
                     await timed(context.add_init_script(quiet.INIT_SCRIPT), deadline)
+                for script in init_scripts(options.settings):  # issue 36: before any page
+                    await timed(context.add_init_script(script=script), deadline)
                 for origin in geolocation_grant_origins(options.settings):
                     await timed(context.grant_permissions(["geolocation"], origin=origin), deadline)
                 if router.routing:  # before any page: the first navigation is routed too
@@ -542,6 +547,12 @@ class PlaywrightEngine:
     async def scroll(self, page: PwPage, dx: int, dy: int, ctx: OperationContext) -> None:
         await timed(self._wheel(page.page, dx, dy), ctx.deadline)
 
+    async def viewport(self, page: PwPage, ctx: OperationContext) -> Viewport:
+        return await timed(mouse.viewport(page.page), ctx.deadline)
+
+    async def mouse(self, page: PwPage, gesture: MouseGesture, ctx: OperationContext) -> None:
+        await timed(mouse.perform(page.page, gesture), ctx.deadline)
+
     async def screenshot(
         self,
         page: PwPage,
@@ -671,8 +682,8 @@ def context_kwargs(options: ContextOptions) -> dict[str, Any]:
             case "policy":  # network's and proxy's own options (engine/policy.py)
                 if setting.name in s:
                     kwargs.update(network_kwargs({setting.name: s[setting.name]}))
-            case "grant" | "route":
-                pass  # applied to the context once it exists (grant_origins, RequestRouter)
+            case "grant" | "route" | "init script":
+                pass  # applied to the context once it exists (grants, RequestRouter, scripts)
             case _:
                 assert_never(setting.rule)
     if options.storage_state is not None:

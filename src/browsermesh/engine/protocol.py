@@ -24,6 +24,7 @@ from browsermesh.model.element_ops import ElementOp
 from browsermesh.model.find import FindQuery
 from browsermesh.model.locators import Locator, RefTarget, Target
 from browsermesh.model.matchers import ActionSpec, Condition, WaitSpec
+from browsermesh.model.mouse import MouseGesture, Viewport
 from browsermesh.model.navigation import HistoryStep, Landing
 from browsermesh.model.observe import PageObservations
 from browsermesh.model.options import OptionChoice
@@ -183,6 +184,14 @@ class Engine(Protocol[ContextT, PageT]):
         ...
 
     async def scroll(self, page: PageT, dx: int, dy: int, ctx: OperationContext) -> None: ...
+    async def viewport(self, page: PageT, ctx: OperationContext) -> Viewport:
+        """The page's viewport in CSS pixels and its device scale factor."""
+        ...
+
+    async def mouse(self, page: PageT, gesture: MouseGesture, ctx: OperationContext) -> None:
+        """A mouse gesture at CSS pixels of the viewport (issue 36 item 3)."""
+        ...
+
     async def set_files(
         self, page: PageT, target: Target, payloads: list[Any], ctx: OperationContext
     ) -> str:

@@ -50,6 +50,7 @@ def all_tool_specs(config: Config | None = None) -> list[ToolSpec]:
         snapshot,
         state,
         testing,
+        vision,
         waits,
     )
 
@@ -69,6 +70,7 @@ def all_tool_specs(config: Config | None = None) -> list[ToolSpec]:
         *evaluate.specs(),
         *testing.specs(),
         *review.specs(),
+        *vision.specs(),
     ]
 
 

@@ -19,19 +19,23 @@ from typing import Any, Literal, TypeAlias
 
 __all__ = ["ContextRule", "ContextSetting", "ExportForm", "Parser"]
 
-ContextRule: TypeAlias = Literal["keyword", "descriptor", "grant", "route", "policy"]
+ContextRule: TypeAlias = Literal["keyword", "descriptor", "grant", "route", "policy", "init script"]
 """How the engine applies a setting to a new context: `keyword` passes the value to
 `new_context` under the entry's keyword; `descriptor` merges the named device's descriptor under
 the explicit settings (model/devices.py), and its screen, which has no setting of its own, goes
 to `screen`; `grant` grants the permissions once the context exists; `route` is the context's
 request route (engine/policy.py); `policy` becomes `new_context` options through
-`engine.policy.network_kwargs` (service workers, offline, headers, proxy)."""
+`engine.policy.network_kwargs` (service workers, offline, headers, proxy); `init script` adds
+each script to the context (`add_init_script`) once it exists, before its first page."""
 
-ExportForm: TypeAlias = Literal["keyword", "device", "permissions", "network", "not reproduced"]
+ExportForm: TypeAlias = Literal[
+    "keyword", "device", "permissions", "network", "init scripts", "not reproduced"
+]
 """How the test export reproduces a setting: `keyword` (a `new_context` argument under the
 entry's keyword), `device` (the arguments spread over `playwright.devices[name]`),
 `permissions` (`grant_permissions` per origin), `network` (service workers, offline and headers
-read as secrets; the origin lists are not reproduced), `not reproduced` (named in a comment)."""
+read as secrets; the origin lists are not reproduced), `init scripts` (`add_init_script` per
+script right after the context is made), `not reproduced` (named in a comment)."""
 
 Parser: TypeAlias = Callable[[object, str], Any]
 """A setting's parser: the raw value and its path under `contextSettings` (the setting's name)

@@ -24,6 +24,7 @@ from browsermesh.model.matchers import (
     UrlCondition,
     UrlMatcher,
 )
+from browsermesh.model.mouse import DRAG_STEPS, MouseGesture
 from browsermesh.model.options import OptionChoice
 from browsermesh.model.recording import (
     ActAndWait,
@@ -37,6 +38,7 @@ from browsermesh.model.recording import (
     ExpectResponse,
     FormFill,
     History,
+    Mouse,
     Navigate,
     PageClosed,
     PageOpened,
@@ -336,6 +338,40 @@ def _upload(page: str, step: Upload) -> list[str]:
     return [f"{target}.set_input_files({_files(step.files)})"]
 
 
+def _px(value: float) -> str:
+    """A coordinate as a Python number literal (whole pixels without `.0`)."""
+    return repr(int(value)) if float(value).is_integer() else repr(float(value))
+
+
+def _mouse(page: str, gesture: MouseGesture) -> list[str]:
+    """page.mouse calls replaying a browser_mouse gesture (as engine.mouse performs it)."""
+    m, at = f"{page}.mouse", f"{_px(gesture.x)}, {_px(gesture.y)}"
+    button = "" if gesture.button == "left" else f", button={literal(gesture.button)}"
+    only_button = button.removeprefix(", ")
+    match gesture.action:
+        case "move":
+            return [f"{m}.move({at})"]
+        case "click":
+            return [f"{m}.click({at}{button})"]
+        case "double_click":
+            return [f"{m}.dblclick({at}{button})"]
+        case "down" | "up":
+            return [f"{m}.move({at})", f"{m}.{gesture.action}({only_button})"]
+        case "drag":
+            assert gesture.to is not None  # model.mouse requires toX/toY for drag
+            to = f"{_px(gesture.to[0])}, {_px(gesture.to[1])}"
+            return [
+                f"{m}.move({at})",
+                f"{m}.down({only_button})",
+                f"{m}.move({to}, steps={DRAG_STEPS})",
+                f"{m}.up({only_button})",
+            ]
+        case "wheel":
+            return [f"{m}.move({at})", f"{m}.wheel(0, {literal(gesture.delta_y)})"]
+        case _:
+            assert_never(gesture.action)
+
+
 _Render = Callable[[str, Any, Names], list[str]]
 _SIMPLE: Final[dict[type[Step], _Render]] = {
     Navigate: lambda p, s, n: [f"{p}.goto({url_expr(s.url, n.base_url)})"],
@@ -346,6 +382,7 @@ _SIMPLE: Final[dict[type[Step], _Render]] = {
     Upload: lambda p, s, n: _upload(p, s),
     Scroll: lambda p, s, n: [f"{p}.mouse.wheel({literal(s.dx)}, {literal(s.dy)})"],
     Drag: lambda p, s, n: [f"{locator_expr(p, s.source)}.drag_to({locator_expr(p, s.target)})"],
+    Mouse: lambda p, s, n: _mouse(p, s.gesture),
     ActAndWait: lambda p, s, n: _act_and_wait(p, s, n),
     PageClosed: lambda p, s, n: [f"{p}.close()"],
 }

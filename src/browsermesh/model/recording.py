@@ -25,6 +25,7 @@ from typing import Any, Final, Literal
 from browsermesh.model.action_kinds import ActionKind
 from browsermesh.model.element_ops import ElementOp
 from browsermesh.model.matchers import Condition, UrlMatcher
+from browsermesh.model.mouse import MouseGesture
 from browsermesh.model.navigation import HistoryStep
 from browsermesh.model.options import OptionChoice
 
@@ -45,6 +46,7 @@ __all__ = [
     "FormField",
     "FormFill",
     "History",
+    "Mouse",
     "Navigate",
     "PageClosed",
     "PageOpened",
@@ -207,6 +209,13 @@ class Scroll(Step):
 class Drag(Step):
     source: dict[str, Any]
     target: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Mouse(Step):
+    """browser_mouse (profile `vision`): one gesture at CSS pixels of the viewport."""
+
+    gesture: MouseGesture
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -39,9 +39,14 @@ Normalization rules where the reference leaves room (documented decisions):
 - **device** (issue 19): one of Playwright's device descriptors, matched case-insensitively and
   returned in Playwright's spelling; `isMobile` and `hasTouch` are booleans. Explicit fields win
   over the descriptor's when the context is made (model/devices.py has the merge rules).
+- **initScripts** (issue 36): parsed by `model/init_scripts.py` (bounds, `eval` profile, view).
 - **network**, **proxy** (issue 19): validated and normalized by `model/network.py`.
 - **numbers**: booleans never count as numbers; `viewport` sizes accept integral floats (as JSON
   Schema does) and are returned as ints; other numbers are returned as given.
+
+Size: the one catalogue of context settings (issue 32) with the parsers of its plain fields,
+each beside the rules above; fields with rules of their own are parsed in their own modules
+(model/devices.py, model/network.py, model/init_scripts.py).
 
 Pure rules: no Playwright, no MCP, no file I/O of our own (`zoneinfo` reads its database).
 """
@@ -60,7 +65,8 @@ from urllib.parse import urlsplit
 from browsermesh.errors import Bound, invalid_argument
 from browsermesh.model.context_setting import ContextSetting, Parser
 from browsermesh.model.devices import canonical_device
-from browsermesh.model.network import normalize_network, normalize_proxy
+from browsermesh.model.init_scripts import INIT_SCRIPTS, normalize_init_scripts
+from browsermesh.model.network import normalize_network, normalize_proxy, public_settings
 from browsermesh.model.observe_query import RESOURCE_TYPES
 from browsermesh.model.text import CONTROL_RE, SURROGATE_RE
 
@@ -407,6 +413,10 @@ def _proxy(value: object, path: str) -> dict[str, str]:
     return normalize_proxy(value, f"{_PREFIX}.{path}")
 
 
+def _init_scripts(value: object, path: str) -> list[str]:
+    return normalize_init_scripts(value, f"{_PREFIX}.{path}")
+
+
 def _scale(value: object, path: str) -> int | float:
     return _number_in(value, path, MIN_DEVICE_SCALE_FACTOR, MAX_DEVICE_SCALE_FACTOR)
 
@@ -464,6 +474,14 @@ CONTEXT_SETTINGS: Final[tuple[ContextSetting, ...]] = (
     ContextSetting(
         name="proxy", parse=_proxy, rule="policy", keyword=None, export="not reproduced"
     ),
+    # issue 36: caller JavaScript before every document's own scripts (`eval` profile only).
+    ContextSetting(
+        name=INIT_SCRIPTS,
+        parse=_init_scripts,
+        rule="init script",
+        keyword=None,
+        export="init scripts",
+    ),
 )
 """Every `contextSettings` field, in the normalized result's order (reference §12)."""
 
@@ -498,3 +516,13 @@ def geolocation_grant_origins(normalized: Mapping[str, Any]) -> list[str]:
     """The origins to grant `geolocation` to, in order, from an already normalized settings dict."""
     permissions = normalized.get("permissions") or []
     return [entry["origin"] for entry in permissions if entry.get("permission") == "geolocation"]
+
+
+def settings_view(normalized: Mapping[str, Any]) -> dict[str, Any]:
+    """Normalized settings as a session view shows them: `network`'s and `proxy`'s secrets
+    redacted (`model.network.public_settings`), `initScripts` as their count, never their text
+    (model/init_scripts.py)."""
+    out = public_settings(normalized)
+    if INIT_SCRIPTS in out:
+        out[INIT_SCRIPTS] = len(out[INIT_SCRIPTS])
+    return out

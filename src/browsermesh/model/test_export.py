@@ -131,6 +131,8 @@ class _ContextPlan:
     """The device whose descriptor the arguments are spread over."""
     grants: list[tuple[str, str]] = field(default_factory=list)
     """`(permission, origin)` to grant once the context exists."""
+    scripts: list[str] = field(default_factory=list)
+    """The init scripts to add right after the context is made, in order (issue 36)."""
     skipped: list[str] = field(default_factory=list)
     """The settings not reproduced, then the parts of settings not reproduced."""
 
@@ -178,6 +180,8 @@ def _kwargs(settings: Mapping[str, Any], label: str) -> _ContextPlan:
                     plan.grants.append((name, str(permission.get("origin", ""))))
             case "network":
                 partly += _network_args(value, label, plan)
+            case "init scripts":
+                plan.scripts += [str(script) for script in value or ()]
             case "not reproduced":
                 if given:
                     plan.skipped.append(setting.name)
@@ -217,6 +221,7 @@ def _context_lines(
     else:
         kwargs = ", ".join(f"{kw}={expr}" for kw, expr in args)
         lines.append(f"{var} = browser.new_context({kwargs})")
+    lines += [f"{var}.add_init_script(script={literal(script)})" for script in plan.scripts]
     lines.append(f"{var}.set_default_timeout(TIMEOUT_MS)")
     for name, origin in plan.grants:
         lines.append(f"{var}.grant_permissions([{literal(name)}], origin={url_expr(origin, base)})")

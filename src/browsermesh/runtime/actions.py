@@ -28,6 +28,7 @@ from browsermesh.model.matchers import (
     parse_condition,
     parse_wait,
 )
+from browsermesh.model.mouse import MouseGesture, check_in_viewport, parse_gesture
 from browsermesh.model.navigation import Landing
 from browsermesh.model.options import parse_option_choice
 from browsermesh.model.paging import (
@@ -40,6 +41,7 @@ from browsermesh.model.recording import (
     FormField,
     FormFill,
     History,
+    Mouse,
     Navigate,
     Scroll,
     Wait,
@@ -253,6 +255,19 @@ class PageActions:
 
         op_id, _ = await self.core.run_page_op(call, "browser_drag_and_drop", job)
         return op_id
+
+    async def mouse(self, call: PageCall, args: Mapping[str, Any]) -> tuple[str, MouseGesture]:
+        """A mouse gesture at CSS pixels of the viewport (issue 36 item 3, profile `vision`);
+        INVALID_ARGUMENT naming the coordinate outside the page's viewport."""
+        gesture = parse_gesture(args, lambda value: scroll_delta(value, "deltaY"))
+
+        async def job(rec: SessionRecord, page: PageRecord, ctx: OperationContext) -> None:
+            check_in_viewport(gesture, await self.engine.viewport(page.handle, ctx))
+            await self.engine.mouse(page.handle, gesture, ctx)
+            self.recorder.record(rec, Mouse(**step_at(rec, page, ctx), gesture=gesture))
+
+        op_id, _ = await self.core.run_page_op(call, "browser_mouse", job)
+        return op_id, gesture
 
     async def visible_text(
         self,

@@ -119,7 +119,9 @@ class SessionForks:
         """Create `count` ready sessions (forks of `from_session_id` when given):
         `(operationId, [(view, pageId), ...])` in creation order."""
         self.core.check_running()
-        args = session_args(principal, name, metadata, state_id, context_settings)
+        args = session_args(
+            principal, name, metadata, state_id, context_settings, self.core.config.tools
+        )
         settings = args.settings
         wanted = validate_count(count)
         if from_session_id is not None and state_id is not None:

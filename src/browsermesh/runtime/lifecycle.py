@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Collection, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -52,14 +52,25 @@ class SessionArgs:
 
 
 def session_args(
-    principal: str, name: object, metadata: object, state_id: object, context_settings: object
+    principal: str,
+    name: object,
+    metadata: object,
+    state_id: object,
+    context_settings: object,
+    tools: Collection[str],
 ) -> SessionArgs:
-    """Check a creation's arguments once, in the reference's order: labels, then settings."""
+    """Check a creation's arguments once, in the reference's order: labels, then settings
+    (`tools`: the published profiles, which `contextSettings.initScripts` needs `eval` among)."""
+    from browsermesh.model.init_scripts import check_eval_profile
     from browsermesh.model.labels import validate_labels
     from browsermesh.model.settings import normalize_context_settings
 
     clean_name, clean_metadata = validate_labels(name, metadata)
     settings = normalize_context_settings(context_settings)
+    # Issue 36: init scripts are caller code in every page, as `browser_evaluate` is. The
+    # catalogue's parsers see only the value (model/settings.py is pure, without the
+    # configuration), so the profile rule lives here, the one entry of every creation and fork.
+    check_eval_profile(settings, tools)
     return SessionArgs(principal, clean_name, clean_metadata, state_id, settings)
 
 
@@ -89,7 +100,9 @@ class SessionLifecycle:
     ) -> tuple[str, dict[str, Any], str]:
         """Create a ready session with its default page: `(operationId, view, pageId)`."""
         self.core.check_running()
-        args = session_args(principal, name, metadata, state_id, context_settings)
+        args = session_args(
+            principal, name, metadata, state_id, context_settings, self.core.config.tools
+        )
         return await self.create_checked(args)
 
     async def create_checked(self, args: SessionArgs) -> tuple[str, dict[str, Any], str]:

@@ -3,6 +3,7 @@ are runtime/transfers.py)."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from browsermesh.engine.capture import Screenshot
@@ -146,8 +147,15 @@ class PageReads:
             cfg.screenshot_max_dimension, cfg.screenshot_max_pixels, cfg.screenshot_max_bytes
         )
 
+        # With `vision` published, the viewport and its scale factor too: a vision model maps
+        # the picture (CSS pixels) to browser_mouse coordinates (issue 36 item 3).
+        vision = "vision" in cfg.tools
+
         async def job(rec: SessionRecord, page: PageRecord, ctx: OperationContext) -> Screenshot:
-            return await self.engine.screenshot(page.handle, kind, locator, limits, ctx, mark)
+            shot = await self.engine.screenshot(page.handle, kind, locator, limits, ctx, mark)
+            if not vision:
+                return shot
+            return replace(shot, viewport=await self.engine.viewport(page.handle, ctx))
 
         return await self.core.run_page_op(call, "browser_screenshot", job)
 

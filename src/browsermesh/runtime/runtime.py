@@ -118,6 +118,7 @@ class Runtime:
         self.fill_form = self.actions.fill_form
         self.scroll = self.actions.scroll
         self.drag = self.actions.drag
+        self.mouse = self.actions.mouse
         self.visible_text = self.actions.visible_text
         self.wait = self.actions.wait
         self.action_and_wait = self.actions.action_and_wait

@@ -10,10 +10,10 @@ from typing import TYPE_CHECKING, Any, Literal
 from browsermesh.engine.protocol import EngineContext, EnginePage
 from browsermesh.errors import ErrorCode
 from browsermesh.model.handover import HoldSlot
-from browsermesh.model.network import public_settings
 from browsermesh.model.observe import PageObservations
 from browsermesh.model.paging import SnapshotStore
 from browsermesh.model.recording import Recording
+from browsermesh.model.settings import settings_view
 from browsermesh.model.step_secrets import StepSecrets
 from browsermesh.model.table_diff import TableLines
 from browsermesh.model.tracing import TraceRun
@@ -128,7 +128,7 @@ class SessionRecord:
         if self.forked_from_session_id is not None:
             out["forkedFromSessionId"] = self.forked_from_session_id
         # Header values and proxy credentials never leave the record (model/network.py).
-        out["contextSettings"] = public_settings(self.context_settings)
+        out["contextSettings"] = settings_view(self.context_settings)
         if self.failure_code is not None:
             out["failureCode"] = self.failure_code.value
         hold = self.holds.hold

@@ -17,4 +17,5 @@ Module map:
 - ``evaluate``: ``browser_evaluate`` (profile ``eval``).
 - ``testing``: ``browser_test_export`` and ``browser_recording`` (profile ``testing``).
 - ``review``: ``browser_trace`` and ``browser_video`` (profile ``testing``).
+- ``vision``: ``browser_mouse`` at viewport coordinates (profile ``vision``).
 """

@@ -22,6 +22,8 @@ async def screenshot(call: ToolCall) -> ToolOutput:
     data = call.page_result(op_id, width=shot.width, height=shot.height, bytes=len(shot.png))
     if shot.highlight is not None:
         data["highlight"] = shot.highlight.wire()
+    if shot.viewport is not None:
+        data["viewport"] = shot.viewport.wire()
     image = types.ImageContent(
         type="image", data=base64.b64encode(shot.png).decode("ascii"), mime_type="image/png"
     )
