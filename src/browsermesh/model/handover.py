@@ -22,11 +22,11 @@ from typing import Any, Final, Literal
 from browsermesh.errors import Bound, invalid_argument
 from browsermesh.model.arguments import bounded_string
 from browsermesh.model.limits import MAX_KEY_CHARS
+from browsermesh.model.mouse import MOUSE_BUTTONS, MouseButton
 
 __all__ = [
     "DEFAULT_HELP_TIMEOUT_MS",
     "HELP_REASON_CHARS",
-    "HOLD_BUTTONS",
     "INPUT_TYPES",
     "MAX_HELP_TIMEOUT_MS",
     "MAX_INPUT_EVENTS",
@@ -61,9 +61,6 @@ MAX_STEP_NAME_CHARS: Final = 100
 MAX_STEPS_KEPT: Final = 50
 """Steps one hold keeps for the request for help's answer (the oldest fall out)."""
 
-HOLD_BUTTONS: Final = ("left", "middle", "right")
-Button = Literal["left", "middle", "right"]
-
 
 @dataclass(frozen=True, slots=True)
 class Pointer:
@@ -72,7 +69,7 @@ class Pointer:
     kind: Literal["move", "down", "up"]
     x: float
     y: float
-    button: Button = "left"
+    button: MouseButton = "left"
     clicks: int = 1
 
 
@@ -139,8 +136,8 @@ def _pointer(kind: Literal["move", "down", "up"]) -> Callable[[dict[str, Any], s
         if kind == "move":
             return Pointer("move", x, y)
         button = event.get("button", "left")
-        if button not in HOLD_BUTTONS:
-            raise invalid_argument(f"{where}.button", "one of " + ", ".join(HOLD_BUTTONS))
+        if button not in MOUSE_BUTTONS:
+            raise invalid_argument(f"{where}.button", "one of " + ", ".join(MOUSE_BUTTONS))
         clicks = event.get("clicks", 1)
         if isinstance(clicks, bool) or not isinstance(clicks, int) or not 1 <= clicks <= MAX_CLICKS:
             raise invalid_argument(f"{where}.clicks", f"an integer from 1 to {MAX_CLICKS}")
