@@ -15,6 +15,7 @@ import json
 import struct
 import zipfile
 import zlib
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -63,6 +64,8 @@ class FakeContext:
     networks: list[dict[str, Any]] = field(default_factory=list)
     # The open trace's marks (issue 35): group names, None for a group's end; None: not tracing.
     trace: list[str | None] | None = None
+    # Values the runtime asked to redact (remember_secrets, §36).
+    secrets: list[str] = field(default_factory=list)
 
 
 @dataclass(eq=False)
@@ -223,6 +226,9 @@ class FakeEngine:
             "cookies": list(state.get("cookies", [])),
             "origins": list(state.get("origins", [])),
         }
+
+    def remember_secrets(self, context: FakeContext, values: Iterable[str]) -> None:
+        context.secrets.extend(values)
 
     async def update_network(
         self, context: FakeContext, network: dict[str, Any], ctx: OperationContext

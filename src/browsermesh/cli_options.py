@@ -44,6 +44,7 @@ from browsermesh.config.variables import (
     V_NO_SANDBOX,
     V_PERSISTENCE,
     V_SCHEMA_REFS,
+    V_SECRETS_FILE,
     V_SELENIUM_GRID,
     V_SESSION_IDLE_MS,
     V_TIMEOUT_MS,
@@ -202,6 +203,12 @@ _OPTIONS: Final[tuple[_Option, ...]] = (
         "<when>",
         "Trace every new session: on, retain-on-failure or off (default off)",
         V_TRACE_SESSIONS,
+    ),
+    _Option(
+        "--secrets-file",
+        "<path>",
+        "Secrets filled by name, NAME=value lines, 0600; {principal} = one per principal",
+        V_SECRETS_FILE,
     ),
     _Option(
         "--tools",

@@ -154,6 +154,7 @@ DEFAULTS: list[tuple[str, Any]] = [
     ("token_file_world_readable", False),
     ("view", True),
     ("trace_sessions", "off"),
+    ("secrets_file", None),
 ]
 
 
@@ -1125,6 +1126,7 @@ def test_help_text_structure() -> None:
         "--no-view",
         "--principal",
         "--trace-sessions",
+        "--secrets-file",
         "--max-sessions-per-principal",
         "--doctor",
         "--json",

@@ -135,7 +135,7 @@ async def test_every_schema_failure_of_every_tool_is_invalid_argument(client: Cl
                 "fields": [{"target": {}, "value": "a"}, {"target": {}, "value": 5}],
             },
             "fields[1].value",
-            "string or boolean",
+            "string or boolean or object",
         ),
         (
             "browser_fill_form",

@@ -29,6 +29,7 @@ from browsermesh.config.hosts import is_endpoint_url
 from browsermesh.config.http_options import read_http
 from browsermesh.config.paths import is_executable_file
 from browsermesh.config.reader import ConfigError, Overrides, Reader, usable_text
+from browsermesh.config.secrets import read_secrets_setting
 from browsermesh.config.settings import Config
 from browsermesh.config.variables import (
     BOOL_SPECS,
@@ -92,6 +93,7 @@ def build_config(
     remote = _read_backend(reader, cli_endpoints)
     _read_browser_path(reader, remote)
     read_http(reader)
+    read_secrets_setting(reader)
     if reader.problems:
         raise ConfigError(reader.problems)
     return Config(**reader.values)

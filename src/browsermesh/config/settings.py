@@ -119,6 +119,9 @@ class Config:
     # Which sessions the server traces itself and keeps the trace of (issue 35,
     # model.tracing.TRACE_POLICIES): off, on, retain-on-failure.
     trace_sessions: TracePolicy = "off"
+    # The dotenv file of secrets the client may fill by name (issue 36, §36); `{principal}` in
+    # it is the caller's principal. None: no secrets.
+    secrets_file: str | None = None
 
     @property
     def backend(self) -> Backend:

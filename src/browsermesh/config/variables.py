@@ -46,6 +46,8 @@ V_GRID_CAPABILITIES: Final = "BROWSERMESH_GRID_CAPABILITIES"
 V_GRID_HEADER_FILE: Final = "BROWSERMESH_GRID_HEADER_FILE"
 V_VIEW: Final = "BROWSERMESH_VIEW"
 V_TRACE_SESSIONS: Final = "BROWSERMESH_TRACE_SESSIONS"
+# Secrets filled by name (issue 36, reference §36), read by config.secrets.
+V_SECRETS_FILE: Final = "BROWSERMESH_SECRETS_FILE"
 
 
 @dataclass(frozen=True, slots=True)

@@ -25,6 +25,7 @@ from browsermesh.engine.page_source import (
     FRAME_PASSWORDS_SCRIPT,
     MAX_SOURCE_CHARS,
     MAX_SOURCE_NODES,
+    known_secrets,
 )
 from browsermesh.model.action_table import key_lines
 from browsermesh.model.aria import parse_aria, redact_tree, strip_iframe_children
@@ -89,7 +90,8 @@ async def landing(
     read = Deadline(max(1, int(min(deadline.remaining_ms(), READ_MS))))
     if facts.get("secrets") is None:  # values beyond the budget: nothing can be redacted
         return Landing(url, status)
-    secrets = SecretValues(well_formed(str(v)) for v in facts["secrets"])
+    secrets = known_secrets(page)
+    secrets.add(well_formed(str(v)) for v in facts["secrets"])
     title = secrets.text(well_formed(str(facts.get("title") or "")))
     keys: list[str] = []
     if int(facts.get("nodes") or 0) <= MAX_SOURCE_NODES:

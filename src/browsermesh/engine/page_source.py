@@ -6,12 +6,17 @@ nodes or `MAX_SOURCE_CHARS` characters (`LIMIT_EXCEEDED`). `page_secrets` reads 
 value of every frame (bounded by the same character budget): every capture is redacted with
 them, and so are the page texts other calls return (titles, visible text, dialog messages,
 change notices, candidates' and covering elements' names).
+
+A session's named secrets (issue 36, §36) join them: once the runtime filled a secret by name
+(`remember_secrets`), every set of page secrets of that context starts with its values, so a
+page that echoes one (a text field holding it, a welcome line) reads ``[REDACTED]`` too.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+import weakref
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, Any, Final
 
 from browsermesh.engine.failures import timed, within
 from browsermesh.errors import Bound, BrowserMeshError, ErrorCode
@@ -21,7 +26,7 @@ from browsermesh.model.text import well_formed
 from browsermesh.redact import SecretValues
 
 if TYPE_CHECKING:
-    from playwright.async_api import Frame, Page
+    from playwright.async_api import BrowserContext, Frame, Page
     from playwright.async_api import Locator as PwLocator
 
 __all__ = [
@@ -30,7 +35,9 @@ __all__ = [
     "SOURCE_BUDGET_SCRIPT",
     "SOURCE_LIMITS",
     "frame_values",
+    "known_secrets",
     "page_secrets",
+    "remember_secrets",
     "source_budget",
     "with_other_frames",
     "within_budget",
@@ -103,6 +110,22 @@ def within_budget(result: dict[str, Any]) -> None:
         )
 
 
+# By Playwright context, because every page read below is handed the Playwright page alone;
+# weak, so a closed context takes its values with it.
+_NAMED: Final[weakref.WeakKeyDictionary[BrowserContext, SecretValues]] = weakref.WeakKeyDictionary()
+
+
+def remember_secrets(context: BrowserContext, values: Iterable[str]) -> None:
+    """Make `values` secrets of every page of `context` from now on (§36)."""
+    _NAMED.setdefault(context, SecretValues()).add(values)
+
+
+def known_secrets(page: Page) -> SecretValues:
+    """A new set of secrets for a read of `page`: its context's named secrets, if any."""
+    named = _NAMED.get(page.context) if _NAMED else None
+    return SecretValues(named.values()) if named else SecretValues()
+
+
 def frame_values(values: list[Any] | None, into: SecretValues | None = None) -> SecretValues:
     """One frame's password values as `FRAME_PASSWORDS_SCRIPT` answered them (it may ride along
     with another read), added to `into` when given; `LIMIT_EXCEEDED` (bound ``sourceChars``)
@@ -122,7 +145,7 @@ async def with_other_frames(
     """The page's password values when a read of the top frame brought its own
     (`FRAME_PASSWORDS_SCRIPT`'s answer, `frame_values`): the other frames' are read now, one
     evaluation each, and only when there are other frames."""
-    secrets = frame_values(top_values)
+    secrets = frame_values(top_values, known_secrets(page))
     return await page_secrets(page, deadline, secrets, frames=page.frames[1:])
 
 
@@ -151,7 +174,7 @@ async def page_secrets(
             return []  # the frame detached or navigated: its document, and its values, are gone
         return values
 
-    secrets = into if into is not None else SecretValues()
+    secrets = into if into is not None else known_secrets(page)
     for values in await all_of(*(one(f) for f in (page.frames if frames is None else frames))):
         frame_values(values, secrets)
     return secrets

@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import itertools
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, assert_never
@@ -64,6 +65,7 @@ from browsermesh.engine.page_facts import page_facts
 from browsermesh.engine.page_source import (
     FRAME_PASSWORDS_SCRIPT,
     MAX_SOURCE_CHARS,
+    remember_secrets,
     with_other_frames,
 )
 from browsermesh.engine.policy import RequestRouter, apply_network, network_kwargs
@@ -325,6 +327,10 @@ class PlaywrightEngine:
     ) -> None:
         """Apply a session's new `network` settings (browser_session_update) to its context."""
         await timed(apply_network(context.context, context.router, network), ctx.deadline)
+
+    def remember_secrets(self, context: PwContext, values: Iterable[str]) -> None:
+        """Redact `values` from every later read of the context's pages (§36)."""
+        remember_secrets(context.context, values)
 
     async def storage_state(self, context: PwContext, ctx: OperationContext) -> dict[str, Any]:
         """The context's cookies and every origin's storage, within the call's deadline: reading

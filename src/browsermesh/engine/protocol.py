@@ -11,7 +11,7 @@ One calling convention: every method that does browser work for a call takes tha
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
@@ -122,6 +122,11 @@ class Engine(Protocol[ContextT, PageT]):
         self, context: ContextT, network: dict[str, Any], ctx: OperationContext
     ) -> None:
         """Apply a session's new normalized `network` settings (issue 19) to its context."""
+        ...
+
+    def remember_secrets(self, context: ContextT, values: Iterable[str]) -> None:
+        """Redact `values` from every later read of the context's pages, like a password
+        field's value (a secret filled by name, §36)."""
         ...
 
     async def storage_state(self, context: ContextT, ctx: OperationContext) -> dict[str, Any]: ...

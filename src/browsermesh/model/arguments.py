@@ -10,7 +10,7 @@ Bounds (code points), with where each is enforced:
 | argument | bound | where |
 |---|---|---|
 | locator `value` (every strategy) and role `name` | 4,096 | `model.locators` |
-| `browser_fill.value` | 1,000,000 (may be empty) | `action_argument` |
+| `browser_fill.value` | 1,000,000 (may be empty), or `{secret: NAME}` (§36) | `action_argument` |
 | `browser_press.key`, `action.key` | 1..64 (§4.6, §7.2) | `action_argument`, `model.matchers` |
 | `browser_select_option.value` | 4,096 (may be empty) | `action_argument` |
 | `browser_fill_form.fields` | 1..50; `value` as fill/select option | `model.forms` |
@@ -34,6 +34,7 @@ from browsermesh.model.element_ops import ELEMENT_OPERATIONS, ElementOp
 from browsermesh.model.limits import MAX_FILL_CHARS as MAX_FILL_CHARS
 from browsermesh.model.limits import MAX_KEY_CHARS as MAX_KEY_CHARS
 from browsermesh.model.limits import MAX_OPTION_CHARS as MAX_OPTION_CHARS
+from browsermesh.model.secret_refs import SecretRef, parse_secret_ref
 
 MAX_SELECTOR_CHARS: Final = 4_096
 """Locator `value` and role `name`: far beyond any real selector or accessible name."""
@@ -86,6 +87,15 @@ def action_argument(op: ElementOp, arg: object) -> str | None:
     if spec is None:
         return None
     return bounded_string(arg, spec.field, spec.max_chars, min_chars=spec.min_chars)
+
+
+def named_argument(op: ElementOp, arg: object) -> SecretRef | None:
+    """The secret `arg` names (`{"secret": NAME}`, §36) when `op`'s argument may be one and it
+    is an object; None otherwise (then `action_argument` checks it)."""
+    spec = ELEMENT_OPERATIONS[op].argument
+    if spec is None or not spec.by_name:
+        return None
+    return parse_secret_ref(arg, spec.field)
 
 
 def one_of(raw: object, field: str, choices: tuple[str, ...]) -> str:

@@ -88,6 +88,8 @@ class Argument:
         choice: The tool takes ``value``, ``label`` or ``index`` (one or an array), read by
             `model.options`; `field` and the bounds then apply to each string item and to a
             form field's value (select_option).
+        by_name: The value may be a secret given by name, ``{"secret": NAME}`` (issue 36,
+            reference §36), filled without the client ever sending it.
     """
 
     field: str
@@ -95,6 +97,7 @@ class Argument:
     max_chars: int
     published: bool = False
     choice: bool = False
+    by_name: bool = False
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -227,9 +230,9 @@ ELEMENT_OPERATIONS: Final[Mapping[ElementOp, ElementOpEntry]] = {
             op="fill",
             tool="browser_fill",
             title="Fill page field",
-            description="Set a field's text to value.",
+            description="Set a field's text to value ({secret:NAME}: a secret by name).",
             hints=_WRITES,
-            argument=Argument(field="value", min_chars=0, max_chars=MAX_FILL_CHARS),
+            argument=Argument(field="value", min_chars=0, max_chars=MAX_FILL_CHARS, by_name=True),
             detail="fill",
             checks=frozenset({"visible", "enabled", "editable"}),
             records="text",

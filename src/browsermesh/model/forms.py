@@ -9,6 +9,7 @@ that refusal names `value` and the runtime places it at its field (`fields[k].va
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final, Literal
@@ -22,6 +23,7 @@ from browsermesh.model.arguments import (
 )
 from browsermesh.model.element_ops import ElementOp
 from browsermesh.model.locators import Target, parse_element_target
+from browsermesh.model.secret_refs import SecretRef, parse_secret_ref
 
 MAX_FIELDS: Final = 50
 FieldKind = Literal["text", "select", "checkbox", "radio"]
@@ -37,6 +39,13 @@ class FormField:
     # The client marked the value secret (issue 20): a test export reads it from the
     # environment instead of quoting it.
     secret: bool = False
+    # The secret the client named instead of a value (issue 36, §36): `value` is empty until
+    # the runtime looked it up (`with_value`).
+    named: SecretRef | None = None
+
+    def with_value(self, value: str) -> FormField:
+        """This field with its named secret's `value` (the runtime's lookup)."""
+        return dataclasses.replace(self, value=value)
 
     def __repr__(self) -> str:
         return f"FormField({self.target!r}, <{type(self.value).__name__}>)"
@@ -71,8 +80,11 @@ def _field(item: object, where: str) -> FormField:
     secret = secret_flag(item.get("secret"), f"{where}.secret")
     if isinstance(value, bool):
         return FormField(target, value, secret)
+    ref = parse_secret_ref(value, f"{where}.value")
+    if ref is not None:
+        return FormField(target, "", True, ref)
     if not isinstance(value, str):
-        raise invalid_argument(f"{where}.value", "string or boolean")
+        raise invalid_argument(f"{where}.value", 'string, boolean or {"secret": NAME}')
     return FormField(target, bounded_string(value, f"{where}.value", MAX_FILL_CHARS), secret)
 
 

@@ -72,7 +72,7 @@ from browsermesh.model.observe_read import (
 from browsermesh.model.observe_ring import EventRing, Kind, Ring
 from browsermesh.model.request_detail import RequestDetail, allowed_headers, rounded_timing
 from browsermesh.model.text import well_formed
-from browsermesh.redact import cut_chars, sanitize_url, sanitize_url_or_none
+from browsermesh.redact import SecretValues, cut_chars, sanitize_url, sanitize_url_or_none
 from browsermesh.text_redact import redact_text
 
 __all__ = [
@@ -140,8 +140,17 @@ class PageObservations:
     ``pageId`` to the result). Listener counting is the engine's business.
     """
 
-    def __init__(self, session_id: str, page_id: str, limits: ObserveLimits, clock: Clock) -> None:
+    def __init__(
+        self,
+        session_id: str,
+        page_id: str,
+        limits: ObserveLimits,
+        clock: Clock,
+        secrets: SecretValues | None = None,
+    ) -> None:
         self._session_id = session_id
+        # The session's named secrets (§36), shared and growing: hidden before any cut.
+        self._secrets = secrets if secrets is not None else SecretValues()
         self._page_id = page_id
         self._limits = limits
         self._clock = clock
@@ -199,7 +208,7 @@ class PageObservations:
         return {"timestamp": iso_from_epoch(self._clock.wall())}
 
     def _text(self, value: object) -> str:
-        return redact_text(_clean(value), max_chars=self._limits.string_chars)
+        return redact_text(self._secrets.text(_clean(value)), max_chars=self._limits.string_chars)
 
     def _duration_ms(self, tracked: _Tracked) -> int:
         elapsed = (self._clock.monotonic() - tracked.started) * 1000.0
@@ -235,7 +244,7 @@ class PageObservations:
         if raw == "about:blank":  # carries nothing; the sanitizer would call it <redacted-url>
             shown = raw
         else:
-            shown = sanitize_url(raw, max_chars=self._limits.string_chars)
+            shown = sanitize_url(self._secrets.text(raw), max_chars=self._limits.string_chars)
         self._console_ring.append("popup", self._common(), {"url": shown, "closed": closed})
 
     @_never_raise
@@ -255,7 +264,9 @@ class PageObservations:
         """
         if self._disposed:
             return
-        clean_url = sanitize_url_or_none(_clean(url), max_chars=self._limits.string_chars)
+        clean_url = sanitize_url_or_none(
+            self._secrets.text(_clean(url)), max_chars=self._limits.string_chars
+        )
         if clean_url is None:
             return
         self._request_counter += 1

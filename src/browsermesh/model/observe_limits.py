@@ -11,7 +11,7 @@ Pure model: no Playwright, no MCP, no file system.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Final
+from typing import Final, Protocol
 
 __all__ = [
     "DEFAULT_LIMIT",
@@ -51,6 +51,19 @@ MIN_INFLIGHT: Final = 32
 MAX_STATUS: Final = 999
 
 
+class ObserveSettings(Protocol):
+    """Where the four bounds are configured (`config.Config`; the model does not import it)."""
+
+    @property
+    def observability_events(self) -> int: ...
+    @property
+    def observability_string_chars(self) -> int: ...
+    @property
+    def observability_page_size(self) -> int: ...
+    @property
+    def observability_response_bytes(self) -> int: ...
+
+
 @dataclass(frozen=True, slots=True)
 class ObserveLimits:
     """The configured observability bounds (reference §19.1).
@@ -66,6 +79,16 @@ class ObserveLimits:
     string_chars: int
     page_size: int
     response_bytes: int
+
+    @classmethod
+    def from_config(cls, config: ObserveSettings) -> ObserveLimits:
+        """The bounds `config` sets (the runtime's, once at start)."""
+        return cls(
+            config.observability_events,
+            config.observability_string_chars,
+            config.observability_page_size,
+            config.observability_response_bytes,
+        )
 
     def __post_init__(self) -> None:
         for name in ("events_per_ring", "string_chars", "page_size", "response_bytes"):

@@ -74,6 +74,12 @@ class StepSecrets:
             self._names.pop(self._digest(oldest), None)
         self._values = SecretValues(self._order)
 
+    def name(self, text: str, env: str) -> None:
+        """Remember `text` as the secret the client named `env` (issue 36, §36): recorded
+        steps that typed it replay it from the environment variable `env` itself."""
+        self._names[self._digest(text)] = env
+        self.learn([text])
+
     def value(
         self, owner: str, locator: Mapping[str, Any] | None, text: str, *, secret: bool
     ) -> Value:

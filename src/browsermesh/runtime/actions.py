@@ -8,7 +8,7 @@ from typing import Any
 
 from browsermesh.engine.protocol import HistoryStep
 from browsermesh.errors import Bound, BrowserMeshError, ErrorCode
-from browsermesh.model.arguments import action_argument, secret_flag
+from browsermesh.model.arguments import action_argument, named_argument, secret_flag
 from browsermesh.model.content_text import tab_rows
 from browsermesh.model.deadline import OperationContext
 from browsermesh.model.element_ops import ELEMENT_OPERATIONS, ElementOp
@@ -56,6 +56,7 @@ from browsermesh.runtime.core import RuntimeCore, first_page
 from browsermesh.runtime.forms import fill_fields
 from browsermesh.runtime.handover import Handover
 from browsermesh.runtime.recording import Recorder, Replay, expectation, step_at
+from browsermesh.runtime.secrets import use_secret
 from browsermesh.runtime.session import (
     PageRecord,
     SessionRecord,
@@ -127,13 +128,19 @@ class PageActions:
         ``selected`` (issue 31). select_option reads its choice from `args` itself."""
         target = parse_target(args)
         choice = parse_option_choice(args) if ELEMENT_OPERATIONS[op].chooses else None
-        arg = action_argument(op, arg) if choice is None else None
+        named = named_argument(op, arg) if choice is None else None
+        if named is not None:
+            arg = self.core.secrets.value(call.principal, named)
+        else:
+            arg = action_argument(op, arg) if choice is None else None
         follow = parse_follow(args.get("snapshot"))
         secret = secret_flag(args.get("secret"))
 
         async def job(
             rec: SessionRecord, page: PageRecord, ctx: OperationContext
         ) -> dict[str, Any]:
+            if named is not None and arg is not None:
+                use_secret(self.engine, rec, named.name, arg)
             replay = await self.recorder.replayable(rec, page.handle, target, ctx)
             changes, own = await self.engine.act(page.handle, target, op, choice or arg, ctx)
             if replay is not None:
@@ -183,12 +190,19 @@ class PageActions:
     ) -> tuple[str, dict[str, Any]]:
         """Several fields of one form, in order, in one queue slot under one deadline; stops at
         the first failing field (runtime/forms.py). `{filled, changes, diff|snapshot?}`."""
-        parsed = parse_fields(fields)
+        parsed = tuple(
+            f.with_value(self.core.secrets.value(call.principal, f.named)) if f.named else f
+            for f in parse_fields(fields)
+        )
         follow = parse_follow(follow_snapshot)
 
         async def job(
             rec: SessionRecord, page: PageRecord, ctx: OperationContext
         ) -> dict[str, Any]:
+            for field in parsed:
+                if field.named is not None and isinstance(field.value, str):
+                    use_secret(self.engine, rec, field.named.name, field.value)
+
             async def describe(field: ParsedField) -> Replay | None:
                 return await self.recorder.replayable(rec, page.handle, field.target, ctx)
 

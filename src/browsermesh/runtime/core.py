@@ -40,6 +40,7 @@ from browsermesh.runtime.checks import validate_timeout
 from browsermesh.runtime.files import SessionFiles
 from browsermesh.runtime.handover import hold_gate
 from browsermesh.runtime.queue import await_job
+from browsermesh.runtime.secrets import SecretBook
 from browsermesh.runtime.session import (
     ACTIVE_STATUSES,
     TERMINAL_STATUSES,
@@ -80,12 +81,7 @@ class RuntimeCore:
         self.states = states
         self.clock = clock or Clock()
         self.transport = "stdio"
-        self._observe_limits = ObserveLimits(
-            config.observability_events,
-            config.observability_string_chars,
-            config.observability_page_size,
-            config.observability_response_bytes,
-        )
+        self._observe_limits = ObserveLimits.from_config(config)
         self._sessions: dict[str, SessionRecord] = {}
         self._page_owner: dict[int, tuple[str, str]] = {}
         self._shutting_down = False
@@ -105,6 +101,7 @@ class RuntimeCore:
         store = ArtifactStore(artifacts_root(config.data_dir), ArtifactLimits.from_config(config))
         store.clear_all()
         self.files = SessionFiles(store, self.log, config.upload_root)
+        self.secrets = SecretBook(config.secrets_file, self.log)
         self.files.on_change = self._artifacts_changed
         engine.events.page_limit = lambda _page: self.config.max_pages
 
@@ -252,7 +249,7 @@ class RuntimeCore:
             snapshots=SnapshotStore(now=self.clock.monotonic, wall_now=self.clock.wall),
         )
         page.observations = PageObservations(
-            rec.session_id, page.page_id, self._observe_limits, self.clock
+            rec.session_id, page.page_id, self._observe_limits, self.clock, rec.named_secrets
         )
         self.engine.observe(handle, page.observations)
         rec.pages[page.page_id] = page
@@ -456,11 +453,11 @@ class RuntimeCore:
         """Drop the page's retained snapshots (cursors die)."""
         page.snapshots.clear()
 
-    def info(self) -> dict[str, Any]:
+    def info(self, principal: str = LOCAL_PRINCIPAL) -> dict[str, Any]:
         """browser_runtime_info: works during shutdown and never launches Chromium."""
         from browsermesh.runtime.info import runtime_info
 
-        out = runtime_info(self, self.transport)
+        out = runtime_info(self, self.transport, principal)
         out["operationId"] = short_id("o")
         return out
 

@@ -22,8 +22,8 @@ def _dist_version(name: str) -> str:
         return "unknown"
 
 
-def runtime_info(runtime: RuntimeCore, transport: str) -> dict[str, Any]:
-    """The runtime_info structured result (reference §4.1)."""
+def runtime_info(runtime: RuntimeCore, transport: str, principal: str) -> dict[str, Any]:
+    """The runtime_info structured result (reference §4.1) as `principal` sees it."""
     from browsermesh.model.devices import device_summaries
     from browsermesh.model.labels import LABEL_LIMITS
 
@@ -49,6 +49,7 @@ def runtime_info(runtime: RuntimeCore, transport: str) -> dict[str, Any]:
         "persistenceEnabled": cfg.persistence,
         "uploadRootEnabled": cfg.upload_root is not None,
         "traceSessions": cfg.trace_sessions,
+        "secretNames": runtime.secrets.names(principal),
         "videoEncoder": ffmpeg_binary() is not None,
         "defaultTimeoutMs": cfg.timeout_ms,
         "maxSessions": cfg.max_sessions,

@@ -17,6 +17,7 @@ from browsermesh.model.settings import settings_view
 from browsermesh.model.step_secrets import StepSecrets
 from browsermesh.model.table_diff import TableLines
 from browsermesh.model.tracing import TraceRun
+from browsermesh.redact import SecretValues
 from browsermesh.runtime.queue import SessionQueue
 
 if TYPE_CHECKING:
@@ -85,6 +86,8 @@ class SessionRecord:
     recording: Recording | None = None
     # The secret values that recording knows and the variables they replay from (issue 30).
     step_secrets: StepSecrets = field(default_factory=StepSecrets)
+    # The values of the secrets this session filled by name (§36): its observe events hide them.
+    named_secrets: SecretValues = field(default_factory=SecretValues)
     # The last few finished operations, newest last (filled by core._run; the live view).
     recent_ops: deque[OperationNote] = field(
         default_factory=lambda: deque(maxlen=RECENT_OPERATIONS)

@@ -13,7 +13,7 @@ from browsermesh.model.forms import MAX_FIELDS
 _FIELD: Schema = obj(
     {
         "target": {"type": "object", "description": "locator or {ref}"},
-        "value": {"type": ["string", "boolean"]},
+        "value": {"type": ["string", "boolean", "object"]},
         "secret": BOOL,
     },
     ("target", "value"),
@@ -36,7 +36,8 @@ def specs() -> list[ToolSpec]:
             name="browser_fill_form",
             title="Fill form fields",
             description=(
-                "Fill fields in order (text, date, select: string; checkbox, radio: boolean); "
+                "Fill fields in order (text, date, select: string or {secret:NAME}; checkbox, "
+                "radio: boolean); "
                 "stops at the first failing one (details.field, details.filled). Beats "
                 "browser_fill per field; changes, snapshot: as browser_click."
             ),

@@ -82,6 +82,8 @@ def _arguments(entry: ElementOpEntry) -> tuple[dict[str, Schema], tuple[str, ...
     if arg.choice:
         return dict.fromkeys(SELECT_MODES, _ANY), (), None
     schema = string(arg.min_chars, arg.max_chars) if arg.published else string()
+    if arg.by_name:  # or {secret: NAME} (§36), checked by model.secret_refs
+        schema = {"type": ["string", "object"]}
     return {arg.field: schema}, (arg.field,), arg.field
 
 

@@ -48,7 +48,7 @@ _SESSION_OUT = output({"session": SESSION_VIEW})
 
 async def runtime_info(call: ToolCall) -> ToolOutput:
     """The structured runtime info, and its main facts as a few lines of text (issue 31)."""
-    info = call.runtime.info()
+    info = call.runtime.info(call.principal)
     return ToolOutput(info, text=summary_text(info))
 
 
