@@ -8,7 +8,7 @@ others (0600 or 0400). Anything else is refused whole, in fixed words that never
 Lines are read by python-dotenv's parser (quotes, ``export``, comments, escapes); ``${VAR}`` is
 NOT expanded, so a value is exactly what the file says and never another variable's.
 
-A read is cached by the file's identity (device, inode, size, modification time): a call that
+A read is cached by the file's identity (device, inode, size, times, owner, mode): a call that
 names a secret costs one ``stat`` while the file is unchanged, and an edited file is read again
 at its next use (no restart to rotate a secret).
 """
@@ -55,6 +55,20 @@ class SecretsRead:
 
     def __repr__(self) -> str:  # never show the values
         return f"SecretsRead(<{len(self.values)} names>, problem={self.problem!r})"
+
+
+def _identity(info: os.stat_result) -> tuple[int, ...]:
+    """What must not change for a cached read to stand: the file, its content (size, mtime)
+    and what decides trust (owner, mode; ctime moves with either)."""
+    return (
+        info.st_dev,
+        info.st_ino,
+        info.st_size,
+        info.st_mtime_ns,
+        info.st_ctime_ns,
+        info.st_mode,
+        info.st_uid,
+    )
 
 
 def _distrust(info: os.stat_result) -> str | None:
@@ -106,7 +120,7 @@ def _read(path: Path) -> tuple[SecretsRead, tuple[int, ...] | None]:
         return SecretsRead(problem="cannot be read"), None
     try:
         info = os.fstat(fd)  # the file opened, not whatever the path names a moment later
-        key = (info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns)
+        key = _identity(info)
         reason = _distrust(info)
         if reason is not None:
             return SecretsRead(problem=reason), key
@@ -139,13 +153,7 @@ class SecretFiles:
     def read(self, path: Path) -> SecretsRead:
         """The secrets of `path` now: from the cache while the file is the same one, unchanged."""
         try:
-            info = os.stat(path)
-            key: tuple[int, ...] | None = (
-                info.st_dev,
-                info.st_ino,
-                info.st_size,
-                info.st_mtime_ns,
-            )
+            key: tuple[int, ...] | None = _identity(os.stat(path))
         except OSError:
             key = None
         with self._lock:
