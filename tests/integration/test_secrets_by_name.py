@@ -167,28 +167,28 @@ async def test_each_principal_has_its_own_file(tmp_path: Path, pages: FixtureSit
     folder = tmp_path / "secrets"
     _secrets_file(folder / "alice.env", f"SITE_PASSWORD={PASSWORD}\n")
     template = str(folder / "{principal}.env")
-    async with http_server(tmp_path, tokens=True, secrets_file=template) as srv:
-        async with (
-            connect(srv.url, "auto", TOKENS["alice"]) as alice,
-            connect(srv.url, "auto", TOKENS["bob"]) as bob,
-        ):
-            assert (await alice.ok("browser_runtime_info"))["secretNames"] == ["SITE_PASSWORD"]
-            assert "secretNames" not in await bob.ok("browser_runtime_info")  # lean: none
-            s, p = await bob.session()
-            at = {"sessionId": s, "pageId": p}
-            await bob.ok("browser_navigate", {**at, "url": pages.url("/canary/login")})
-            field = {**at, "locator": _label("Password")}
-            theirs = await bob.err("browser_fill", {**field, "value": {"secret": "SITE_PASSWORD"}})
-            nobodys = await bob.err("browser_fill", {**field, "value": {"secret": "NOBODY"}})
-            # Alice's name is refused to bob exactly as a name nobody has.
-            assert theirs["details"] == nobodys["details"]
-            assert theirs["message"] == nobodys["message"]
-            # A file that is not private is refused (no names), told once in the log.
-            _secrets_file(folder / "bob.env", "SITE_PASSWORD=bobs-own-value\n", mode=0o644)
-            assert "secretNames" not in await bob.ok("browser_runtime_info")  # lean: none
-            refused = [r for r in srv.records if r.get("message") == "secrets.refused"]
-            assert [r["principal"] for r in refused] == ["bob"]
-            # Once private it is read at its next use: no restart.
-            os.chmod(folder / "bob.env", 0o600)
-            assert (await bob.ok("browser_runtime_info"))["secretNames"] == ["SITE_PASSWORD"]
-            await bob.ok("browser_fill", {**field, "value": {"secret": "SITE_PASSWORD"}})
+    async with (
+        http_server(tmp_path, tokens=True, secrets_file=template) as srv,
+        connect(srv.url, "auto", TOKENS["alice"]) as alice,
+        connect(srv.url, "auto", TOKENS["bob"]) as bob,
+    ):
+        assert (await alice.ok("browser_runtime_info"))["secretNames"] == ["SITE_PASSWORD"]
+        assert "secretNames" not in await bob.ok("browser_runtime_info")  # lean: none
+        s, p = await bob.session()
+        at = {"sessionId": s, "pageId": p}
+        await bob.ok("browser_navigate", {**at, "url": pages.url("/canary/login")})
+        field = {**at, "locator": _label("Password")}
+        theirs = await bob.err("browser_fill", {**field, "value": {"secret": "SITE_PASSWORD"}})
+        nobodys = await bob.err("browser_fill", {**field, "value": {"secret": "NOBODY"}})
+        # Alice's name is refused to bob exactly as a name nobody has.
+        assert theirs["details"] == nobodys["details"]
+        assert theirs["message"] == nobodys["message"]
+        # A file that is not private is refused (no names), told once in the log.
+        _secrets_file(folder / "bob.env", "SITE_PASSWORD=bobs-own-value\n", mode=0o644)
+        assert "secretNames" not in await bob.ok("browser_runtime_info")  # lean: none
+        refused = [r for r in srv.records if r.get("message") == "secrets.refused"]
+        assert [r["principal"] for r in refused] == ["bob"]
+        # Once private it is read at its next use: no restart.
+        os.chmod(folder / "bob.env", 0o600)
+        assert (await bob.ok("browser_runtime_info"))["secretNames"] == ["SITE_PASSWORD"]
+        await bob.ok("browser_fill", {**field, "value": {"secret": "SITE_PASSWORD"}})
