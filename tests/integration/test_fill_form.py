@@ -227,7 +227,7 @@ async def test_schema_refusals_come_on_the_validation_channel(client: ToolClient
         ([one] * 51, "fields", "at most 50 items"),
         ([{**one, "extra": 1}], "fields[0].extra", "unknown field"),
         ([{"target": label("Name")}], "fields[0].value", "required"),
-        ([field(label("Name"), 3)], "fields[0].value", "string or boolean"),
+        ([field(label("Name"), 3)], "fields[0].value", "string or boolean or object"),
     ):
         error = await client.err("browser_fill_form", {**addr, "fields": fields})
         assert error["code"] == "INVALID_ARGUMENT"
@@ -246,7 +246,8 @@ async def test_library_callers_get_invalid_argument_naming_the_field(runtime: Ru
         ([one, {"target": label("A")}], "fields[1].value", "required"),
         ([field({"strategy": "xpath"}, "x")], "fields[0].target.strategy", "one of"),
         ([field({"ref": "NOT A REF"}, "x")], "fields[0].target.ref", "ref token"),
-        ([field(label("Name"), 3)], "fields[0].value", "string or boolean"),
+        ([field(label("Name"), 3)], "fields[0].value", 'string, boolean or {"secret": NAME}'),
+        ([field(label("Name"), {"secret": "1A"})], "fields[0].value.secret", "a secret name"),
         ([field(label("Name"), "x" * 1_000_001)], "fields[0].value", "at most 1000000"),
     ]  # fmt: skip
     for fields, path, rule in cases:
