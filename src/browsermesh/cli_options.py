@@ -52,6 +52,7 @@ from browsermesh.config.variables import (
     V_TRANSPORT,
     V_UPLOAD_ROOT,
     V_VIEW,
+    V_WEBMCP,
 )
 from browsermesh.model.limits import MAX_TIMEOUT_MS
 
@@ -202,6 +203,12 @@ _OPTIONS: Final[tuple[_Option, ...]] = (
         "<when>",
         "Trace every new session: on, retain-on-failure or off (default off)",
         V_TRACE_SESSIONS,
+    ),
+    _Option(
+        "--webmcp",
+        "<on|off>",
+        "WebMCP in launched Chromium, for page tools: on or off (default on)",
+        V_WEBMCP,
     ),
     _Option(
         "--tools",

@@ -119,6 +119,9 @@ class Config:
     # Which sessions the server traces itself and keeps the trace of (issue 35,
     # model.tracing.TRACE_POLICIES): off, on, retain-on-failure.
     trace_sessions: TracePolicy = "off"
+    # Whether browsers BrowserMesh starts get `--enable-features=WebMCP`, so pages can register
+    # page tools (issue 36 item 1, profile `webmcp`); --webmcp off turns it off.
+    webmcp: bool = True
 
     @property
     def backend(self) -> Backend:

@@ -46,6 +46,9 @@ V_GRID_CAPABILITIES: Final = "BROWSERMESH_GRID_CAPABILITIES"
 V_GRID_HEADER_FILE: Final = "BROWSERMESH_GRID_HEADER_FILE"
 V_VIEW: Final = "BROWSERMESH_VIEW"
 V_TRACE_SESSIONS: Final = "BROWSERMESH_TRACE_SESSIONS"
+V_WEBMCP: Final = "BROWSERMESH_WEBMCP"
+WEBMCP_VALUES: Final = ("on", "off")
+"""`BROWSERMESH_WEBMCP` / `--webmcp`: WebMCP in the browsers BrowserMesh starts (issue 36)."""
 
 
 @dataclass(frozen=True, slots=True)

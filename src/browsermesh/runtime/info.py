@@ -49,6 +49,7 @@ def runtime_info(runtime: RuntimeCore, transport: str) -> dict[str, Any]:
         "persistenceEnabled": cfg.persistence,
         "uploadRootEnabled": cfg.upload_root is not None,
         "traceSessions": cfg.trace_sessions,
+        "webmcp": engine.webmcp,
         "videoEncoder": ffmpeg_binary() is not None,
         "defaultTimeoutMs": cfg.timeout_ms,
         "maxSessions": cfg.max_sessions,
