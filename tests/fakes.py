@@ -28,7 +28,7 @@ from browsermesh.errors import BrowserMeshError, ErrorCode
 from browsermesh.model.deadline import OperationContext
 from browsermesh.model.element_ops import ElementOp
 from browsermesh.model.find import FindQuery
-from browsermesh.model.locators import Locator, RefTarget, Target
+from browsermesh.model.locators import Locator, RefTarget, Selector, Target
 from browsermesh.model.matchers import (
     ActionSpec,
     Condition,
@@ -40,6 +40,7 @@ from browsermesh.model.matchers import (
 from browsermesh.model.mouse import MouseGesture, Viewport
 from browsermesh.model.navigation import Landing
 from browsermesh.model.observe import PageObservations
+from browsermesh.model.page_tools import ToolResult, tool_listing
 from browsermesh.model.paging import SnapshotOptions
 from browsermesh.model.png import PNG_SIGNATURE, ScreenshotLimits
 from browsermesh.model.tracing import TraceOptions
@@ -171,6 +172,10 @@ class FakeEngine:
     @property
     def browser_binary(self) -> str | None:
         return "headless-shell"
+
+    @property
+    def webmcp(self) -> bool:
+        return True
 
     def endpoints(self) -> list[dict[str, Any]]:
         return []
@@ -324,6 +329,27 @@ class FakeEngine:
     async def mouse(self, page: FakePage, gesture: MouseGesture, ctx: OperationContext) -> None:
         await self._step("mouse", ctx)
         page.actions.append(("mouse", gesture))
+
+    async def page_tools(
+        self, page: FakePage, chain: tuple[Selector, ...] | None, ctx: OperationContext
+    ) -> dict[str, Any]:
+        await self._step("page_tools", ctx)
+        return tool_listing([], 0, str)
+
+    async def page_tool_count(self, page: FakePage, ctx: OperationContext) -> int | None:
+        return 0
+
+    async def page_tool_call(
+        self,
+        page: FakePage,
+        chain: tuple[Selector, ...],
+        name: str,
+        arguments: dict[str, Any],
+        ctx: OperationContext,
+    ) -> ToolResult:
+        await self._step("page_tool_call", ctx)
+        page.actions.append(("page_tool_call", (name, arguments)))
+        return ToolResult(None)
 
     async def set_files(
         self, page: FakePage, target: Target, payloads: list[Any], ctx: OperationContext

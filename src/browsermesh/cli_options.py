@@ -16,45 +16,12 @@ from dataclasses import dataclass
 from typing import Final, TypeAlias
 
 from browsermesh._version import __version__
-from browsermesh.config.constants import ALL_PROFILES, DEFAULT_PROFILES
+from browsermesh.cli_flags import OPTIONS, OPTIONS_BY_FLAG
 from browsermesh.config.environment import build_config
 from browsermesh.config.settings import Config
 from browsermesh.config.variables import (
-    V_AGENT_GUIDELINES,
-    V_ALLOWED_HOSTS,
-    V_ALLOWED_ORIGINS,
-    V_AUTH_TOKEN_FILE,
-    V_AUTO_INSTALL,
-    V_BROWSER_ENDPOINTS,
-    V_BROWSER_PATH,
-    V_CDP_ENDPOINT,
-    V_DATA_DIR,
-    V_GRID_CAPABILITIES,
-    V_GRID_CONTEXTS_PER_BROWSER,
-    V_GRID_HEADER_FILE,
-    V_HEADLESS,
-    V_HTTP_HOST,
-    V_HTTP_PATH,
-    V_HTTP_PORT,
-    V_LOG_LEVEL,
-    V_MAX_MCP_SESSIONS_PER_PRINCIPAL,
-    V_MAX_PAGES,
-    V_MAX_SESSIONS,
-    V_MAX_SESSIONS_PER_PRINCIPAL,
-    V_NO_SANDBOX,
-    V_PERSISTENCE,
-    V_SCHEMA_REFS,
-    V_SECRETS_FILE,
-    V_SELENIUM_GRID,
-    V_SESSION_IDLE_MS,
-    V_TIMEOUT_MS,
-    V_TOOLS,
-    V_TRACE_SESSIONS,
     V_TRANSPORT,
-    V_UPLOAD_ROOT,
-    V_VIEW,
 )
-from browsermesh.model.limits import MAX_TIMEOUT_MS
 
 __all__ = [
     "DemoInvocation",
@@ -137,185 +104,6 @@ Invocation: TypeAlias = (
 )
 
 
-@dataclass(frozen=True, slots=True)
-class _Option:
-    flag: str
-    placeholder: str | None  # None = toggle (takes no value)
-    summary: str
-    variable: str | None = None
-    toggle_value: str | None = None  # the raw variable value a toggle sets
-    http_only: bool = False
-    repeatable: bool = False
-    alias: str | None = None
-
-
-_OPT_IN: Final = tuple(p for p in ALL_PROFILES if p not in DEFAULT_PROFILES)
-"""The profiles published only when named (the --tools help says which)."""
-
-_OPTIONS: Final[tuple[_Option, ...]] = (
-    _Option("--transport", "<kind>", "stdio or http (default stdio)", V_TRANSPORT),
-    _Option("--host", "<host>", "HTTP bind host (default 127.0.0.1)", V_HTTP_HOST, http_only=True),
-    _Option(
-        "--port", "<port>", "HTTP port, 0 = ephemeral (default 7331)", V_HTTP_PORT, http_only=True
-    ),
-    _Option("--path", "<path>", "HTTP endpoint path (default /mcp)", V_HTTP_PATH, http_only=True),
-    _Option(
-        "--auth-token-file",
-        "<path>",
-        "HTTP bearer tokens, one name:token per line (required off loopback)",
-        V_AUTH_TOKEN_FILE,
-        http_only=True,
-    ),
-    _Option(
-        "--allowed-hosts",
-        "<list>",
-        "Allowed Host headers, comma list or * (default derived from --host)",
-        V_ALLOWED_HOSTS,
-        http_only=True,
-    ),
-    _Option(
-        "--allowed-origins",
-        "<list>",
-        "Allowed Origin headers, comma list or * (default derived from --host)",
-        V_ALLOWED_ORIGINS,
-        http_only=True,
-    ),
-    _Option(
-        "--session-idle-ms",
-        "<ms>",
-        "Close HTTP sessions idle this long, 0 = never (default 1800000)",
-        V_SESSION_IDLE_MS,
-        http_only=True,
-    ),
-    _Option(
-        "--max-mcp-sessions-per-principal",
-        "<count>",
-        "Open MCP sessions per principal over HTTP, 1..10000 (default 32)",
-        V_MAX_MCP_SESSIONS_PER_PRINCIPAL,
-        http_only=True,
-    ),
-    _Option(
-        "--no-view", None, "Do not serve the live view at /view", V_VIEW, "false", http_only=True
-    ),
-    _Option("--principal", "<name>", "With view-link: whose sessions the link shows"),
-    _Option(
-        "--trace-sessions",
-        "<when>",
-        "Trace every new session: on, retain-on-failure or off (default off)",
-        V_TRACE_SESSIONS,
-    ),
-    _Option(
-        "--secrets-file",
-        "<path>",
-        "Secrets filled by name, NAME=value lines, 0600; {principal} = one per principal",
-        V_SECRETS_FILE,
-    ),
-    _Option(
-        "--tools",
-        "<profiles>",
-        f"Profiles: {', '.join(ALL_PROFILES)} ({', '.join(_OPT_IN)} opt-in)",
-        V_TOOLS,
-    ),
-    _Option(
-        "--timeout",
-        "<ms>",
-        f"Default operation timeout, 1..{MAX_TIMEOUT_MS} (default 10000)",
-        V_TIMEOUT_MS,
-    ),
-    _Option("--data-dir", "<path>", "Private data directory (default ~/.browsermesh)", V_DATA_DIR),
-    _Option(
-        "--upload-root",
-        "<dir>",
-        "Directory whose files browser_file_upload may send (default: none)",
-        V_UPLOAD_ROOT,
-    ),
-    _Option(
-        "--log-level",
-        "<level>",
-        "debug, info, warn, error or silent (default info); logs go to stderr",
-        V_LOG_LEVEL,
-    ),
-    _Option("--max-sessions", "<count>", "Live sessions, 1..1000 (default 50)", V_MAX_SESSIONS),
-    _Option(
-        "--max-sessions-per-principal",
-        "<count>",
-        "Live sessions per principal, 1..1000 (default: no per-principal limit)",
-        V_MAX_SESSIONS_PER_PRINCIPAL,
-    ),
-    _Option("--max-pages", "<count>", "Pages per session, 1..100 (default 20)", V_MAX_PAGES),
-    _Option("--no-persistence", None, "Disable saved browser states", V_PERSISTENCE, "false"),
-    _Option(
-        "--no-schema-refs", None, "Publish fully expanded input schemas", V_SCHEMA_REFS, "false"
-    ),
-    _Option(
-        "--no-agent-guidelines",
-        None,
-        "Send no server instructions to the client",
-        V_AGENT_GUIDELINES,
-        "false",
-    ),
-    _Option("--headless", None, "Launch Chromium without a window", V_HEADLESS, "true"),
-    _Option("--headed", None, "Launch Chromium with a window (default)", V_HEADLESS, "false"),
-    _Option(
-        "--no-sandbox",
-        None,
-        "Run Chromium without its sandbox (trusted containers only)",
-        V_NO_SANDBOX,
-        "true",
-    ),
-    _Option(
-        "--no-auto-install",
-        None,
-        "Do not install Chromium at startup when it is missing",
-        V_AUTO_INSTALL,
-        "false",
-    ),
-    _Option("--browser-path", "<path>", "Chromium or Chrome executable to launch", V_BROWSER_PATH),
-    _Option(
-        "--cdp-endpoint",
-        "<url>",
-        "Attach to a running Chrome over CDP (http(s):// or ws(s)://)",
-        V_CDP_ENDPOINT,
-    ),
-    _Option(
-        "--browser-endpoint",
-        "<url>",
-        "Playwright browser server ws(s):// URL (repeatable, up to 16)",
-        V_BROWSER_ENDPOINTS,
-        repeatable=True,
-    ),
-    _Option(
-        "--selenium-grid",
-        "<url>",
-        "Selenium Grid 4 http(s):// URL to get Chromium browsers from",
-        V_SELENIUM_GRID,
-    ),
-    _Option(
-        "--grid-contexts-per-browser",
-        "<n>",
-        "Sessions per Grid browser, 1..50 (default 1)",
-        V_GRID_CONTEXTS_PER_BROWSER,
-    ),
-    _Option(
-        "--grid-capabilities",
-        "<path>",
-        "JSON file of Grid capabilities (alwaysMatch)",
-        V_GRID_CAPABILITIES,
-    ),
-    _Option(
-        "--grid-header-file",
-        "<path>",
-        "File of Name: value headers for the Grid",
-        V_GRID_HEADER_FILE,
-    ),
-    _Option("--doctor", None, "Check the installation and exit (add --json for one JSON line)"),
-    _Option("--json", None, "With --doctor: print the report as JSON"),
-    _Option("--install-browser", None, "Install Playwright's Chromium and exit"),
-    _Option("--help", None, "Show this help and exit", alias="-h"),
-    _Option("--version", None, "Print the version and exit", alias="-v"),
-)
-
-_OPTIONS_BY_FLAG: Final[dict[str, _Option]] = {o.flag: o for o in _OPTIONS}
 _HELP_FLAGS: Final = frozenset({"--help", "-h"})
 _VERSION_FLAGS: Final = frozenset({"--version", "-v"})
 _HELP_COLUMN: Final = 32
@@ -349,7 +137,7 @@ def help_text() -> str:
         "",
         "Options:",
     ]
-    for option in _OPTIONS:
+    for option in OPTIONS:
         label = option.flag if option.alias is None else f"{option.flag}, {option.alias}"
         if option.placeholder is not None:
             label = f"{label} {option.placeholder}"
@@ -395,7 +183,7 @@ def _scan(tokens: Sequence[str]) -> _Scan:
             scan.positionals.append(token)
             continue
         name, has_value, inline = token.partition("=")
-        option = _OPTIONS_BY_FLAG.get(name) if name.startswith("--") else None
+        option = OPTIONS_BY_FLAG.get(name) if name.startswith("--") else None
         if option is None:
             raise UsageError(f"unknown option {name}")
         if option.placeholder is None:
@@ -450,7 +238,7 @@ def _view_link(scan: _Scan, environ: Mapping[str, str]) -> ViewLinkInvocation:
 
 
 def _check_http_flags(scan: _Scan, environ: Mapping[str, str]) -> None:
-    http_flags = [flag for flag in scan.given if _OPTIONS_BY_FLAG[flag].http_only]
+    http_flags = [flag for flag in scan.given if OPTIONS_BY_FLAG[flag].http_only]
     if not http_flags:
         return
     transport = scan.overrides[V_TRANSPORT][0] if V_TRANSPORT in scan.overrides else None

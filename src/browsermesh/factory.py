@@ -37,12 +37,12 @@ def create_engine(config: Config) -> Engine[Any, Any]:
 
         backend = GridBackend(
             GridClient(config.selenium_grid, config.grid_headers),
-            grid_capabilities(config.grid_capabilities, config.headless),
+            grid_capabilities(config.grid_capabilities, config.headless, config.webmcp),
             config.grid_contexts_per_browser,
         )
     elif config.browser_endpoints:
         local = find_chromium(replace(config, browser_path=None), process_environ())
-        backend = ServerPool(config.browser_endpoints, executable_path=local)
+        backend = ServerPool(config.browser_endpoints, executable_path=local, webmcp=config.webmcp)
     else:
         sandbox = not (config.no_sandbox or running_as_root())
         # Headless servers get a headless shell when one is found, headed ones the full
@@ -55,6 +55,7 @@ def create_engine(config: Config) -> Engine[Any, Any]:
                 sandbox,
                 binary=None if found is None else found.kind,
                 installer=installer_for(config) if found is None else None,
+                webmcp=config.webmcp,
             )
         )
     return PlaywrightEngine(
@@ -62,6 +63,7 @@ def create_engine(config: Config) -> Engine[Any, Any]:
         ref_ttl_s=config.ref_ttl_ms / 1000,
         settle_ms=config.actionability_settle_ms,
         quiet_ms=config.settle_ms,
+        webmcp=config.webmcp,
     )
 
 

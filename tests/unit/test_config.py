@@ -155,6 +155,7 @@ DEFAULTS: list[tuple[str, Any]] = [
     ("view", True),
     ("trace_sessions", "off"),
     ("secrets_file", None),
+    ("webmcp", True),
 ]
 
 
@@ -323,6 +324,20 @@ def test_trace_sessions(when: str) -> None:
     assert load(BROWSERMESH_TRACE_SESSIONS=when).trace_sessions == when
 
 
+@pytest.mark.parametrize(("value", "expected"), [("on", True), ("off", False)])
+def test_webmcp(value: str, expected: bool) -> None:
+    assert load(BROWSERMESH_WEBMCP=value).webmcp is expected
+    invocation = parse_invocation(["--webmcp", value], env())
+    assert isinstance(invocation, ServeInvocation) and invocation.config.webmcp is expected
+
+
+@pytest.mark.parametrize("value", ["true", "ON", "", "1"])
+def test_invalid_webmcp(value: str) -> None:
+    assert problems_of(env(BROWSERMESH_WEBMCP=value)) == [
+        ("BROWSERMESH_WEBMCP", "must be one of on, off")
+    ]
+
+
 @pytest.mark.parametrize("when", ["always", "ON", "", "failure"])
 def test_invalid_trace_sessions(when: str) -> None:
     problems = problems_of(env(BROWSERMESH_TRACE_SESSIONS=when))
@@ -355,8 +370,8 @@ def test_invalid_transport(value: str) -> None:
         ("eval,core", ("core", "eval")),
         (" persistence , core ,, core ", ("core", "persistence")),
         ("eval", ("eval",)),
-        ("eval,files,persistence,observability,core", ALL_PROFILES[:-2]),
-        ("vision,testing,eval,files,persistence,observability,core", ALL_PROFILES),
+        ("eval,files,persistence,observability,core", ALL_PROFILES[:-3]),
+        ("webmcp,vision,testing,eval,files,persistence,observability,core", ALL_PROFILES),
     ],
 )
 def test_tools_are_normalized(value: str, expected: tuple[str, ...]) -> None:
@@ -1127,6 +1142,7 @@ def test_help_text_structure() -> None:
         "--principal",
         "--trace-sessions",
         "--secrets-file",
+        "--webmcp",
         "--max-sessions-per-principal",
         "--doctor",
         "--json",
@@ -1142,7 +1158,7 @@ def test_help_text_structure() -> None:
     tools = next(line for line in option_lines if line.startswith("  --tools"))
     for profile in ALL_PROFILES:
         assert profile in tools
-    assert "(eval, testing, vision opt-in)" in tools
+    assert "(eval, testing, vision, webmcp opt-in)" in tools
     assert "BROWSERMESH_*" in text
     assert "precedence" in text
     assert text.isascii()

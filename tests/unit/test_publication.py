@@ -46,7 +46,7 @@ async def fake_client(request: pytest.FixtureRequest) -> AsyncIterator[ToolClien
 
 def test_profiles_are_total_and_disjoint() -> None:
     specs = all_tool_specs()
-    assert len(specs) == 49 and len({s.name for s in specs}) == 49
+    assert len(specs) == 51 and len({s.name for s in specs}) == 51
     counts = {p: sum(1 for s in specs if s.profile == p) for p in ALL_PROFILES}
     assert counts == {
         "core": CORE,
@@ -56,6 +56,7 @@ def test_profiles_are_total_and_disjoint() -> None:
         "eval": 1,
         "testing": 4,
         "vision": 1,
+        "webmcp": 2,
     }
 
 
@@ -73,6 +74,12 @@ async def test_discovery_budget() -> None:
     _, core_size = await tools_of(tools=("core",))
     assert default_size <= 30_000, default_size
     assert core_size <= 25_000, core_size
+    # The opt-in webmcp profile (issue 36 item 1) adds its two tools and nothing else.
+    with_webmcp, webmcp_size = await tools_of(
+        tools=("core", "observability", "persistence", "files", "webmcp")
+    )
+    assert {t.name for t in with_webmcp} >= {"browser_page_tools", "browser_page_tool_call"}
+    assert len(with_webmcp) == 45 and webmcp_size - default_size < 2_000, webmcp_size
 
 
 async def test_every_tool_is_fully_published() -> None:

@@ -27,7 +27,7 @@ __all__ = [
 ]
 
 Profile: TypeAlias = Literal[
-    "core", "observability", "persistence", "files", "eval", "testing", "vision"
+    "core", "observability", "persistence", "files", "eval", "testing", "vision", "webmcp"
 ]
 LogLevel: TypeAlias = Literal["debug", "info", "warn", "error", "silent"]
 Transport: TypeAlias = Literal["stdio", "http"]
@@ -41,6 +41,7 @@ ALL_PROFILES: Final[tuple[Profile, ...]] = (
     "eval",
     "testing",
     "vision",
+    "webmcp",
 )
 DEFAULT_PROFILES: Final[tuple[Profile, ...]] = ("core", "observability", "persistence", "files")
 LOG_LEVELS: Final[tuple[LogLevel, ...]] = ("debug", "info", "warn", "error", "silent")

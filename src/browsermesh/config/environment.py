@@ -44,6 +44,8 @@ from browsermesh.config.variables import (
     V_TOOLS,
     V_TRACE_SESSIONS,
     V_UPLOAD_ROOT,
+    V_WEBMCP,
+    WEBMCP_VALUES,
 )
 from browsermesh.model.tracing import TRACE_POLICIES
 
@@ -152,6 +154,12 @@ def _read_log_level_and_tools(reader: Reader) -> None:
             reader.values["trace_sessions"] = raw
         else:
             reader.problem(V_TRACE_SESSIONS, "must be one of " + ", ".join(TRACE_POLICIES))
+    raw = reader.get(V_WEBMCP)
+    if raw is not None:
+        if raw in WEBMCP_VALUES:
+            reader.values["webmcp"] = raw == "on"
+        else:
+            reader.problem(V_WEBMCP, "must be one of " + ", ".join(WEBMCP_VALUES))
 
 
 def _parse_tools(reader: Reader) -> tuple[Profile, ...]:

@@ -122,6 +122,9 @@ class Config:
     # The dotenv file of secrets the client may fill by name (issue 36, §36); `{principal}` in
     # it is the caller's principal. None: no secrets.
     secrets_file: str | None = None
+    # Whether browsers BrowserMesh starts get `--enable-features=WebMCP`, so pages can register
+    # page tools (issue 36 item 1, profile `webmcp`); --webmcp off turns it off.
+    webmcp: bool = True
 
     @property
     def backend(self) -> Backend:

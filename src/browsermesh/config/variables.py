@@ -48,6 +48,9 @@ V_VIEW: Final = "BROWSERMESH_VIEW"
 V_TRACE_SESSIONS: Final = "BROWSERMESH_TRACE_SESSIONS"
 # Secrets filled by name (issue 36, reference §36), read by config.secrets.
 V_SECRETS_FILE: Final = "BROWSERMESH_SECRETS_FILE"
+V_WEBMCP: Final = "BROWSERMESH_WEBMCP"
+WEBMCP_VALUES: Final = ("on", "off")
+"""`BROWSERMESH_WEBMCP` / `--webmcp`: WebMCP in the browsers BrowserMesh starts (issue 36)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -92,7 +92,7 @@ async def grid_smoke(config: Config, deadline: Deadline) -> CheckResult:
     from playwright.async_api import async_playwright
 
     client = GridClient(config.selenium_grid, config.grid_headers)
-    caps = grid_capabilities(config.grid_capabilities, config.headless)
+    caps = grid_capabilities(config.grid_capabilities, config.headless, config.webmcp)
     session_id: str | None = None
     failure: CheckResult | None = None
     try:

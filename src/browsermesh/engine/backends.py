@@ -38,6 +38,7 @@ from browsermesh.engine.slots import LocalSlot as LocalSlot
 from browsermesh.engine.slots import ServerSlot as ServerSlot
 from browsermesh.engine.slots import SlotHost as SlotHost
 from browsermesh.engine.slots import show_endpoint as show_endpoint
+from browsermesh.engine.slots import with_webmcp
 from browsermesh.errors import BrowserMeshError, ErrorCode
 from browsermesh.model.deadline import Deadline
 from browsermesh.model.tasks import all_settled
@@ -78,15 +79,18 @@ def is_loopback(url: str) -> bool:
     return host is not None and is_loopback_host(host)
 
 
-def server_launch_options(url: str, executable_path: str | None) -> dict[str, Any]:
+def server_launch_options(
+    url: str, executable_path: str | None, webmcp: bool = True
+) -> dict[str, Any]:
     """Launch options sent to a browser server.
 
     Always headless (a server has no display for us). A server on this machine (loopback
     endpoint) is also handed the local Chromium and our launch flags, which it honours only
-    when started with `--unsafe` (otherwise it uses its own Playwright-managed browser)."""
+    when started with `--unsafe` (otherwise it uses its own Playwright-managed browser). The
+    args always carry `--enable-features=WebMCP` when `webmcp` (page tools, issue 36 item 1)."""
     options: dict[str, Any] = {"headless": True}
     if executable_path is not None and is_loopback(url):
-        args = list(QUIET_FLAGS)
+        args = with_webmcp(QUIET_FLAGS, webmcp)
         if running_as_root():
             args.append("--no-sandbox")
         options["executablePath"] = executable_path
@@ -194,11 +198,13 @@ class ServerPool(Backend):
 
     kind = "browser-server"
 
-    def __init__(self, urls: Sequence[str], executable_path: str | None = None) -> None:
+    def __init__(
+        self, urls: Sequence[str], executable_path: str | None = None, webmcp: bool = True
+    ) -> None:
         keys = endpoint_keys(urls)
         super().__init__(
             [
-                ServerSlot(url, key, server_launch_options(url, executable_path))
+                ServerSlot(url, key, server_launch_options(url, executable_path, webmcp))
                 for url, key in zip(urls, keys, strict=True)
             ]
         )

@@ -184,7 +184,7 @@ async def _ref_locator(
     frame = await handle.owner_frame()
     if frame is None:
         return None
-    chain = await _frame_chain(frame)
+    chain = await frame_chain(frame)
     facts = await handle.evaluate(_FACTS)
     css = _wire(Selector("css", str(facts["css"])), chain)
     if _mentions(secrets, css):
@@ -237,7 +237,7 @@ async def _unique(frame: Frame, selector: Selector, handle: ElementHandle) -> bo
     return True
 
 
-async def _frame_chain(frame: Frame) -> list[Selector]:
+async def frame_chain(frame: Frame) -> list[Selector]:
     """The `<iframe>` steps from the main frame down to `frame` (CSS paths, outer first)."""
     chain: list[Selector] = []
     while frame.parent_frame is not None and len(chain) <= MAX_FRAME_DEPTH:

@@ -3,6 +3,10 @@
 Implements reference §5.3–5.5 for every element-resolving operation: a locator is resolved afresh
 each call; a ref is looked up in the page's registry (`engine.refs`) and never re-resolved to
 another element.
+
+Size: every strict resolution shares one single-match step (`_single`) and its not-found and
+ambiguity errors: locators, their frame chains, and a frame addressed on its own (page tools'
+`frame`, issue 36: `resolve_frame`), so they stay together.
 """
 
 from __future__ import annotations
@@ -39,6 +43,7 @@ from browsermesh.model.element_ops import ELEMENT_OPERATIONS, ElementOp, operati
 from browsermesh.model.locators import (
     Locator,
     RefTarget,
+    Selector,
     Target,
 )
 from browsermesh.model.options import OptionChoice
@@ -46,7 +51,7 @@ from browsermesh.model.text import well_formed
 from browsermesh.redact import SecretValues
 
 if TYPE_CHECKING:
-    from playwright.async_api import ElementHandle, Page
+    from playwright.async_api import ElementHandle, Frame, Page
     from playwright.async_api import Locator as PwLocator
 
 FRAME_POLL_MS = 25
@@ -152,6 +157,29 @@ async def resolve_root(page: Page, locator: Locator, ctx: OperationContext, op: 
         await _single(page, frame_el, locator, ctx, op, frameIndex=index, selector=step.describe())
         root = frame_el.content_frame
     return root
+
+
+async def resolve_frame(
+    page: Page, chain: tuple[Selector, ...], ctx: OperationContext, op: str
+) -> Frame:
+    """The frame a §5.2 `frame` chain addresses (the main frame for an empty chain), resolved
+    strictly as locators resolve their chain: each step must match exactly one `<iframe>`; the
+    last step's element that is no frame → ELEMENT_NOT_FOUND."""
+    if not chain:
+        return page.main_frame
+    target = Locator(chain[-1], chain[:-1])
+    element = build(await resolve_root(page, target, ctx, op), target.selector)
+    await _single(page, element, target, ctx, op, frameIndex=len(chain) - 1)
+    try:
+        handle = await within(element.element_handle(), ctx.deadline)
+        frame = await within(handle.content_frame(), ctx.deadline)
+    except BrowserMeshError:
+        raise
+    except Exception as exc:
+        raise _not_found(target, ctx, op, raw_cause(exc)) from None
+    if frame is None:
+        raise _not_found(target, ctx, op, "the element is not a frame")
+    return frame
 
 
 async def resolve(page: Page, locator: Locator, ctx: OperationContext, op: str) -> PwLocator:

@@ -38,7 +38,13 @@ from browsermesh.engine.grid_client import (
     GridClient,
     GridError,
 )
-from browsermesh.engine.slots import BROWSER_CLOSE_MS, QUIET_FLAGS, BrowserSlot, SlotHost
+from browsermesh.engine.slots import (
+    BROWSER_CLOSE_MS,
+    QUIET_FLAGS,
+    BrowserSlot,
+    SlotHost,
+    with_webmcp,
+)
 from browsermesh.errors import BrowserMeshError, ErrorCode
 from browsermesh.model.tasks import TaskOwner, all_of, all_settled
 
@@ -59,10 +65,11 @@ the node's idle-session timeout (300 s by default, blind to CDP traffic) from en
 DELETE_S: Final = BROWSER_CLOSE_MS / 1000
 
 
-def grid_capabilities(configured: str, headless: bool) -> dict[str, Any]:
+def grid_capabilities(configured: str, headless: bool, webmcp: bool = True) -> dict[str, Any]:
     """The alwaysMatch capabilities: the configured object (default `browserName: chrome`),
     its `goog:chromeOptions.args` joined by the quiet flags (no background traffic, as for every
-    Chromium we start) and `--headless=new` when BrowserMesh runs headless."""
+    Chromium we start), `--headless=new` when BrowserMesh runs headless and WebMCP when
+    `webmcp` (merged into a configured `--enable-features=`, issue 36 item 1)."""
     caps: dict[str, Any] = json.loads(configured) if configured else {"browserName": "chrome"}
     caps.setdefault("browserName", "chrome")
     if caps["browserName"] in ("chrome", "chromium"):
@@ -70,7 +77,7 @@ def grid_capabilities(configured: str, headless: bool) -> dict[str, Any]:
         args = list(options.get("args") or [])
         extra = [*QUIET_FLAGS, *(["--headless=new"] if headless else [])]
         args += [flag for flag in extra if flag not in args]
-        options["args"] = args
+        options["args"] = with_webmcp(args, webmcp)
         caps["goog:chromeOptions"] = options
     return caps
 

@@ -31,6 +31,7 @@ from browsermesh.engine import (
     highlight,
     mouse,
     navigation,
+    page_tools,
     quiet,
     select,
     snapshot,
@@ -80,12 +81,13 @@ from browsermesh.model.devices import emulated
 from browsermesh.model.element_ops import ELEMENT_OPERATIONS, ElementOp
 from browsermesh.model.find import FindQuery
 from browsermesh.model.init_scripts import init_scripts
-from browsermesh.model.locators import Locator, RefTarget, Target
+from browsermesh.model.locators import Locator, RefTarget, Selector, Target
 from browsermesh.model.matchers import ActionSpec, Condition, WaitSpec
 from browsermesh.model.mouse import MouseGesture, Viewport
 from browsermesh.model.navigation import Landing
 from browsermesh.model.observe import PageObservations
 from browsermesh.model.options import OptionChoice
+from browsermesh.model.page_tools import ToolResult
 from browsermesh.model.paging import SnapshotOptions
 from browsermesh.model.png import ScreenshotLimits
 from browsermesh.model.settings import CONTEXT_SETTINGS, geolocation_grant_origins
@@ -148,15 +150,20 @@ class PlaywrightEngine:
         ref_ttl_s: float = REF_TTL_S,
         settle_ms: float = SETTLE_MS,
         quiet_ms: float = quiet.SETTLE_MS,
+        webmcp: bool = True,
     ) -> None:
         self.events = EngineEvents()
+        # Whether the browsers we start get `--enable-features=WebMCP` (the backend's args).
+        self._webmcp = webmcp
         self.ref_ttl_s = ref_ttl_s
         self.settle_ms = settle_ms
         self.quiet_ms = quiet_ms  # the page settle time (engine/quiet.py)
         if backend is None:
             sandbox = not (no_sandbox or running_as_root())
             binary = None if executable_path is None else binary_kind(executable_path)
-            backend = LocalBackend(LocalSlot(executable_path, headless, sandbox, binary=binary))
+            backend = LocalBackend(
+                LocalSlot(executable_path, headless, sandbox, binary=binary, webmcp=webmcp)
+            )
         self._backend = backend
         self._pw: Playwright | None = None
         self._pw_lock = asyncio.Lock()
@@ -194,6 +201,10 @@ class PlaywrightEngine:
     @property
     def browser_binary(self) -> str | None:
         return self._backend.browser_binary
+
+    @property
+    def webmcp(self) -> bool:
+        return self._webmcp and self._backend.kind != "cdp"
 
     def endpoints(self) -> list[dict[str, Any]]:
         return self._backend.endpoints()
@@ -558,6 +569,24 @@ class PlaywrightEngine:
 
     async def mouse(self, page: PwPage, gesture: MouseGesture, ctx: OperationContext) -> None:
         await timed(mouse.perform(page.page, gesture), ctx.deadline)
+
+    async def page_tools(
+        self, page: PwPage, chain: tuple[Selector, ...] | None, ctx: OperationContext
+    ) -> dict[str, Any]:
+        return await page_tools.list_tools(page.page, chain, ctx)
+
+    async def page_tool_count(self, page: PwPage, ctx: OperationContext) -> int | None:
+        return await page_tools.count_tools(page.page, ctx)
+
+    async def page_tool_call(
+        self,
+        page: PwPage,
+        chain: tuple[Selector, ...],
+        name: str,
+        arguments: dict[str, Any],
+        ctx: OperationContext,
+    ) -> ToolResult:
+        return await page_tools.call_tool(page.page, chain, name, arguments, ctx)
 
     async def screenshot(
         self,

@@ -22,12 +22,13 @@ from browsermesh.engine.snapshot import Capture
 from browsermesh.model.deadline import OperationContext
 from browsermesh.model.element_ops import ElementOp
 from browsermesh.model.find import FindQuery
-from browsermesh.model.locators import Locator, RefTarget, Target
+from browsermesh.model.locators import Locator, RefTarget, Selector, Target
 from browsermesh.model.matchers import ActionSpec, Condition, WaitSpec
 from browsermesh.model.mouse import MouseGesture, Viewport
 from browsermesh.model.navigation import HistoryStep, Landing
 from browsermesh.model.observe import PageObservations
 from browsermesh.model.options import OptionChoice
+from browsermesh.model.page_tools import ToolResult
 from browsermesh.model.paging import SnapshotOptions
 from browsermesh.model.png import ScreenshotLimits
 from browsermesh.model.tracing import TraceOptions
@@ -109,6 +110,12 @@ class Engine(Protocol[ContextT, PageT]):
     def sandbox(self) -> bool | None: ...
     @property
     def browser_binary(self) -> str | None: ...
+    @property
+    def webmcp(self) -> bool:
+        """Whether pages can register WebMCP tools: the browser was started with
+        `--enable-features=WebMCP` (never known for a browser attached over CDP)."""
+        ...
+
     def endpoints(self) -> list[dict[str, Any]]: ...
 
     async def new_context(
@@ -195,6 +202,30 @@ class Engine(Protocol[ContextT, PageT]):
 
     async def mouse(self, page: PageT, gesture: MouseGesture, ctx: OperationContext) -> None:
         """A mouse gesture at CSS pixels of the viewport (issue 36 item 3)."""
+        ...
+
+    async def page_tools(
+        self, page: PageT, chain: tuple[Selector, ...] | None, ctx: OperationContext
+    ) -> dict[str, Any]:
+        """The page's WebMCP tools, of every frame or of the one `chain` addresses, bounded
+        and redacted (issue 36 item 1, model.page_tools.tool_listing)."""
+        ...
+
+    async def page_tool_count(self, page: PageT, ctx: OperationContext) -> int | None:
+        """How many WebMCP tools the page's frames register now; None when not counted in
+        a small share of the budget."""
+        ...
+
+    async def page_tool_call(
+        self,
+        page: PageT,
+        chain: tuple[Selector, ...],
+        name: str,
+        arguments: dict[str, Any],
+        ctx: OperationContext,
+    ) -> ToolResult:
+        """Call one of the frame's WebMCP tools within the budget; its answer redacted and
+        bounded (errors: engine.page_tools.call_tool)."""
         ...
 
     async def set_files(

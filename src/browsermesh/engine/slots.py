@@ -12,7 +12,7 @@ import asyncio
 import contextvars
 import json
 import time
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 from browsermesh.engine.bounded import first_done
@@ -41,6 +41,27 @@ QUIET_FLAGS = (
     "--disable-sync",
     "--no-first-run",
 )
+
+ENABLE_FEATURES = "--enable-features="
+WEBMCP_FEATURE = "WebMCP"
+"""Chromium's feature behind `document.modelContext` (page tools, issue 36 item 1)."""
+
+
+def with_webmcp(args: Sequence[str], webmcp: bool) -> list[str]:
+    """`args` with WebMCP enabled when `webmcp`: added to an `--enable-features=` switch the
+    args already hold (Chromium honours only one), else as a switch of its own."""
+    out = list(args)
+    if not webmcp:
+        return out
+    for index, arg in enumerate(out):
+        if arg.startswith(ENABLE_FEATURES):
+            features = [f for f in arg[len(ENABLE_FEATURES) :].split(",") if f]
+            if WEBMCP_FEATURE not in features:
+                out[index] = ENABLE_FEATURES + ",".join([*features, WEBMCP_FEATURE])
+            return out
+    out.append(ENABLE_FEATURES + WEBMCP_FEATURE)
+    return out
+
 
 ENDPOINT_BACKOFF_S = 30.0
 """How long a failed browser-server endpoint is skipped by placement (§14.3)."""
@@ -201,8 +222,10 @@ class LocalSlot(BrowserSlot):
         *,
         binary: BinaryKind | None = None,
         installer: Installer | None = None,
+        webmcp: bool = True,
     ) -> None:
         super().__init__("local")
+        self.webmcp = webmcp  # --enable-features=WebMCP in the launch args (issue 36 item 1)
         self.executable_path = executable_path
         self.headless = headless
         self.sandbox = sandbox
@@ -270,7 +293,7 @@ class LocalSlot(BrowserSlot):
                 executable_path=self.executable_path,
                 headless=self.headless,
                 chromium_sandbox=self.sandbox,
-                args=list(QUIET_FLAGS),
+                args=with_webmcp(QUIET_FLAGS, self.webmcp),
                 timeout=timeout_ms,
                 handle_sigint=False,
                 handle_sigterm=False,

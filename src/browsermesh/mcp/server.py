@@ -52,6 +52,7 @@ def all_tool_specs(config: Config | None = None) -> list[ToolSpec]:
         testing,
         vision,
         waits,
+        webmcp,
     )
 
     return [
@@ -71,6 +72,7 @@ def all_tool_specs(config: Config | None = None) -> list[ToolSpec]:
         *testing.specs(),
         *review.specs(),
         *vision.specs(),
+        *webmcp.specs(),
     ]
 
 

@@ -308,10 +308,10 @@ def parse_locator(raw: object, field: str = "locator") -> Locator:
     selector = parse_selector(raw, field, outer=True)
     assert isinstance(raw, dict)  # parse_selector refused anything else
     within = None if raw.get("within") is None else parse_selector(raw["within"], f"{field}.within")
-    return Locator(selector, _parse_frames(raw.get("frame"), field), within)
+    return Locator(selector, parse_frames(raw.get("frame"), field), within)
 
 
-def _parse_frames(frame: object, field: str) -> tuple[Selector, ...]:
+def parse_frames(frame: object, field: str) -> tuple[Selector, ...]:
     if frame is None:
         return ()
     if not isinstance(frame, dict):

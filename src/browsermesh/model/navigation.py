@@ -21,6 +21,9 @@ class Landing:
     status: int | None = None
     title: str = ""
     keys: tuple[str, ...] = ()
+    page_tools: int | None = None
+    """How many WebMCP tools the page registers (issue 36 item 1): counted only while the
+    `webmcp` profile is published, shown only when not 0."""
 
     def fields(self) -> dict[str, Any]:
         """The lean result fields: ``url`` always, the others only when they say something."""
@@ -31,4 +34,6 @@ class Landing:
             out["title"] = self.title
         if self.keys:
             out["keys"] = list(self.keys)
+        if self.page_tools:
+            out["pageTools"] = self.page_tools
         return out

@@ -4,6 +4,7 @@ visible text, waits, action-and-wait."""
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 from browsermesh.engine.protocol import HistoryStep
@@ -55,6 +56,7 @@ from browsermesh.runtime.checks import scroll_delta, validate_http_url, validate
 from browsermesh.runtime.core import RuntimeCore, first_page
 from browsermesh.runtime.forms import fill_fields
 from browsermesh.runtime.handover import Handover
+from browsermesh.runtime.page_tools import page_tool_count
 from browsermesh.runtime.recording import Recorder, Replay, expectation, step_at
 from browsermesh.runtime.secrets import use_secret
 from browsermesh.runtime.session import (
@@ -85,7 +87,7 @@ class PageActions:
             self.core.clear_snapshots(page)
             landed = await self.engine.navigate(page.handle, target, ctx)
             self.recorder.record(rec, Navigate(**step_at(rec, page, ctx), url=target))
-            return landed
+            return await self._with_tool_count(landed, page, ctx)
 
         return await self.core.run_page_op(call, "browser_navigate", job)
 
@@ -100,9 +102,16 @@ class PageActions:
             self.core.clear_snapshots(page)
             landed = await self.engine.history(page.handle, step, ctx)
             self.recorder.record(rec, History(**step_at(rec, page, ctx), step=step))
-            return landed
+            return await self._with_tool_count(landed, page, ctx)
 
         return await self.core.run_page_op(call, f"browser_{step}", job)
+
+    async def _with_tool_count(
+        self, landed: Landing, page: PageRecord, ctx: OperationContext
+    ) -> Landing:
+        """`landed` with the page's WebMCP tool count while the `webmcp` profile is published."""
+        count = await page_tool_count(self.core, page, ctx)
+        return landed if count is None else replace(landed, page_tools=count)
 
     async def get_url(self, call: PageCall) -> tuple[str, str]:
         async def job(rec: SessionRecord, page: PageRecord, ctx: OperationContext) -> str:

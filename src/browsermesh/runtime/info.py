@@ -50,6 +50,7 @@ def runtime_info(runtime: RuntimeCore, transport: str, principal: str) -> dict[s
         "uploadRootEnabled": cfg.upload_root is not None,
         "traceSessions": cfg.trace_sessions,
         "secretNames": runtime.secrets.names(principal),
+        "webmcp": engine.webmcp,
         "videoEncoder": ffmpeg_binary() is not None,
         "defaultTimeoutMs": cfg.timeout_ms,
         "maxSessions": cfg.max_sessions,

@@ -33,6 +33,7 @@ from browsermesh.persistence.states import LOCAL_PRINCIPAL as LOCAL_PRINCIPAL  #
 from browsermesh.runtime.calls import PageCall
 from browsermesh.runtime.checks import MAX_EXPRESSION_CHARS, parse_capture
 from browsermesh.runtime.core import RuntimeCore, first_page
+from browsermesh.runtime.page_tools import page_tool_count
 from browsermesh.runtime.session import (
     PageRecord,
     SessionRecord,
@@ -114,9 +115,13 @@ class PageReads:
             if (default and scope is None) or cap.by_name:
                 page.last_table = TableLines(tuple(cap.keys), tuple(cap.lines), cap.by_name)
             given = any(key in args for key in SNAPSHOT_OPTION_KEYS if key != "format")
-            return snapshot_result(
+            out = snapshot_result(
                 piece, pagination, parsed.format, bounds, cap.refs, given=given, stops=cap.stops
             )
+            count = await page_tool_count(self.core, page, ctx)
+            if count:  # issue 36 item 1: only while the webmcp profile is published
+                out["pageTools"] = count
+            return out
 
         return await self.core.run_page_op(call, "browser_snapshot", job)
 

@@ -37,6 +37,7 @@ from browsermesh.runtime.fork import SessionForks
 from browsermesh.runtime.handover import Handover
 from browsermesh.runtime.lifecycle import SessionLifecycle
 from browsermesh.runtime.network import SessionNetwork
+from browsermesh.runtime.page_tools import PageTools
 from browsermesh.runtime.reads import PageReads
 from browsermesh.runtime.recording import Recorder
 from browsermesh.runtime.traces import SessionTraces
@@ -69,6 +70,7 @@ class Runtime:
         self.handover = Handover(core, recorder)
         self.actions = PageActions(core, recorder, self.handover)
         self.reads = PageReads(core)
+        self.page_tools = PageTools(core)
         self.transfers = FileTransfers(core, recorder)
         self.network = SessionNetwork(core)
         self.exports = TestExports(core)
@@ -129,6 +131,8 @@ class Runtime:
         self.snapshot = self.reads.snapshot
         self.find = self.reads.find
         self.screenshot = self.reads.screenshot
+        self.list_page_tools = self.page_tools.list_tools
+        self.call_page_tool = self.page_tools.call_tool
         self.file_upload = self.transfers.file_upload
         self.downloads = self.transfers.downloads
         self.artifact_read = self.transfers.artifact_read

@@ -18,4 +18,6 @@ Module map:
 - ``testing``: ``browser_test_export`` and ``browser_recording`` (profile ``testing``).
 - ``review``: ``browser_trace`` and ``browser_video`` (profile ``testing``).
 - ``vision``: ``browser_mouse`` at viewport coordinates (profile ``vision``).
+- ``webmcp``: ``browser_page_tools`` and ``browser_page_tool_call``, the page's own WebMCP
+  tools (profile ``webmcp``).
 """
