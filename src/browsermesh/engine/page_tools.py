@@ -30,6 +30,7 @@ from browsermesh.model.page_tools import (
     is_error_result,
     tool_listing,
 )
+from browsermesh.model.tasks import all_of
 from browsermesh.model.text import well_formed
 from browsermesh.redact import SecretValues
 from browsermesh.text_redact import redact_text
@@ -42,8 +43,11 @@ __all__ = ["call_tool", "count_tools", "list_tools"]
 _OP: Final = "page_tools"
 _THREW: Final = "Tool was executed but the invocation failed"
 _UNKNOWN: Final = "No WebMCP tool named"
-_COUNT_MS: Final = 1_000.0
+_COUNT_MS: Final = 2_000.0
 """At most this long for a count riding along with a snapshot or a navigation."""
+_FRAME_MS: Final = 3_000.0
+"""At most this long for one frame's listing: a frame that does not answer (an out-of-process
+iframe still loading, a busy frame) is skipped and counted instead of holding the whole call."""
 
 
 def _redactor(secrets: SecretValues) -> Redact:
@@ -56,7 +60,7 @@ def _redactor(secrets: SecretValues) -> Redact:
 async def _frame_tools(frame: Frame, ctx: OperationContext) -> list[Any] | None:
     """One frame's raw tools; None when the frame cannot be read (skipped, not an error)."""
     try:
-        timeout = max(1.0, ctx.deadline.remaining_ms())
+        timeout = max(1.0, min(_FRAME_MS, ctx.deadline.remaining_ms()))
         tools: list[Any] = await within(frame.webmcp.tools(timeout=timeout), ctx.deadline)
     except BrowserMeshError:
         raise
@@ -84,8 +88,9 @@ async def list_tools(
     frames = [await resolve_frame(page, chain, ctx, _OP)] if chain is not None else page.frames
     found: list[FrameTools] = []
     skipped = 0
-    for frame in frames:
-        tools = await _frame_tools(frame, ctx)
+    # Every frame at once: a slow frame costs its own bound, not the sum of all.
+    read = await all_of(*(_frame_tools(frame, ctx) for frame in frames))
+    for frame, tools in zip(frames, read, strict=True):
         if tools is None:
             skipped += 1
             continue
@@ -107,15 +112,15 @@ async def count_tools(page: Page, ctx: OperationContext) -> int | None:
     """How many callable tools the page's frames register now (names a listing keeps), within
     a small share of the call's budget; None when it could not be counted in time."""
 
+    async def one(frame: Frame) -> int:
+        try:
+            tools = await frame.webmcp.tools(timeout=_COUNT_MS)
+        except Exception:
+            return 0
+        return sum(1 for t in tools if isinstance(t, dict) and clean_tool_name(t.get("name")))
+
     async def count() -> int:
-        total = 0
-        for frame in page.frames:
-            try:
-                tools = await frame.webmcp.tools(timeout=_COUNT_MS)
-            except Exception:
-                continue
-            total += sum(1 for t in tools if isinstance(t, dict) and clean_tool_name(t.get("name")))
-        return total
+        return sum(await all_of(*(one(frame) for frame in page.frames)))
 
     budget = min(_COUNT_MS, ctx.deadline.remaining_ms() / 4)
     if budget < 20:
