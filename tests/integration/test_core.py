@@ -220,13 +220,24 @@ async def test_runtime_info_never_launches(mcp_client: ToolClient, runtime: Runt
     assert result.content[0].text.startswith("BrowserMesh ")
 
 
+SESSIONS = 2
+ROUNDS = 6  # per session: 12 closes in all, as when one session made them all in a row
+NAVIGATE_MS = 1_000
+
+
 async def test_page_close_on_a_reloading_page_never_wedges_the_session(
     tmp_path: Path, site: FixtureSite
 ) -> None:
     # Found by fuzzing: Playwright's page close hung about one time in seven on a page reloading
-    # itself every 30 ms, and session close and shutdown queued behind it forever. Twelve rounds
-    # make it very likely that the hang happens at least once. `browser_page_close` takes no
-    # timeoutMs, so the server default (2 s here) bounds each close.
+    # itself every 30 ms, and session close and shutdown queued behind it forever. Twelve closes
+    # make it very likely that the hang happens at least once (it did 1-3 times a run here).
+    # `browser_page_close` takes no timeoutMs, so the server default (2 s here) bounds each close.
+    # Time: each navigate takes its whole budget (its answer reads the landed page, which a page
+    # that reloads every 30 ms never lets finish; an answer whose read ran out of budget is still
+    # a success), and a hung close its 2 s. So the navigations get 1 s, not the 2 s default
+    # (their `goto` takes ~0.1 s), and two sessions, each with its own queue, make six closes
+    # each side by side: the same twelve closes at the same varying points of the reload cycle,
+    # in well under half the time.
 
     from browsermesh.factory import create_runtime
     from tests.support.runtimes import real_config
@@ -234,19 +245,28 @@ async def test_page_close_on_a_reloading_page_never_wedges_the_session(
     rt = create_runtime(real_config(tmp_path, timeout_ms=2000))
     try:
         async with tool_client(rt) as c:
-            s, first = await c.session()
-            for i in range(12):
-                page = (await c.ok("browser_page_create", {"sessionId": s}))["pageId"]
-                addr = {"sessionId": s, "pageId": page}
-                await c.ok("browser_navigate", {**addr, "url": site.url("/reload-loop")})
-                await anyio.sleep((i % 13) * 0.011)  # close at varying points of the reload cycle
-                with anyio.fail_after(10):
-                    await c.ok("browser_page_close", addr)
-            pages = (await c.ok("browser_page_list", {"sessionId": s}))["pages"]
-            assert [p["pageId"] for p in pages] == [first]
-            with anyio.fail_after(15):
-                closed = await c.ok("browser_session_close", {"sessionId": s})
-            assert closed["session"]["status"] == "closed"
+
+            async def close_reloading_pages(index: int, s: str, first: str) -> None:
+                for i in range(ROUNDS):
+                    page = (await c.ok("browser_page_create", {"sessionId": s}))["pageId"]
+                    addr = {"sessionId": s, "pageId": page}
+                    url = site.url("/reload-loop")
+                    await c.ok("browser_navigate", {**addr, "url": url, "timeoutMs": NAVIGATE_MS})
+                    # Close at varying points of the reload cycle: 0, 11, ... 121 ms after the
+                    # navigation's answer, each once over both sessions.
+                    await anyio.sleep((i * SESSIONS + index) % 13 * 0.011)
+                    with anyio.fail_after(10):
+                        await c.ok("browser_page_close", addr)
+                pages = (await c.ok("browser_page_list", {"sessionId": s}))["pages"]
+                assert [p["pageId"] for p in pages] == [first]
+                with anyio.fail_after(15):
+                    closed = await c.ok("browser_session_close", {"sessionId": s})
+                assert closed["session"]["status"] == "closed"
+
+            sessions = [await c.session() for _ in range(SESSIONS)]
+            async with anyio.create_task_group() as tg:
+                for index, (s, first) in enumerate(sessions):
+                    tg.start_soon(close_reloading_pages, index, s, first)
     finally:
         with anyio.fail_after(30):
             await rt.shutdown()

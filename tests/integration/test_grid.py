@@ -31,7 +31,7 @@ from browsermesh.runtime.runtime import Runtime
 from tests.fixtures.files_site import FilesSite
 from tests.fixtures.site import FixtureSite
 from tests.integration.test_binaries import check_pdf_and_download
-from tests.support.clients import ToolClient, open_page, tool_client, whoami
+from tests.support.clients import ToolClient, tool_client, whoami
 from tests.support.eventually import eventually
 from tests.support.grid import ROOT, Grid, start_grid
 from tests.support.http_process import HttpServerProcess
@@ -142,18 +142,19 @@ async def test_sessions_land_on_both_nodes_isolated_and_credentials_never_show(
 
         # What each backend supports (README table): PDF, downloads and uploads on the Grid
         # (this Grid's nodes share the machine, hence the file system, with BrowserMesh).
-        await check_pdf_and_download(tc, files_site)
-        up = await open_page(tc, files_site.url("/upload"))
+        await check_pdf_and_download(tc, files_site)  # in a session of its own
+        # The upload in b's page (a Grid browser's start costs seconds; b has done its part).
+        up = {"sessionId": b, "pageId": page_b}
+        await tc.ok("browser_navigate", {**up, "url": files_site.url("/upload")})
         sent = await tc.ok(
             "browser_file_upload",
             {**up, "locator": {"strategy": "label", "value": "Attachment"},
              "files": [{"name": "n.txt", "contentBase64": base64.b64encode(b"hi").decode()}]},
         )  # fmt: skip
         assert sent["files"] == [{"name": "n.txt", "mimeType": "text/plain", "size": 2}]
-        await tc.ok("browser_session_close", {"sessionId": up["sessionId"]})
-        # Closed means ended at the Grid: a, b and the PDF session's Grid browsers remain.
-        await grid_sessions(grid, 3)
+        await grid_sessions(grid, 3)  # a, b and the PDF session's Grid browsers
 
+        # Closed means ended at the Grid.
         await tc.ok("browser_session_close", {"sessionId": a})
         await grid_sessions(grid, 2)  # the last context closed: its Grid session ended
         await tc.ok("browser_session_close", {"sessionId": b})

@@ -1,15 +1,18 @@
 """Session videos on real Chromium (issue 35; reference §33.2): a recording is a valid MP4 (read
 back with ffprobe) within its bounds, whose frames change with the page, with the chapter's
-card, following the page the calls use; a close while recording still saves it."""
+card, following the page the calls use; a close while recording still saves it; no caption or
+card shows a secret the session knows."""
 
 from __future__ import annotations
 
 import json
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from browsermesh.engine import video as video_engine
 from tests.fixtures.site import FixtureSite
 from tests.support.clients import ToolClient, tool_client
 from tests.support.eventually import eventually
@@ -19,9 +22,10 @@ from tests.support.traces import read_artifact
 pytestmark = pytest.mark.anyio
 
 TESTING = ("core", "observability", "persistence", "files", "testing")
+SECRET = "Blue-Pass-417"  # the blue page's password field holds it; a click's locator names it
 
 
-def _coloured(colour: str) -> str:
+def _coloured(colour: str, extra: str = "") -> str:
     # The page shows its colour, and says "ready" after a while: a wait on that text lets the
     # recording take pictures of this page (a condition, not a sleep). Its button, at a known
     # place, says "clicked" a while after a click.
@@ -30,7 +34,8 @@ def _coloured(colour: str) -> str:
         f"<style>html,body{{margin:0;height:100%;background:{colour}}} button{{position:absolute;"
         "left:200px;top:200px;width:300px;height:100px;border:0;background:#888}</style>"
         "<p id=p>waiting</p><button onclick=\"setTimeout(() => p.textContent = 'clicked', 1200)\">"
-        "Go</button><script>setTimeout(() => { p.textContent = 'ready'; }, 1200)</script>"
+        f"Go</button>{extra}"
+        "<script>setTimeout(() => { p.textContent = 'ready'; }, 1200)</script>"
     )
 
 
@@ -54,8 +59,28 @@ def magenta_frames(path: Path) -> int:
 
 @pytest.fixture
 def pages(site: FixtureSite) -> FixtureSite:
-    site.pages.update({"/v/red": _coloured("#ff0000"), "/v/blue": _coloured("#0000ff")})
+    # The secret's field and text sit away from the button and its box.
+    secret = (
+        f"<input type=password value={SECRET} style='position:absolute;left:800px;top:500px'>"
+        f"<span style='position:absolute;left:800px;top:560px'>{SECRET}</span>"
+    )
+    site.pages.update({"/v/red": _coloured("#ff0000"), "/v/blue": _coloured("#0000ff", secret)})
     return site
+
+
+@pytest.fixture
+def overlays(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The ASS texts (captions, cards, box labels) the encoder hands to ffmpeg."""
+    written: list[str] = []
+    real = video_engine.overlay_ass
+
+    def spy(*args: Any, **kwargs: Any) -> str:
+        text = real(*args, **kwargs)
+        written.append(text)
+        return text
+
+    monkeypatch.setattr(video_engine, "overlay_ass", spy)
+    return written
 
 
 def probe(path: Path) -> dict[str, object]:
@@ -89,7 +114,7 @@ async def _show(c: ToolClient, at: dict[str, str], url: str) -> None:
 
 
 async def test_a_video_follows_the_page_with_captions_and_a_card(
-    tmp_path: Path, pages: FixtureSite
+    tmp_path: Path, pages: FixtureSite, overlays: list[str]
 ) -> None:
     async with real_runtime(tmp_path, tools=TESTING) as rt, tool_client(rt) as c:
         sid, first = await c.session(name="shopper")
@@ -100,7 +125,8 @@ async def test_a_video_follows_the_page_with_captions_and_a_card(
         assert started["recording"] is True
         await _show(c, at, pages.url("/v/red"))
         second = (await c.ok("browser_page_create", {"sessionId": sid}))["pageId"]
-        await c.ok("browser_video", {"sessionId": sid, "action": "chapter", "chapter": "Blue"})
+        blue_card = f"Blue, signed in with {SECRET}"
+        await c.ok("browser_video", {"sessionId": sid, "action": "chapter", "chapter": blue_card})
         blue = {"sessionId": sid, "pageId": second}
         await _show(c, blue, pages.url("/v/blue"))
         await c.ok(
@@ -111,6 +137,10 @@ async def test_a_video_follows_the_page_with_captions_and_a_card(
             "browser_wait",
             {**blue, "condition": {"kind": "text", "text": "clicked", "state": "present"}},
         )
+        # The session knows the blue page's password (its recording read the page's password
+        # values at the click above, after the "Blue" card was made); a locator the client
+        # wrote names it. No text of the video shows it.
+        await c.ok("browser_click", {**blue, "locator": {"strategy": "text", "value": SECRET}})
         bad = await c.err("browser_video", {"sessionId": sid, "action": "chapter"})
         assert bad["details"]["field"] == "chapter"
         out = await c.ok("browser_video", {"sessionId": sid, "action": "stop"})
@@ -139,6 +169,9 @@ async def test_a_video_follows_the_page_with_captions_and_a_card(
     # The first chapter's card is dark, not the page.
     r, g, b = mean_rgb(video, 0.4)
     assert max(r, g, b) < 90, (r, g, b)
+    (ass,) = overlays
+    assert SECRET not in ass
+    assert 'browser_click text="[REDACTED]"' in ass and "Blue, signed in with [REDACTED]" in ass
 
 
 async def test_close_while_recording_saves_the_video(tmp_path: Path, pages: FixtureSite) -> None:

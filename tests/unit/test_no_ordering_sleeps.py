@@ -52,7 +52,7 @@ ALLOWED: dict[tuple[str, str], str] = {
         "an endpoint's backoff elapses"
     ),
     ("integration/test_evaluate.py", "_poll_open_loop"): "calls sent at a fixed rate (open loop)",
-    ("integration/test_core.py", "test_page_close_on_a_reloading_page_never_wedges_the_session"): (
+    ("integration/test_core.py", "close_reloading_pages"): (
         "closes land at varying points of a 30 ms reload cycle (the race the test hunts)"
     ),
     ("stress/test_chaos.py", "test_drag_and_drop_on_a_blocked_page_times_out_within_its_budget"): (

@@ -52,6 +52,7 @@ from browsermesh.engine.video_overlay import (
 )
 from browsermesh.errors import BrowserMeshError, ErrorCode
 from browsermesh.model.tasks import TaskOwner
+from browsermesh.redact import SecretValues
 
 __all__ = [
     "CAPTION_MAX_S",
@@ -249,7 +250,7 @@ class VideoEncoder:
         """Show `text` at the bottom from now until the next caption or chapter, at most
         `CAPTION_MAX_S`; an empty text ends the caption shown."""
         if self._state == "recording" and not self.full:
-            self._captions.append(Caption(self.position, ass_text(text)))
+            self._captions.append(Caption(self.position, text))
 
     def mark(
         self, box: tuple[float, float, float, float], viewport: tuple[float, float], label: str
@@ -258,7 +259,7 @@ class VideoEncoder:
         the `viewport` `(width, height)`, both CSS pixels, and a label above it."""
         if self._state != "recording" or self.full:
             return
-        self._marks.append(Mark(self.position, *box, *viewport, ass_text(label)))
+        self._marks.append(Mark(self.position, *box, *viewport, label))
 
     def chapter(self, title: str) -> None:
         """Insert a chapter card here: `VideoBounds.card_seconds` of a dark full-frame card
@@ -268,7 +269,7 @@ class VideoEncoder:
         start = self.position
         frames = min(self._bounds.card_frames, self._bounds.max_frames - self._due())
         self._inserted += frames
-        self._cards.append(Card(start, start + frames / self._bounds.fps, ass_text(title)))
+        self._cards.append(Card(start, start + frames / self._bounds.fps, title))
         self._wake.set()  # the card's frames go out at once: the timeline moves on now
 
     def _page_frames(self) -> int:
@@ -311,18 +312,20 @@ class VideoEncoder:
 
     # ------------------------------------------------------------------------ the end
 
-    async def finish(self, target: Path) -> int:
+    async def finish(self, target: Path, secrets: SecretValues | None = None) -> int:
         """Stop recording and encode the MP4 to `target` (mode 0600, replaced atomically);
-        its size in bytes. The workdir's files are removed whatever happens. Raises
-        BROWSER_ERROR ("video encoding failed") when ffmpeg fails or the target cannot be
-        written."""
+        its size in bytes. Every caption, card title and box label shows with each of `secrets`
+        replaced by ``[REDACTED]`` (the values known now, at the end: a secret learned after
+        its caption was made is covered too). The workdir's files are removed whatever happens.
+        Raises BROWSER_ERROR ("video encoding failed") when ffmpeg fails or the target cannot
+        be written."""
         if self._state != "recording":
             raise RuntimeError("finish needs a recording started and not ended")
         self._state = "finishing"
         self._wake.set()
         try:
             await self._stop_recorder()
-            self._write_captions()
+            self._write_captions(secrets)
             part = target.parent.resolve() / f".{target.name}.{os.getpid()}.part"
             self._part = part
             # Made anew 0600 before ffmpeg opens it: the video is never readable by others.
@@ -366,9 +369,9 @@ class VideoEncoder:
         if status != 0:
             raise self._failure(exit_status=status)
 
-    def _write_captions(self) -> None:
+    def _write_captions(self, secrets: SecretValues | None) -> None:
         end = self._written / self._bounds.fps
-        text = overlay_ass(self._bounds, end, self._cards, self._captions, self._marks)
+        text = overlay_ass(self._bounds, end, self._cards, self._captions, self._marks, secrets)
         (self._workdir / CAPTIONS_FILE).write_text(text, encoding="utf-8", errors="replace")
 
     # ------------------------------------------------------------------------ processes

@@ -2,15 +2,23 @@
 calls, the chapter cards and the box around the element a call targets, as one ASS subtitle
 file that the encode burns in (engine/video.py).
 
+Texts are kept as given until the file is written: `overlay_ass` then replaces every secret the
+session knows by ``[REDACTED]`` (the values known at the end, so a secret learned after its
+caption was made is covered too) before it makes them ASS-safe and cuts them, so that a secret is
+never cut into a part that no longer matches.
+
 Times are seconds of the video's timeline; coordinates are pixels of the output box
 (`PlayResX`/`PlayResY` = the box), so libass draws them where the encode put the picture.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import unicodedata
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
+
+from browsermesh.redact import SecretValues
 
 if TYPE_CHECKING:
     from browsermesh.engine.video import VideoBounds
@@ -65,21 +73,22 @@ def _ass_time(seconds: float) -> str:
 class Card:
     start: float
     end: float
-    title: str  # already `ass_text`
+    title: str  # as given (`overlay_ass` redacts and escapes it)
 
 
 @dataclass(frozen=True, slots=True)
 class Caption:
     start: float
-    text: str  # already `ass_text`; empty: clears the caption shown
+    text: str  # as given (`overlay_ass` redacts and escapes it); empty: clears the caption
 
 
 @dataclass(frozen=True, slots=True)
 class Mark:
     """The box around the element a call targets, from `start` for `MARK_MAX_S` (less when the
-    next box or a chapter comes first): the element's border box and the viewport it lies in, in CSS
-    pixels, and its label (already `ass_text`). The picture is the viewport, scaled into the
-    output box and centred (the encode's letterboxing), so the box is scaled the same way."""
+    next box or a chapter comes first): the element's border box and the viewport it lies in, in
+    CSS pixels, and its label (as given; `overlay_ass` redacts and escapes it). The picture is
+    the viewport, scaled into the output box and centred (the encode's letterboxing), so the
+    box is scaled the same way."""
 
     start: float
     x: float
@@ -121,8 +130,20 @@ def overlay_ass(
     cards: list[Card],
     captions: list[Caption],
     marks: list[Mark],
+    secrets: SecretValues | None = None,
 ) -> str:
-    """The ASS file of one video of `end` seconds."""
+    """The ASS file of one video of `end` seconds. Every text (card titles, captions, box
+    labels) is shown with each of `secrets` replaced by ``[REDACTED]``, then `ass_text`: redacted
+    before the cut, or a secret near the end of a long text could be cut into a part that no
+    longer matches."""
+    known = secrets if secrets is not None else SecretValues()
+
+    def shown(text: str) -> str:
+        return ass_text(known.text(text))
+
+    cards = [dataclasses.replace(card, title=shown(card.title)) for card in cards]
+    captions = [dataclasses.replace(c, text=shown(c.text)) for c in captions]
+    marks = [dataclasses.replace(mark, label=shown(mark.label)) for mark in marks]
     w, h, margin = bounds.width, bounds.height, max(8, bounds.height // 36)
     box = f"m 0 0 l {w} 0 {w} {h} 0 {h}"
     lines = [

@@ -58,7 +58,8 @@ class StepSecrets:
         return hashlib.blake2b(data, key=self._key, digest_size=16).digest()
 
     def values(self) -> tuple[str, ...]:
-        """The known values themselves, for another in-process holder (a trace's scrub)."""
+        """The known values themselves, for another in-process holder (a trace's scrub, a video's
+        captions)."""
         return self._values.values()
 
     def learn(self, values: Iterable[str]) -> None:

@@ -67,7 +67,14 @@ from urllib.parse import quote, quote_plus, urlsplit, urlunsplit
 
 from browsermesh.errors import BrowserMeshError, ErrorCode
 
-__all__ = ["MAX_ENTRY_BYTES", "MIN_FOUND_CHARS", "REDACTED", "ScrubReport", "scrub_trace"]
+__all__ = [
+    "MAX_ENTRY_BYTES",
+    "MIN_FOUND_CHARS",
+    "REDACTED",
+    "ScrubReport",
+    "scrub_trace",
+    "secret_forms",
+]
 
 REDACTED: Final = "[REDACTED]"
 MAX_ENTRY_BYTES: Final = 256 * 1024 * 1024
@@ -667,10 +674,10 @@ def _typing_call(event: dict[str, Any]) -> tuple[str, str, str] | None:
 _IMAGE_MAGIC: Final = (b"\xff\xd8\xff", b"\x89PNG\r\n\x1a\n", b"GIF87a", b"GIF89a")
 
 
-def _forms(secret: str) -> set[str]:
-    """The ways `secret` is written into a trace: raw, JSON-escaped (as JSON.stringify and as
-    ASCII-only JSON), URL-encoded (path, query/form as Python and as a browser writes it,
-    encodeURIComponent) and HTML-escaped."""
+def secret_forms(secret: str) -> set[str]:
+    """The ways `secret` is written into a trace (or a video's caption): raw, JSON-escaped (as
+    JSON.stringify and as ASCII-only JSON), URL-encoded (path, query/form as Python and as a
+    browser writes it, encodeURIComponent) and HTML-escaped."""
     return {
         secret,
         json.dumps(secret, ensure_ascii=False)[1:-1],
@@ -696,7 +703,7 @@ class _Redactor:
     def __init__(self, secrets: Iterable[str]) -> None:
         forms: set[str] = set()
         for secret in secrets:
-            forms |= _forms(secret)
+            forms |= secret_forms(secret)
         forms.discard("")
         self._pattern = re.compile(_alternation(forms))
         self._bytes = re.compile(_alternation(forms).encode("utf-8", "surrogatepass"))

@@ -12,6 +12,13 @@ title card. When a call addresses another page, the video follows it from then o
 session that closes while recording saves its video the same way (a kept kind: it outlives the
 session). Nothing here waits in the session's queue longer than attaching to a page: the
 encoding of `stop` runs after the call's queue slot.
+
+A caption carries the target as the client wrote it, which may hold a secret value the session
+knows (a locator naming a password); an outcome or a chapter title could too. Every text of the
+video is shown with the session's known secrets (`SessionRecord.step_secrets`, in each form a
+label may write them) replaced by ``[REDACTED]``, at the encoding: the secrets known then
+include those learned during a call whose caption was already made (the recording reads the
+page's password values inside the call).
 """
 
 from __future__ import annotations
@@ -39,10 +46,12 @@ from browsermesh.model.locators import Target, parse_element_target, parse_targe
 from browsermesh.model.tasks import cancel_and_await
 from browsermesh.persistence.artifacts import Artifact
 from browsermesh.persistence.fileio import DIR_MODE
+from browsermesh.persistence.trace_scrub import secret_forms
+from browsermesh.redact import SecretValues
 from browsermesh.runtime.core import RuntimeCore
 from browsermesh.runtime.session import PageRecord, SessionRecord
 
-__all__ = ["CHAPTER_MAX_CHARS", "VIDEO_ACTIONS", "SessionVideos", "VideoRun"]
+__all__ = ["CHAPTER_MAX_CHARS", "VIDEO_ACTIONS", "SessionVideos", "VideoRun", "known_secrets"]
 
 VIDEO_ACTIONS: Final = ("start", "chapter", "stop")
 CHAPTER_MAX_CHARS: Final = 120
@@ -251,7 +260,7 @@ class SessionVideos:
         """Encode the recording into `artifact` and complete it (quota-checked)."""
         store = self.core.files.store
         try:
-            await run.encoder.finish(artifact.part_path)
+            await run.encoder.finish(artifact.part_path, known_secrets(rec))
             await asyncio.to_thread(store.complete, artifact)
         except BrowserMeshError as err:
             store.fail(artifact)
@@ -275,6 +284,12 @@ class SessionVideos:
     async def _encode_quietly(self, rec: SessionRecord, run: VideoRun, artifact: Artifact) -> None:
         with contextlib.suppress(BrowserMeshError):  # logged by `_encode`
             await self._encode(rec, run, artifact)
+
+
+def known_secrets(rec: SessionRecord) -> SecretValues:
+    """The secret values `rec` knows, each in every form a text may write it (a label writes a
+    locator's value JSON-escaped: a password with a quote is not there as typed)."""
+    return SecretValues(form for value in rec.step_secrets.values() for form in secret_forms(value))
 
 
 async def _stop_marking(run: VideoRun) -> None:

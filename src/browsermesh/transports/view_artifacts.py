@@ -7,17 +7,25 @@ their session); anything else is 404, never saying whether it exists for someone
 content is always an attachment with a fixed type per kind: a page's download may be HTML, and
 this origin must never render it (a trace is `application/zip`, a video `video/mp4` so the
 view's player can play it; every other kind `application/octet-stream`).
+
+The file is opened before the answer starts and sent from that open file: a file removed
+after the lookup (a prune, a session's records forgotten) is 404 like an unknown id if it went
+before the open, and is sent whole if it went after (an open file outlives its name), never a
+500 halfway.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+import os
+from collections.abc import AsyncIterator, Callable, Mapping
 from typing import Final
 from urllib.parse import quote
 
+import anyio
 from starlette.requests import Request
-from starlette.responses import FileResponse, Response
+from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
+from starlette.types import Receive, Scope, Send
 
 from browsermesh.errors import BrowserMeshError
 from browsermesh.log import EventLog
@@ -33,6 +41,7 @@ _SERVED_TYPES: Final[dict[ArtifactKind, str]] = {
     "trace": "application/zip",
     "video": "video/mp4",
 }
+_CHUNK_BYTES: Final = 64 * 1024  # as Starlette's FileResponse reads
 
 
 def artifact_path(session_id: str, artifact_id: str) -> str:
@@ -64,15 +73,54 @@ def artifact_routes(
             return not_found()
         if artifact.state != "completed":
             return not_found()
+        try:
+            file = await anyio.open_file(artifact.path, "rb")  # closed by the response
+        except OSError:  # gone since the lookup: as if it never was
+            return not_found()
         log.info("view.artifact", principal=principal, sessionId=session_id)
         disposition = f"attachment; filename*=UTF-8''{quote(artifact.name, safe='')}"
-        return FileResponse(
-            artifact.path,
-            200,
+        return _OpenFileResponse(
+            file,
             {**headers, "content-disposition": disposition},
-            media_type=_SERVED_TYPES[artifact.kind],
+            _SERVED_TYPES[artifact.kind],
         )
 
     return [
         Route(ARTIFACTS_PATH + "/{session_id}/{artifact_id}", download, methods=["GET"]),
     ]
+
+
+class _OpenFileResponse(StreamingResponse):
+    """An open file sent in chunks (its size, read from the open file, as the content length)
+    and closed when the answer ends, however it ends (sent, the client gone, cancelled)."""
+
+    def __init__(
+        self, file: anyio.AsyncFile[bytes], headers: Mapping[str, str], media_type: str
+    ) -> None:
+        try:
+            size = os.fstat(file.wrapped.fileno()).st_size
+        except BaseException:
+            file.wrapped.close()
+            raise
+        super().__init__(_chunks(file, size), 200, headers, media_type)
+        self.headers["content-length"] = str(size)
+        self._file = file
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        try:
+            await super().__call__(scope, receive, send)
+        finally:
+            # Not `aclose`: in a cancelled scope its thread hop would raise before the close.
+            self._file.wrapped.close()
+
+
+async def _chunks(file: anyio.AsyncFile[bytes], size: int) -> AsyncIterator[bytes]:
+    """The first `size` bytes of `file`, read off the event loop (fewer if it was cut short:
+    the client then sees a short body, not another file's bytes)."""
+    left = size
+    while left > 0:
+        chunk = await file.read(min(_CHUNK_BYTES, left))
+        if not chunk:
+            return
+        left -= len(chunk)
+        yield chunk
