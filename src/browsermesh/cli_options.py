@@ -1,5 +1,4 @@
-"""The command line's options, help text and parser (reference §19.2), beside
-:mod:`browsermesh.cli`.
+"""The command line's options, help text and parser (reference §19.2), beside cli.py.
 
 :func:`parse_invocation` turns the arguments into one :class:`Invocation`: help and version
 first, then ``demo``, ``--install-browser``, ``--doctor`` or serving, whose configuration comes
@@ -29,6 +28,7 @@ from browsermesh.config.variables import (
     V_BROWSER_PATH,
     V_CDP_ENDPOINT,
     V_DATA_DIR,
+    V_FLEET_REDIS,
     V_GRID_CAPABILITIES,
     V_GRID_CONTEXTS_PER_BROWSER,
     V_GRID_HEADER_FILE,
@@ -43,6 +43,7 @@ from browsermesh.config.variables import (
     V_MAX_SESSIONS_PER_PRINCIPAL,
     V_NO_SANDBOX,
     V_PERSISTENCE,
+    V_REPLICA_ID,
     V_SCHEMA_REFS,
     V_SECRETS_FILE,
     V_SELENIUM_GRID,
@@ -210,6 +211,8 @@ _OPTIONS: Final[tuple[_Option, ...]] = (
         "Secrets filled by name, NAME=value lines, 0600; {principal} = one per principal",
         V_SECRETS_FILE,
     ),
+    _Option("--fleet-redis", "<url>", "Fleet directory: redis(s):// or unix:// URL", V_FLEET_REDIS),
+    _Option("--replica-id", "<id>", "Replica id in the fleet (default host-pid)", V_REPLICA_ID),
     _Option(
         "--tools",
         "<profiles>",

@@ -155,6 +155,9 @@ DEFAULTS: list[tuple[str, Any]] = [
     ("view", True),
     ("trace_sessions", "off"),
     ("secrets_file", None),
+    ("fleet_redis", None),
+    ("replica_id", None),
+    ("fleet_lease_ms", 15_000),
 ]
 
 
@@ -1127,6 +1130,8 @@ def test_help_text_structure() -> None:
         "--principal",
         "--trace-sessions",
         "--secrets-file",
+        "--fleet-redis",
+        "--replica-id",
         "--max-sessions-per-principal",
         "--doctor",
         "--json",

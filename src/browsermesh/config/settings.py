@@ -122,6 +122,13 @@ class Config:
     # The dotenv file of secrets the client may fill by name (issue 36, §36); `{principal}` in
     # it is the caller's principal. None: no secrets.
     secrets_file: str | None = None
+    # The fleet's session directory (issue 37, §37): a redis://, rediss:// or unix:// URL
+    # (its password never shown; config.fleet.show_fleet_url); None: no fleet.
+    fleet_redis: str | None = field(default=None, repr=False)
+    # This replica's name in the directory; None: `<hostname>-<pid>` (config.fleet.replica_name).
+    replica_id: str | None = None
+    # How long this replica's directory lease lasts unless renewed (renewed every third).
+    fleet_lease_ms: int = 15_000
 
     @property
     def backend(self) -> Backend:

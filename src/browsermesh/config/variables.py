@@ -48,6 +48,10 @@ V_VIEW: Final = "BROWSERMESH_VIEW"
 V_TRACE_SESSIONS: Final = "BROWSERMESH_TRACE_SESSIONS"
 # Secrets filled by name (issue 36, reference §36), read by config.secrets.
 V_SECRETS_FILE: Final = "BROWSERMESH_SECRETS_FILE"
+# The fleet's session directory (issue 37, reference §37), read by config.fleet.
+V_FLEET_REDIS: Final = "BROWSERMESH_FLEET_REDIS"
+V_REPLICA_ID: Final = "BROWSERMESH_REPLICA_ID"
+V_FLEET_LEASE_MS: Final = "BROWSERMESH_FLEET_LEASE_MS"
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,6 +117,7 @@ INT_SPECS: Final[tuple[IntSpec, ...]] = (
     IntSpec(
         "BROWSERMESH_MAX_ARTIFACT_TOTAL_BYTES", "max_artifact_total_bytes", 1_024, 10_737_418_240
     ),
+    IntSpec(V_FLEET_LEASE_MS, "fleet_lease_ms", 3_000, 300_000),
 )
 
 # Read after the table: unset means "no per-principal limit" (None), not a number.
