@@ -34,4 +34,15 @@ if [ "${BROWSERMESH_VIDEO:-}" = "1" ] && ! command -v ffmpeg >/dev/null 2>&1; th
     echo "setup: BROWSERMESH_VIDEO=1 needs ffmpeg: run as root apt-get install ffmpeg" >&2
   fi
 fi
+# The fleet's session directory (issue 37) is a Redis: its tests and the doctor's fleet-redis
+# check run Debian's redis-server, installed as root only when asked for and not on PATH yet.
+if [ "${BROWSERMESH_FLEET:-}" = "1" ] && ! command -v redis-server >/dev/null 2>&1; then
+  if [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then
+    echo "setup: installing Debian's redis-server (BROWSERMESH_FLEET=1)" >&2
+    DEBIAN_FRONTEND=noninteractive apt-get update -qq >&2
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server >&2
+  else
+    echo "setup: BROWSERMESH_FLEET=1 needs redis-server: run as root apt-get install redis-server" >&2
+  fi
+fi
 echo "setup: ready" >&2

@@ -2,7 +2,8 @@
 # Set up (see setup.sh) and run every check: lint, format, types, the whole test suite.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-BROWSERMESH_VIDEO=1 bash scripts/setup.sh  # the video tests need ffmpeg (issue 35)
+# The video tests need ffmpeg (issue 35), the fleet tests redis-server (issue 37).
+BROWSERMESH_VIDEO=1 BROWSERMESH_FLEET=1 bash scripts/setup.sh
 export PATH="$PWD/.venv/bin:$PATH"
 echo "== ruff check" && ruff check src tests benchmarks scripts
 echo "== ruff format --check" && ruff format --check src tests benchmarks scripts

@@ -21,6 +21,7 @@ from browsermesh.config.variables import (
     V_BROWSER_PATH,
     V_CDP_ENDPOINT,
     V_DATA_DIR,
+    V_FLEET_REDIS,
     V_GRID_CAPABILITIES,
     V_GRID_CONTEXTS_PER_BROWSER,
     V_GRID_HEADER_FILE,
@@ -35,6 +36,7 @@ from browsermesh.config.variables import (
     V_MAX_SESSIONS_PER_PRINCIPAL,
     V_NO_SANDBOX,
     V_PERSISTENCE,
+    V_REPLICA_ID,
     V_SCHEMA_REFS,
     V_SECRETS_FILE,
     V_SELENIUM_GRID,
@@ -135,6 +137,10 @@ OPTIONS: Final[tuple[CliOption, ...]] = (
         "WebMCP in launched Chromium, for page tools: on or off (default on)",
         V_WEBMCP,
     ),
+    CliOption(
+        "--fleet-redis", "<url>", "Fleet directory: redis(s):// or unix:// URL", V_FLEET_REDIS
+    ),
+    CliOption("--replica-id", "<id>", "Replica id in the fleet (default host-pid)", V_REPLICA_ID),
     CliOption(
         "--tools",
         "<profiles>",

@@ -1,5 +1,4 @@
-"""The command line's options, help text and parser (reference §19.2), beside
-:mod:`browsermesh.cli`.
+"""The command line's options, help text and parser (reference §19.2), beside cli.py.
 
 :func:`parse_invocation` turns the arguments into one :class:`Invocation`: help and version
 first, then ``demo``, ``--install-browser``, ``--doctor`` or serving, whose configuration comes

@@ -72,6 +72,7 @@ async def _serve(config: Config) -> int:
     install_fatal_handlers(asyncio.get_running_loop())
     log = EventLog(config.log_level)
     runtime = create_runtime(config, log)
+    runtime.start()
     server = create_server(runtime, instructions=instructions_for(config))
     # The transports shut the runtime down themselves (when their signal handling decides, and
     # they report a failed shutdown by the exit code); afterwards whatever the runtime still

@@ -120,3 +120,11 @@ def test_no_module_above_the_size_limit_without_a_reason() -> None:
         "(split them along their seams, or say why the content belongs together): "
         + ", ".join(offenders)
     )
+
+
+def test_only_the_fleet_directory_imports_redis() -> None:
+    """Issue 37: the Redis client is one port (persistence/fleet_directory.py)."""
+    for path in SRC.rglob("*.py"):
+        uses = {m for m in imports_of(path) if m.split(".")[0] == "redis"}
+        rel = path.relative_to(SRC).as_posix()
+        assert not uses or rel == "persistence/fleet_directory.py", f"{rel} {uses}"

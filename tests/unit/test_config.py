@@ -156,6 +156,9 @@ DEFAULTS: list[tuple[str, Any]] = [
     ("trace_sessions", "off"),
     ("secrets_file", None),
     ("webmcp", True),
+    ("fleet_redis", None),
+    ("replica_id", None),
+    ("fleet_lease_ms", 15_000),
 ]
 
 
@@ -1143,6 +1146,8 @@ def test_help_text_structure() -> None:
         "--trace-sessions",
         "--secrets-file",
         "--webmcp",
+        "--fleet-redis",
+        "--replica-id",
         "--max-sessions-per-principal",
         "--doctor",
         "--json",

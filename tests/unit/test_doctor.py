@@ -429,8 +429,12 @@ def test_the_runner_runs_every_entry_once_in_order(
 ) -> None:
     calls: list[str] = []
     monkeypatch.setattr("browsermesh.doctor.runner.CHECKS", _recording(calls, raising=False))
-    # A configuration every conditional check applies to (the Grid's).
-    config = default_config(data_dir=tmp_path / "data", selenium_grid="http://127.0.0.1:9/")
+    # A configuration every conditional check applies to (the Grid's, the fleet's).
+    config = default_config(
+        data_dir=tmp_path / "data",
+        selenium_grid="http://127.0.0.1:9/",
+        fleet_redis="redis://:secret@127.0.0.1:9/0",
+    )
     assert all(check.runs_for(config) for check in CHECKS)
     report = asyncio.run(doctor.diagnose(config, {}))
     assert calls == [check.id for check in CHECKS]
@@ -447,13 +451,17 @@ def test_the_runner_skips_a_check_that_does_not_apply(
     report = asyncio.run(doctor.diagnose(default_config(data_dir=tmp_path / "data"), {}))
     assert calls == list(doctor.CHECK_IDS)
     assert [c["id"] for c in report["checks"]] == list(doctor.CHECK_IDS)
-    assert "selenium-grid" not in calls
+    assert "selenium-grid" not in calls and "fleet-redis" not in calls
 
 
 def test_the_runner_reports_each_fallback(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     calls: list[str] = []
     monkeypatch.setattr("browsermesh.doctor.runner.CHECKS", _recording(calls, raising=True))
-    config = default_config(data_dir=tmp_path / "data", selenium_grid="http://127.0.0.1:9/")
+    config = default_config(
+        data_dir=tmp_path / "data",
+        selenium_grid="http://127.0.0.1:9/",
+        fleet_redis="redis://:secret@127.0.0.1:9/0",
+    )
     report = asyncio.run(doctor.diagnose(config, {}))
     assert calls == [check.id for check in CHECKS]
     assert report["checks"] == [check.fallen_back().to_json() for check in CHECKS]

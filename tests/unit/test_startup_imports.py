@@ -49,6 +49,9 @@ ABSENT = (
     "regex",
     "ruamel",
     "langcodes",
+    # The fleet directory's Redis client (issue 37: only with --fleet-redis).
+    "redis",
+    "browsermesh.persistence.fleet_directory",
 )
 """Modules (and their submodules) the stdio server must not import before it exits.
 

@@ -14,6 +14,7 @@ Module map:
 - ``reader``: reading raw values and collecting problems;
 - ``http_options``: the transport and HTTP listener variables and the rules that tie them;
 - ``grid``: the Selenium Grid variables (URL, contexts per browser, capabilities, headers);
+- ``fleet``: the fleet directory's URL (never shown whole) and the replica id (issue 37);
 - ``hosts``: the one host/authority/origin parser (shared with the HTTP transport) and the
   default allowlists;
 - ``tokens``: the bearer-token file;

@@ -24,6 +24,7 @@ from browsermesh.config.constants import (
     MAX_BROWSER_ENDPOINTS,
     Profile,
 )
+from browsermesh.config.fleet import read_fleet
 from browsermesh.config.grid import read_grid
 from browsermesh.config.hosts import is_endpoint_url
 from browsermesh.config.http_options import read_http
@@ -96,6 +97,7 @@ def build_config(
     _read_browser_path(reader, remote)
     read_http(reader)
     read_secrets_setting(reader)
+    read_fleet(reader)
     if reader.problems:
         raise ConfigError(reader.problems)
     return Config(**reader.values)

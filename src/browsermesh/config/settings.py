@@ -125,6 +125,13 @@ class Config:
     # Whether browsers BrowserMesh starts get `--enable-features=WebMCP`, so pages can register
     # page tools (issue 36 item 1, profile `webmcp`); --webmcp off turns it off.
     webmcp: bool = True
+    # The fleet's session directory (issue 37, §37): a redis://, rediss:// or unix:// URL
+    # (its password never shown; config.fleet.show_fleet_url); None: no fleet.
+    fleet_redis: str | None = field(default=None, repr=False)
+    # This replica's name in the directory; None: `<hostname>-<pid>` (config.fleet.replica_name).
+    replica_id: str | None = None
+    # How long this replica's directory lease lasts unless renewed (renewed every third).
+    fleet_lease_ms: int = 15_000
 
     @property
     def backend(self) -> Backend:

@@ -51,6 +51,10 @@ V_SECRETS_FILE: Final = "BROWSERMESH_SECRETS_FILE"
 V_WEBMCP: Final = "BROWSERMESH_WEBMCP"
 WEBMCP_VALUES: Final = ("on", "off")
 """`BROWSERMESH_WEBMCP` / `--webmcp`: WebMCP in the browsers BrowserMesh starts (issue 36)."""
+# The fleet's session directory (issue 37, reference §37), read by config.fleet.
+V_FLEET_REDIS: Final = "BROWSERMESH_FLEET_REDIS"
+V_REPLICA_ID: Final = "BROWSERMESH_REPLICA_ID"
+V_FLEET_LEASE_MS: Final = "BROWSERMESH_FLEET_LEASE_MS"
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,6 +120,7 @@ INT_SPECS: Final[tuple[IntSpec, ...]] = (
     IntSpec(
         "BROWSERMESH_MAX_ARTIFACT_TOTAL_BYTES", "max_artifact_total_bytes", 1_024, 10_737_418_240
     ),
+    IntSpec(V_FLEET_LEASE_MS, "fleet_lease_ms", 3_000, 300_000),
 )
 
 # Read after the table: unset means "no per-principal limit" (None), not a number.

@@ -15,6 +15,7 @@ cause is only used to pick the failure code).
 - :mod:`~browsermesh.doctor.storage`: the upload root and the artifact storage;
 - :mod:`~browsermesh.doctor.smoke`: the browser smoke test, last (Playwright, imported lazily);
 - :mod:`~browsermesh.doctor.grid`: the Selenium Grid's status and smoke test (issue 22);
+- :mod:`~browsermesh.doctor.fleet`: the fleet directory's PING (issue 37);
 - :mod:`~browsermesh.doctor.runner`: the deadline, one loop over the catalogue, and
   :func:`run_doctor`.
 

@@ -106,6 +106,17 @@ async def _grid_status(inputs: CheckInputs) -> CheckResult:
     return await check_grid_status(inputs.config, inputs.deadline)
 
 
+async def _fleet_redis(inputs: CheckInputs) -> CheckResult:
+    # Imported only when a fleet directory is configured (it imports the Redis client).
+    from browsermesh.doctor.fleet import check_fleet_redis
+
+    return await check_fleet_redis(inputs.config, inputs.deadline)
+
+
+def _fleet_configured(config: Config) -> bool:
+    return config.fleet_redis is not None
+
+
 def _grid_configured(config: Config) -> bool:
     return config.selenium_grid is not None
 
@@ -198,6 +209,17 @@ CHECKS: Final[tuple[DoctorCheck, ...]] = (
             "GRID_UNREACHABLE", "The Selenium Grid could not be checked.", GRID_REMEDIATION
         ),
         applies=_grid_configured,
+    ),
+    # issue 37: only with a fleet directory.
+    DoctorCheck(
+        id="fleet-redis",
+        run=_fleet_redis,
+        fallback=Fallback(
+            "FLEET_REDIS_UNREACHABLE",
+            "The fleet directory could not be checked.",
+            "Check that the Redis server of --fleet-redis is running and reachable.",
+        ),
+        applies=_fleet_configured,
     ),
 )
 """Every check, in run order."""

@@ -9,4 +9,5 @@ Module map:
 - ``artifact_record``: one artifact's record and client view, the quotas, its cleaned labels.
 - ``confined``: reading a file under ``--upload-root`` without following links.
 - ``fileio``: file primitives shared by the state repository and the artifact store.
+- ``fleet_directory``: the fleet's session directory in Redis (issue 37, §37).
 """

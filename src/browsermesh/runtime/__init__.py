@@ -26,4 +26,5 @@ Module map:
 - ``reaper``: the idle reaper (HTTP).
 - ``watchers``: telling a layer above that a session changed, without importing it.
 - ``live``: the live view's runtime side.
+- ``fleet``: this replica's sessions in the fleet's session directory (issue 37, §37).
 """

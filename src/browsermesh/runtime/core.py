@@ -11,7 +11,7 @@ import asyncio
 import itertools
 import time
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from browsermesh.config import Config
 from browsermesh.engine.protocol import Engine, EnginePage
@@ -23,17 +23,9 @@ from browsermesh.model.clock import Clock, iso_from_epoch
 from browsermesh.model.deadline import Deadline, OperationContext
 from browsermesh.model.ids import short_id
 from browsermesh.model.observe import ObserveLimits, PageObservations
-from browsermesh.model.paging import (
-    Page,
-    SnapshotOptions,
-    SnapshotStore,
-)
+from browsermesh.model.paging import Page, SnapshotOptions, SnapshotStore
 from browsermesh.model.tasks import TaskOwner, all_of
-from browsermesh.persistence.artifacts import (
-    ArtifactLimits,
-    ArtifactStore,
-    artifacts_root,
-)
+from browsermesh.persistence.artifacts import ArtifactLimits, ArtifactStore, artifacts_root
 from browsermesh.persistence.states import LOCAL_PRINCIPAL as LOCAL_PRINCIPAL  # mcp imports it
 from browsermesh.runtime.calls import PageCall
 from browsermesh.runtime.checks import validate_timeout
@@ -49,6 +41,9 @@ from browsermesh.runtime.session import (
 )
 from browsermesh.runtime.steps import StepWatch, watched
 from browsermesh.runtime.watchers import ChangeKind, SessionChange, SessionWatcher, fingerprint
+
+if TYPE_CHECKING:
+    from browsermesh.runtime.fleet import FleetMember
 
 T = TypeVar("T")
 PageJob = Callable[[SessionRecord, PageRecord, OperationContext], Awaitable[T]]
@@ -93,6 +88,7 @@ class RuntimeCore:
         self.tasks = TaskOwner()
         # Told about every session change (runtime.watchers); empty: nothing is computed.
         self.watchers: list[SessionWatcher] = []
+        self.fleet: FleetMember | None = None  # with --fleet-redis (issue 37; runtime.runtime)
         self.step_watches: list[StepWatch] = []  # traces, videos (runtime.steps)
         engine.events.on_disconnect = self._on_disconnect
         engine.events.on_page_closed = self._on_page_closed
@@ -108,6 +104,12 @@ class RuntimeCore:
     def next_accepted(self) -> int:
         """The next place in the runtime's accept order (a step recorded outside any call)."""
         return next(self._accepted)
+
+    def start(self) -> None:
+        """Start what runs beside the calls: the fleet directory's writer, when configured (it
+        also starts with the first session)."""
+        if self.fleet is not None:
+            self.fleet.start()
 
     def now(self) -> str:
         """The wall clock as the views show times (ISO 8601)."""
@@ -468,7 +470,7 @@ class RuntimeCore:
         return active, failed
 
     def sessions_snapshot(self) -> Mapping[str, SessionRecord]:
-        """Read-only view of the registry (tests and the resource)."""
+        """Read-only view of the registry (tests, the resource, the fleet directory)."""
         return dict(self._sessions)
 
     @property

@@ -30,6 +30,7 @@ def runtime_info(runtime: RuntimeCore, transport: str, principal: str) -> dict[s
     cfg = runtime.config
     engine = runtime.engine
     active, failed = runtime.counts()
+    fleet = {} if runtime.fleet is None else {"fleet": runtime.fleet.info()}  # §37
     return {
         "operationId": "",  # filled by the caller
         "serverVersion": __version__,
@@ -93,6 +94,7 @@ def runtime_info(runtime: RuntimeCore, transport: str, principal: str) -> dict[s
         "settleMs": cfg.settle_ms,
         "activeSessions": active,
         "failedSessions": failed,
+        **fleet,
     }
 
 

@@ -440,6 +440,13 @@ class SessionLifecycle:
             self._grace_scope.cancel()
 
     async def _shutdown(self) -> None:
+        try:
+            await self._close_all()
+        finally:
+            if self.core.fleet is not None:  # the sessions' last records (reference §37.3)
+                await self.core.fleet.stop()
+
+    async def _close_all(self) -> None:
         live = [r for r in self.core.records() if r.status not in TERMINAL_STATUSES]
         for rec in live:
             rec.accepting = False

@@ -13,7 +13,9 @@ their operations under today's names:
 - `export.TestExports`: the test export and the recording switch;
 - `recording.Recorder`: the recording helpers the page services share;
 - `handover.Handover`: a person's hold from the live view, and the agent's request for help;
-- `traces.SessionTraces`, `videos.SessionVideos`: what a session did, for a person (issue 35).
+- `traces.SessionTraces`, `videos.SessionVideos`: what a session did, for a person (issue 35);
+- `fleet.FleetMember`: this replica's sessions in the fleet's directory (issue 37; only with
+  `--fleet-redis`).
 
 The live view (`live.LiveView`) is built by the HTTP transport on the facade and reads the core.
 """
@@ -33,6 +35,7 @@ from browsermesh.runtime.checks import validate_http_url as validate_http_url
 from browsermesh.runtime.checks import validate_timeout as validate_timeout
 from browsermesh.runtime.core import RuntimeCore
 from browsermesh.runtime.export import TestExports
+from browsermesh.runtime.fleet import FleetMember
 from browsermesh.runtime.fork import SessionForks
 from browsermesh.runtime.handover import Handover
 from browsermesh.runtime.lifecycle import SessionLifecycle
@@ -76,6 +79,9 @@ class Runtime:
         self.exports = TestExports(core)
         self.traces = SessionTraces(core)
         self.videos = SessionVideos(core)
+        if config.fleet_redis is not None:
+            core.fleet = FleetMember(core, config.fleet_redis)
+            core.watchers.append(core.fleet)
 
         # The core's parts callers read (and, for `watchers`, extend).
         self.config = core.config
@@ -84,12 +90,14 @@ class Runtime:
         self.states = core.states
         self.clock = core.clock
         self.tasks = core.tasks
+        self.fleet = core.fleet
         self.watchers = core.watchers
         self.files = core.files
         self.owner_of = core.owner_of
+        self.info = core.info
+        self.start = core.start
         self.run_page_op = core.run_page_op
         self.run_session_op = core.run_session_op
-        self.info = core.info
         self.counts = core.counts
         self.sessions_snapshot = core.sessions_snapshot
 
@@ -101,6 +109,7 @@ class Runtime:
         self.session_pages = self.sessions.session_pages
         self.page_urls = self.sessions.page_urls
         self.close_session = self.sessions.close_session
+        self.shutdown = self.sessions.shutdown
         self.update_session = self.network.update_session
         self.save_state = self.sessions.save_state
         self.list_states = self.sessions.list_states
@@ -108,7 +117,6 @@ class Runtime:
         self.create_page = self.sessions.create_page
         self.list_pages = self.sessions.list_pages
         self.close_page = self.sessions.close_page
-        self.shutdown = self.sessions.shutdown
         self.hurry_shutdown = self.sessions.hurry_shutdown
 
         # What changes a page.
