@@ -288,6 +288,15 @@ _REASON_NEXT_STEPS: dict[str, str] = {
         "browser_session_get): use an allowed URL, or change the policy with "
         "browser_session_update."
     ),
+    "replica_stopped": (
+        "The server replica that held this session stopped and closed it: create a replacement "
+        "with browser_session_create (pass stateId to restore a saved login)."
+    ),
+    "replica_lost": (
+        "The server replica that held this session stopped answering, and the session is lost: "
+        "create a replacement with browser_session_create (pass stateId to restore a saved "
+        "login)."
+    ),
     "proxy": (
         "The session's proxy refused or failed the connection: check contextSettings.proxy.server "
         "(browser_session_get); a session's proxy is fixed, so create a new session with a "
@@ -346,6 +355,8 @@ REASONS: frozenset[str] = frozenset(
         "page_tool_error",
         "page_tool_threw",
         "page_tool_not_found",
+        "replica_stopped",
+        "replica_lost",
         "other",
         *ACTIONABILITY_REASONS,
     }

@@ -287,3 +287,49 @@ async def test_an_expired_tombstone_leaves_its_principals_set_when_read(
         assert await peek.smembers("bm:principal:ann") == {"s1"}
     finally:
         await directory.aclose()
+
+
+async def test_a_call_for_a_session_another_replica_held_says_why_it_is_gone(
+    tmp_path: Path, redis_server: RedisServer, peek: aioredis.Redis
+) -> None:
+    """Reference §37.5: a call landing on replica B for a session replica A held answers from
+    the directory — SESSION_CLOSED (replica_stopped) once A stopped, BROWSER_DISCONNECTED
+    (replica_lost) once A was lost — and SESSION_NOT_FOUND for what the caller may not know."""
+    from tests.support.clients import tool_client
+
+    a = fleet_runtime(tmp_path, redis_server.url, "replica-a")
+    lost_side = fleet_runtime(tmp_path, redis_server.url, "replica-l")
+    b = fleet_runtime(tmp_path, redis_server.url, "replica-b")
+    try:
+        _, stopped, _ = await a.create_session(name="stops")
+        _, theirs, _ = await a.create_session("alice", name="alices")
+        _, lost, _ = await lost_side.create_session(name="lost")
+        for view in (stopped, theirs, lost):
+            await status_becomes(peek, view["sessionId"], "ready")
+        async with tool_client(b) as c:
+
+            async def answer(session_id: str) -> dict[str, Any]:
+                return await c.err("browser_get_url", {"sessionId": session_id, "pageId": "p1"})
+
+            live = await answer(stopped["sessionId"])  # live on A: not B's to answer (yet)
+            assert live["code"] == "SESSION_NOT_FOUND"
+            await a.shutdown()
+            await status_becomes(peek, stopped["sessionId"], "closed")
+            closed = await answer(stopped["sessionId"])
+            assert closed["code"] == "SESSION_CLOSED"
+            assert closed["details"] == {"reason": "replica_stopped"}
+            assert "browser_session_create" in closed["nextStep"]
+            assert (await answer(theirs["sessionId"]))["code"] == "SESSION_NOT_FOUND"
+            assert lost_side.fleet is not None
+            await lost_side.fleet.halt()
+            await status_becomes(peek, lost["sessionId"], "failed", within=LEASE_MS / 1000 * 4)
+            gone = await answer(lost["sessionId"])
+            assert gone["code"] == "BROWSER_DISCONNECTED"
+            assert gone["details"] == {"reason": "replica_lost"}
+            assert (await answer("s-never-made"))["code"] == "SESSION_NOT_FOUND"
+            redis_server.stop()  # no directory: the registry's own answer stands
+            assert (await answer(stopped["sessionId"]))["code"] == "SESSION_NOT_FOUND"
+    finally:
+        await a.shutdown()
+        await lost_side.shutdown()
+        await b.shutdown()

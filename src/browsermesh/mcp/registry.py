@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import mcp.types as types
 
-from browsermesh.errors import BrowserMeshError, error_payload, internal_error
+from browsermesh.errors import BrowserMeshError, ErrorCode, error_payload, internal_error
 from browsermesh.mcp.lean import lean_result
 from browsermesh.mcp.schemas import Schema, with_dialect
 from browsermesh.mcp.validation import first_argument_error, unknown_tool
@@ -173,6 +173,10 @@ class ToolDispatcher:
         except asyncio.CancelledError:
             raise
         except BrowserMeshError as err:
+            fleet = self.runtime.fleet
+            if err.code is ErrorCode.SESSION_NOT_FOUND and fleet is not None:
+                # Held by another replica once? The directory may say why (reference §37.5).
+                err = await fleet.explain_missing(principal, args.get("sessionId")) or err
             return error_result(err)
         except Exception as exc:
             return error_result(internal_error(exc))
