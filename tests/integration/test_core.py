@@ -223,6 +223,11 @@ async def test_runtime_info_never_launches(mcp_client: ToolClient, runtime: Runt
 SESSIONS = 2
 ROUNDS = 6  # per session: 12 closes in all, as when one session made them all in a row
 NAVIGATE_MS = 1_000
+RELOAD_LOOP = (
+    "<!doctype html><title>Reload loop</title><h1>Reload loop</h1>"
+    "<script>setTimeout(() => location.reload(), 30);</script>"
+)
+"""The fixture site's /reload-loop, served under a path per session (its own arrivals)."""
 
 
 async def test_page_close_on_a_reloading_page_never_wedges_the_session(
@@ -250,11 +255,13 @@ async def test_page_close_on_a_reloading_page_never_wedges_the_session(
                 for i in range(ROUNDS):
                     page = (await c.ok("browser_page_create", {"sessionId": s}))["pageId"]
                     addr = {"sessionId": s, "pageId": page}
-                    url = site.url("/reload-loop")
+                    path = f"/reload-loop-{index}"  # this session's own arrivals
+                    url = site.url(path)
                     await c.ok("browser_navigate", {**addr, "url": url, "timeoutMs": NAVIGATE_MS})
-                    # Close at varying points of the reload cycle: 0, 11, ... 121 ms after the
-                    # navigation's answer, each once over both sessions.
-                    await anyio.sleep((i * SESSIONS + index) % 13 * 0.011)
+                    # Close at varying points of the reload cycle, each tied to the page's own
+                    # reloads: at once, or as the 1st, 2nd or 3rd next reload reaches the
+                    # server (the page is then mid-navigation, where the close used to hang).
+                    await site.until_arrived(path, site.arrived(path) + (i * SESSIONS + index) % 4)
                     with anyio.fail_after(10):
                         await c.ok("browser_page_close", addr)
                 pages = (await c.ok("browser_page_list", {"sessionId": s}))["pages"]
@@ -263,6 +270,8 @@ async def test_page_close_on_a_reloading_page_never_wedges_the_session(
                     closed = await c.ok("browser_session_close", {"sessionId": s})
                 assert closed["session"]["status"] == "closed"
 
+            for index in range(SESSIONS):
+                site.pages[f"/reload-loop-{index}"] = RELOAD_LOOP
             sessions = [await c.session() for _ in range(SESSIONS)]
             async with anyio.create_task_group() as tg:
                 for index, (s, first) in enumerate(sessions):

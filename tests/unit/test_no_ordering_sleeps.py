@@ -52,9 +52,6 @@ ALLOWED: dict[tuple[str, str], str] = {
         "an endpoint's backoff elapses"
     ),
     ("integration/test_evaluate.py", "_poll_open_loop"): "calls sent at a fixed rate (open loop)",
-    ("integration/test_core.py", "close_reloading_pages"): (
-        "closes land at varying points of a 30 ms reload cycle (the race the test hunts)"
-    ),
     ("stress/test_chaos.py", "test_drag_and_drop_on_a_blocked_page_times_out_within_its_budget"): (
         "the page's own 50 ms timer starts a loop that blocks the renderer; once it runs nothing "
         "answers, so there is no condition to poll"
