@@ -9,28 +9,11 @@ import re
 import pytest
 
 from browsermesh import cli
-from browsermesh.cli_options import ServeInvocation, parse_invocation
-from browsermesh.config import Config, ConfigError, load_config
+from browsermesh.config import load_config
 from browsermesh.config.fleet import replica_name, show_fleet_url
+from tests.support.config_cli import SECRET, problems, serve
 
-SECRET = "pw-canary-5d1e"
 URL_RULE = "must be a redis://, rediss:// or unix:// URL"
-
-
-def problems(environ: dict[str, str], argv: list[str] | None = None) -> list[tuple[str, str]]:
-    with pytest.raises(ConfigError) as info:
-        if argv is None:
-            load_config(environ)
-        else:
-            parse_invocation(argv, environ)
-    assert SECRET not in str(info.value)
-    return info.value.problems
-
-
-def serve(argv: list[str], environ: dict[str, str] | None = None) -> Config:
-    invocation = parse_invocation(argv, environ or {})
-    assert isinstance(invocation, ServeInvocation)
-    return invocation.config
 
 
 @pytest.mark.parametrize(

@@ -9,26 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from browsermesh.cli_options import ServeInvocation, parse_invocation
-from browsermesh.config import Config, ConfigError, load_config
-
-SECRET = "pw-canary-5d1e"
-
-
-def problems(environ: dict[str, str], argv: list[str] | None = None) -> list[tuple[str, str]]:
-    with pytest.raises(ConfigError) as info:
-        if argv is None:
-            load_config(environ)
-        else:
-            parse_invocation(argv, environ)
-    assert SECRET not in str(info.value)
-    return info.value.problems
-
-
-def serve(argv: list[str], environ: dict[str, str] | None = None) -> Config:
-    invocation = parse_invocation(argv, environ or {})
-    assert isinstance(invocation, ServeInvocation)
-    return invocation.config
+from browsermesh.config import load_config
+from tests.support.config_cli import SECRET, problems, serve
 
 
 def test_the_grid_url_from_the_flag_or_the_variable() -> None:

@@ -126,17 +126,17 @@ def known_secrets(page: Page) -> SecretValues:
     return SecretValues(named.values()) if named else SecretValues()
 
 
-def frame_values(values: list[Any] | None, into: SecretValues | None = None) -> SecretValues:
+def frame_values(values: list[Any] | None, into: SecretValues) -> SecretValues:
     """One frame's password values as `FRAME_PASSWORDS_SCRIPT` answered them (it may ride along
-    with another read), added to `into` when given; `LIMIT_EXCEEDED` (bound ``sourceChars``)
+    with another read), added to `into` (which starts with the context's named secrets,
+    `known_secrets`); `LIMIT_EXCEEDED` (bound ``sourceChars``)
     when they were over the source budget (the answer ``null``)."""
     if values is None:
         raise BrowserMeshError(
             ErrorCode.LIMIT_EXCEEDED, bound=Bound("sourceChars", "<=", MAX_SOURCE_CHARS)
         )
-    secrets = into if into is not None else SecretValues()
-    secrets.add(well_formed(str(v)) for v in values)
-    return secrets
+    into.add(well_formed(str(v)) for v in values)
+    return into
 
 
 async def with_other_frames(
