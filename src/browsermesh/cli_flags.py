@@ -21,7 +21,9 @@ from browsermesh.config.variables import (
     V_BROWSER_PATH,
     V_CDP_ENDPOINT,
     V_DATA_DIR,
+    V_FLEET_ADVERTISE,
     V_FLEET_REDIS,
+    V_FLEET_TOKEN_FILE,
     V_GRID_CAPABILITIES,
     V_GRID_CONTEXTS_PER_BROWSER,
     V_GRID_HEADER_FILE,
@@ -141,6 +143,18 @@ OPTIONS: Final[tuple[CliOption, ...]] = (
         "--fleet-redis", "<url>", "Fleet directory: redis(s):// or unix:// URL", V_FLEET_REDIS
     ),
     CliOption("--replica-id", "<id>", "Replica id in the fleet (default host-pid)", V_REPLICA_ID),
+    CliOption(
+        "--fleet-token-file",
+        "<path>",
+        "Fleet token (0600 file) for forwarding calls between replicas",
+        V_FLEET_TOKEN_FILE,
+    ),
+    CliOption(
+        "--fleet-advertise",
+        "<url>",
+        "http://host:port other replicas reach this one at (default: bound address)",
+        V_FLEET_ADVERTISE,
+    ),
     CliOption(
         "--tools",
         "<profiles>",

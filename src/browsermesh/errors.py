@@ -297,6 +297,16 @@ _REASON_NEXT_STEPS: dict[str, str] = {
         "create a replacement with browser_session_create (pass stateId to restore a saved "
         "login)."
     ),
+    "directory_unreachable": (
+        "This server replica cannot read the fleet's session directory right now, so it cannot "
+        "tell where this session lives: retry in a few seconds (sessions created through this "
+        "replica keep working)."
+    ),
+    "owner_unreachable": (
+        "The server replica that holds this session does not answer right now: retry in a few "
+        "seconds; if it keeps failing, check browser_session_get or create a replacement with "
+        "browser_session_create."
+    ),
     "proxy": (
         "The session's proxy refused or failed the connection: check contextSettings.proxy.server "
         "(browser_session_get); a session's proxy is fixed, so create a new session with a "
@@ -357,6 +367,8 @@ REASONS: frozenset[str] = frozenset(
         "page_tool_not_found",
         "replica_stopped",
         "replica_lost",
+        "directory_unreachable",
+        "owner_unreachable",
         "other",
         *ACTIONABILITY_REASONS,
     }

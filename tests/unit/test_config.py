@@ -159,6 +159,8 @@ DEFAULTS: list[tuple[str, Any]] = [
     ("fleet_redis", None),
     ("replica_id", None),
     ("fleet_lease_ms", 15_000),
+    ("fleet_token", None),
+    ("fleet_advertise", None),
 ]
 
 
@@ -1148,6 +1150,8 @@ def test_help_text_structure() -> None:
         "--webmcp",
         "--fleet-redis",
         "--replica-id",
+        "--fleet-token-file",
+        "--fleet-advertise",
         "--max-sessions-per-principal",
         "--doctor",
         "--json",

@@ -327,8 +327,11 @@ async def test_a_call_for_a_session_another_replica_held_says_why_it_is_gone(
             assert gone["code"] == "BROWSER_DISCONNECTED"
             assert gone["details"] == {"reason": "replica_lost"}
             assert (await answer("s-never-made"))["code"] == "SESSION_NOT_FOUND"
-            redis_server.stop()  # no directory: the registry's own answer stands
-            assert (await answer(stopped["sessionId"]))["code"] == "SESSION_NOT_FOUND"
+            redis_server.stop()  # no directory: where the session is cannot be told now
+            unsure = await answer(stopped["sessionId"])
+            assert unsure["code"] == "SESSION_NOT_READY"
+            assert unsure["details"] == {"reason": "directory_unreachable"}
+            assert "retry" in unsure["nextStep"]
     finally:
         await a.shutdown()
         await lost_side.shutdown()

@@ -132,6 +132,12 @@ class Config:
     replica_id: str | None = None
     # How long this replica's directory lease lasts unless renewed (renewed every third).
     fleet_lease_ms: int = 15_000
+    # The fleet token (issue 37 item 2, §37.6): the shared secret of the replicas' internal
+    # channel, read from --fleet-token-file; None: this replica neither forwards nor accepts.
+    fleet_token: str | None = field(default=None, repr=False)
+    # The base URL other replicas reach this one's channel at; None: derived from the bound
+    # address when that is a loopback or private IP (config.fleet.derived_advertise).
+    fleet_advertise: str | None = None
 
     @property
     def backend(self) -> Backend:

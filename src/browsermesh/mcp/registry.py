@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import asyncio
 import json
+import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import mcp.types as types
 
-from browsermesh.errors import BrowserMeshError, ErrorCode, error_payload, internal_error
+from browsermesh.errors import BrowserMeshError, error_payload, internal_error
 from browsermesh.mcp.lean import lean_result
 from browsermesh.mcp.schemas import Schema, with_dialect
 from browsermesh.mcp.validation import first_argument_error, unknown_tool
@@ -27,6 +28,7 @@ from browsermesh.runtime.calls import PageCall
 if TYPE_CHECKING:
     from jsonschema.protocols import Validator
 
+    from browsermesh.mcp.forwarding import FleetRouter
     from browsermesh.runtime.runtime import Runtime
 
 
@@ -145,6 +147,11 @@ class ToolDispatcher:
         self.runtime = runtime
         self.specs = {s.name: s for s in specs}
         self._validators: dict[str, Validator] = {}
+        self.router: FleetRouter | None = None
+        if runtime.fleet is not None:
+            from browsermesh.mcp.forwarding import FleetRouter
+
+            self.router = FleetRouter(runtime, runtime.fleet)
 
     def _validator(self, spec: ToolSpec) -> Validator:
         """The tool's argument validator, built on the tool's first call: jsonschema is not
@@ -158,8 +165,16 @@ class ToolDispatcher:
         return validator
 
     async def call(
-        self, name: str, arguments: dict[str, Any] | None, principal: str
+        self,
+        name: str,
+        arguments: dict[str, Any] | None,
+        principal: str,
+        *,
+        forwarded: bool = False,
     ) -> types.CallToolResult:
+        """Run one call of `principal`. `forwarded`: another replica of the fleet sent it
+        (reference §37.6), so it runs here whatever the directory says (one hop)."""
+        started = time.monotonic()
         spec = self.specs.get(name)
         if spec is None:
             return error_result(unknown_tool())
@@ -168,15 +183,17 @@ class ToolDispatcher:
         if invalid is not None:
             return error_result(invalid)
         try:
+            if self.router is not None and not forwarded:
+                routed = await self._routed(name, args, principal, started)
+                if isinstance(routed, types.CallToolResult):
+                    return routed
             with serving(name, args):
                 out = await spec.handler(ToolCall(self.runtime, principal, args))
+            if self.router is not None and not forwarded and name == "browser_session_list":
+                out = await self._fleet_list(out, principal)
         except asyncio.CancelledError:
             raise
         except BrowserMeshError as err:
-            fleet = self.runtime.fleet
-            if err.code is ErrorCode.SESSION_NOT_FOUND and fleet is not None:
-                # Held by another replica once? The directory may say why (reference §37.5).
-                err = await fleet.explain_missing(principal, args.get("sessionId")) or err
             return error_result(err)
         except Exception as exc:
             return error_result(internal_error(exc))
@@ -187,3 +204,29 @@ class ToolDispatcher:
             out.structured, args, spec.output_schema.get("required", ()), spec.verbatim
         )
         return success_result(out)
+
+    async def _routed(
+        self, name: str, args: dict[str, Any], principal: str, started: float
+    ) -> types.CallToolResult | None:
+        """The fleet's answer for a call this replica should not run (reference §37.5-§37.7):
+        another replica's, or an error that says why the session cannot be reached; raises
+        that error. None: run it here."""
+        router = self.router
+        assert router is not None
+        if name == "browser_session_create":
+            return await router.place(args, principal, started) if router.over_limit(args) else None
+        routed = await router.route(name, args, principal, started)
+        if isinstance(routed, BrowserMeshError):
+            raise routed
+        return routed
+
+    async def _fleet_list(
+        self, out: ToolOutput | dict[str, Any], principal: str
+    ) -> ToolOutput | dict[str, Any]:
+        """browser_session_list across the fleet: this replica's, then the others' (§37.7)."""
+        assert self.router is not None
+        structured = out.structured if isinstance(out, ToolOutput) else out
+        others = await self.router.fleet_sessions(principal)
+        if others:
+            structured["sessions"] = [*structured["sessions"], *others]
+        return out

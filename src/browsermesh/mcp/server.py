@@ -181,6 +181,8 @@ def create_server(runtime: Runtime, *, instructions: str | None = None) -> Serve
             on_set_logging_level=h.set_logging_level,
             lifespan=h.lifespan,
         )
+    # The fleet's channel runs forwarded calls through the same dispatcher (§37.6).
+    server.dispatcher = h.dispatcher  # type: ignore[attr-defined]
     return server
 
 

@@ -124,6 +124,21 @@ class FleetDirectory:
         keys = await self._scan(prefix + "*")
         return {key[len(prefix) :] for key in keys}
 
+    async def leases(self) -> dict[str, dict[str, Any]]:
+        """The live replicas' leases by replica id (one scan and one read)."""
+        prefix = f"{KEY_PREFIX}replica:"
+        keys = await self._scan(prefix + "*")
+        found = await self._read(keys)
+        return {
+            key[len(prefix) :]: lease
+            for key, lease in zip(keys, found, strict=True)
+            if lease is not None
+        }
+
+    async def lease(self, replica_id: str) -> dict[str, Any] | None:
+        """One replica's lease, or None once it lapsed."""
+        return (await self._read([f"{KEY_PREFIX}replica:{replica_id}"]))[0]
+
     async def records(self) -> list[dict[str, Any]]:
         """Every session record in the directory (live ones and tombstones)."""
         keys = await self._scan(f"{KEY_PREFIX}session:*")

@@ -32,8 +32,10 @@ __all__ = [
     "MAX_SECRETS",
     "MAX_SECRETS_FILE_BYTES",
     "MAX_SECRET_VALUE_CHARS",
+    "PrivateFile",
     "SecretFiles",
     "SecretsRead",
+    "read_private_file",
     "read_secrets_file",
 ]
 
@@ -110,31 +112,53 @@ def _parse(text: str) -> SecretsRead:
     return SecretsRead(values=values)
 
 
-def _read(path: Path) -> tuple[SecretsRead, tuple[int, ...] | None]:
-    """The file's secrets and its identity (None when missing or unreadable)."""
+@dataclass(frozen=True, slots=True)
+class PrivateFile:
+    """A private file's text as read once: `text`, or why not (`missing`, `problem`); `key` is
+    the file's identity (None when missing or unreadable)."""
+
+    text: str | None = field(default=None, repr=False)
+    problem: str | None = None
+    missing: bool = False
+    key: tuple[int, ...] | None = None
+
+
+def read_private_file(path: Path) -> PrivateFile:
+    """`path`'s UTF-8 text when it is trusted like a saved state: a regular file (symlinks
+    followed) of this user, not readable or writable by group or others, at most
+    `MAX_SECRETS_FILE_BYTES` (the secrets file, the fleet token file)."""
     try:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
     except FileNotFoundError:
-        return SecretsRead(missing=True), None
+        return PrivateFile(missing=True)
     except OSError:
-        return SecretsRead(problem="cannot be read"), None
+        return PrivateFile(problem="cannot be read")
     try:
         info = os.fstat(fd)  # the file opened, not whatever the path names a moment later
         key = _identity(info)
         reason = _distrust(info)
         if reason is not None:
-            return SecretsRead(problem=reason), key
+            return PrivateFile(problem=reason, key=key)
         with os.fdopen(os.dup(fd), "rb") as stream:
             data = stream.read(MAX_SECRETS_FILE_BYTES + 1)
     except OSError:
-        return SecretsRead(problem="cannot be read"), None
+        return PrivateFile(problem="cannot be read")
     finally:
         os.close(fd)
     try:
-        text = data.decode("utf-8-sig")
+        return PrivateFile(text=data.decode("utf-8-sig"), key=key)
     except UnicodeDecodeError:
-        return SecretsRead(problem="is not valid UTF-8"), key
-    return _parse(text), key
+        return PrivateFile(problem="is not valid UTF-8", key=key)
+
+
+def _read(path: Path) -> tuple[SecretsRead, tuple[int, ...] | None]:
+    """The file's secrets and its identity (None when missing or unreadable)."""
+    read = read_private_file(path)
+    if read.missing:
+        return SecretsRead(missing=True), None
+    if read.text is None:
+        return SecretsRead(problem=read.problem), read.key
+    return _parse(read.text), read.key
 
 
 def read_secrets_file(path: Path) -> SecretsRead:

@@ -20,7 +20,6 @@ from typing import TYPE_CHECKING, Any, Final
 import anyio
 
 from browsermesh.config.fleet import replica_name, show_fleet_url
-from browsermesh.errors import BrowserMeshError, ErrorCode
 from browsermesh.runtime.session import ACTIVE_STATUSES, SessionRecord
 from browsermesh.runtime.watchers import SessionChange
 
@@ -63,6 +62,9 @@ class FleetMember:
         self._renewed_at = -1e9
         self._sent: dict[str, Any] = {}  # the lease last written
         self._reaped_at = -1e9
+        # Where other replicas reach this one's channel (set by the HTTP service once bound;
+        # None: no channel, e.g. stdio or no fleet token).
+        self.endpoint: str | None = None
 
     # ---------------------------------------------------------------- SessionWatcher
 
@@ -236,6 +238,7 @@ class FleetMember:
             "startedAt": self._started_at,
             "sessions": self.core.active_count(),
             "maxSessions": self.core.config.max_sessions,
+            "endpoint": self.endpoint,
         }
 
     def _record(self, rec: SessionRecord, *, stopping: bool = False) -> dict[str, Any]:
@@ -260,37 +263,10 @@ class FleetMember:
             "reason": reason,
         }
 
-    async def explain_missing(self, principal: str, session_id: object) -> BrowserMeshError | None:
-        """What a call for a session this replica does not hold answers instead of
-        `SESSION_NOT_FOUND`, from the directory (reference §37.5): the caller's session that a
-        stopped replica closed is `SESSION_CLOSED` (reason `replica_stopped`), one a lost replica
-        left `failed` is `BROWSER_DISCONNECTED` (reason `replica_lost`), one closed elsewhere is
-        `SESSION_CLOSED`. None (keep SESSION_NOT_FOUND): unknown, another principal's, this
-        replica's own, still live elsewhere, or the directory does not answer."""
-        from browsermesh.persistence.fleet_directory import DirectoryUnavailable
-
-        directory = self._directory
-        if directory is None or not isinstance(session_id, str) or not session_id:
-            return None
-        try:
-            record = await directory.record(session_id)
-        except DirectoryUnavailable:
-            return None
-        if not record or record.get("principal") != principal:
-            return None
-        if record.get("replica") == self.replica_id:
-            return None  # ours: the registry's answer stands
-        status, reason = record.get("status"), record.get("reason")
-        if status == "closed":
-            details = {"reason": REPLICA_STOPPED} if reason == REPLICA_STOPPED else {}
-            return BrowserMeshError(ErrorCode.SESSION_CLOSED, details=details)
-        if status == "failed" and reason == REPLICA_LOST:
-            return BrowserMeshError(
-                ErrorCode.BROWSER_DISCONNECTED, details={"reason": REPLICA_LOST}
-            )
-        if status == "failed":
-            return BrowserMeshError(ErrorCode.SESSION_NOT_READY)
-        return None
+    @property
+    def directory(self) -> FleetDirectory | None:
+        """The directory client while the writer runs (None before the start, after the stop)."""
+        return self._directory
 
     def info(self) -> dict[str, Any]:
         """runtime_info's `fleet` (reference §4.1)."""

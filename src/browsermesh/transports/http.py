@@ -29,6 +29,7 @@ import uvicorn
 from mcp.server import Server
 
 from browsermesh.config import Config
+from browsermesh.config.fleet import derived_advertise
 from browsermesh.log import EventLog
 from browsermesh.model.clock import iso_now
 from browsermesh.runtime.reaper import REAPER_MAX_INTERVAL_MS, IdleReaper, reaper_interval_ms
@@ -167,6 +168,12 @@ class HttpService:
         port 0, the derived allowlists are narrowed to the port actually bound."""
         self.sockets = _bind(self.config.http_host, self.config.http_port)
         self.policy.set_allowlists(*bound_allowlists(self.config, self.port))
+        fleet = self.runtime.fleet
+        if fleet is not None and self.config.fleet_token is not None:
+            # Where the other replicas reach this one's channel (reference §37.6).
+            fleet.endpoint = self.config.fleet_advertise or derived_advertise(self.host, self.port)
+            if fleet.endpoint is None:
+                self.log.warn("fleet.no_endpoint", host=self.host)
 
     @property
     def host(self) -> str:

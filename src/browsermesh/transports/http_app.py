@@ -4,6 +4,8 @@ Layout of a request, outermost first:
 
 1. :class:`~browsermesh.transports.drain.DrainMiddleware`: every request runs under the
    :class:`~browsermesh.transports.drain.RequestDrain`, so a stop can end it cleanly.
+   With a fleet token, :class:`~browsermesh.transports.fleet_channel.FleetChannelMiddleware`
+   then takes the other replicas' forwarded calls (its own credential, §37.6).
 2. :class:`~browsermesh.transports.auth.AccessControlMiddleware`: ``Host`` → 421, ``Origin`` →
    403, bearer token → 401, and the caller's principal.
 3. :class:`~browsermesh.transports.mcp_limits.McpSessionLimit`: a principal's MCP session (or
@@ -26,6 +28,7 @@ on the way out, closes the live view (its watches and picture streams).
 from __future__ import annotations
 
 import contextlib
+import functools
 from collections.abc import AsyncIterator, Collection
 from typing import Any
 
@@ -44,6 +47,7 @@ from browsermesh.transports.access import AccessPolicy
 from browsermesh.transports.asgi import header, respond_json
 from browsermesh.transports.auth import AccessControlMiddleware
 from browsermesh.transports.drain import DrainMiddleware, RequestDrain, drain_grace_s
+from browsermesh.transports.fleet_channel import FleetChannelMiddleware
 from browsermesh.transports.jsonrpc import check_message
 from browsermesh.transports.mcp_limits import McpSessionLimit
 from browsermesh.transports.view import VIEW_PATH, view_routes
@@ -138,7 +142,8 @@ def build_http_app(
     runtime.transport = "http"
     mcp_app = server.streamable_http_app(
         streamable_http_path=config.http_path,
-        stateless_http=False,
+        # In a fleet every POST stands alone, so a balancer needs no stickiness (§37.6).
+        stateless_http=config.fleet_redis is not None,
         json_response=False,
         # Our middleware does Host/Origin; the SDK still checks the POST Content-Type.
         transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
@@ -160,6 +165,17 @@ def build_http_app(
             if live is not None:
                 await live.aclose()
 
+    channel: list[Middleware] = []
+    dispatcher = getattr(server, "dispatcher", None)
+    if config.fleet_token is not None and dispatcher is not None:
+        channel.append(
+            Middleware(
+                FleetChannelMiddleware,
+                token=config.fleet_token,
+                serve=functools.partial(dispatcher.call, forwarded=True),
+                log=log,
+            )
+        )
     return Starlette(
         routes=routes,
         middleware=[
@@ -167,6 +183,7 @@ def build_http_app(
                 DrainMiddleware,
                 drain=drain or RequestDrain(drain_grace_s(config.shutdown_grace_ms)),
             ),
+            *channel,
             Middleware(
                 AccessControlMiddleware,
                 policy=policy,
