@@ -200,3 +200,29 @@ async def test_a_full_replica_places_new_sessions_on_another(
         await eventually(lambda: recorded(b, second), 15, "the placed session is recorded")
         full = await via_a.err("browser_session_create")
         assert full["code"] == "LIMIT_EXCEEDED"
+
+
+async def test_the_doctor_checks_the_fleet_token_with_the_live_replicas(
+    tmp_path: Path, redis: RedisServer
+) -> None:
+    from browsermesh.config import default_config
+    from browsermesh.doctor.fleet import check_fleet_token
+    from browsermesh.model.deadline import Deadline
+
+    async with two_replicas(tmp_path, redis) as (a, _b):
+        settings = {"fleet_redis": redis.url, "replica_id": "doctor", "data_dir": tmp_path}
+        right = await check_fleet_token(
+            default_config(fleet_token=FLEET_TOKEN, **settings), Deadline(10_000)
+        )
+        assert (right.status, right.code) == ("passed", "FLEET_TOKEN_ACCEPTED")
+        wrong_token = "w" * 48
+        wrong = await check_fleet_token(
+            default_config(fleet_token=wrong_token, **settings), Deadline(10_000)
+        )
+        assert (wrong.status, wrong.code) == ("failed", "FLEET_TOKEN_REFUSED")
+        assert wrong.message.startswith("2 other replica(s)")
+        assert wrong_token not in json.dumps(wrong.to_json())
+        none = await check_fleet_token(default_config(**settings), Deadline(10_000))
+        assert (none.status, none.code) == ("passed", "FLEET_TOKEN_MISSING")
+        # Asking ran nothing: no call reached a replica's tools.
+        assert not [r for r in a.records if r.get("type") == "operation.started"]

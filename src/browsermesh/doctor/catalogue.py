@@ -113,6 +113,12 @@ async def _fleet_redis(inputs: CheckInputs) -> CheckResult:
     return await check_fleet_redis(inputs.config, inputs.deadline)
 
 
+async def _fleet_token(inputs: CheckInputs) -> CheckResult:
+    from browsermesh.doctor.fleet import check_fleet_token
+
+    return await check_fleet_token(inputs.config, inputs.deadline)
+
+
 def _fleet_configured(config: Config) -> bool:
     return config.fleet_redis is not None
 
@@ -218,6 +224,16 @@ CHECKS: Final[tuple[DoctorCheck, ...]] = (
             "FLEET_REDIS_UNREACHABLE",
             "The fleet directory could not be checked.",
             "Check that the Redis server of --fleet-redis is running and reachable.",
+        ),
+        applies=_fleet_configured,
+    ),
+    DoctorCheck(
+        id="fleet-token",
+        run=_fleet_token,
+        fallback=Fallback(
+            "FLEET_TOKEN_UNCHECKED",
+            "The fleet token could not be checked.",
+            "Check that the other replicas run and share this replica's --fleet-token-file.",
         ),
         applies=_fleet_configured,
     ),

@@ -176,9 +176,11 @@ class FleetRouter:
             return None
         budget = self._budget_ms(args, started)
         try:
-            return await self.send(owner, "browser_session_create", args, principal, budget)
+            result = await self.send(owner, "browser_session_create", args, principal, budget)
         except OwnerUnreachable:
             return None
+        # A replica stopping meanwhile made nothing: the answer is this replica's own.
+        return None if error_code(result) == ErrorCode.RUNTIME_SHUTTING_DOWN else result
 
     async def fleet_sessions(self, principal: str) -> list[dict[str, Any]]:
         """The caller's sessions on other replicas: each replica's own list, asked at once;

@@ -109,6 +109,8 @@ async def route(
             return None  # ours once: the runtime's own answer stands
         if record.get("status") not in ACTIVE_STATUSES:
             return gone(record)
+        if record.get("status") == "closing":  # takes no work (§13.3): no need to ask
+            return BrowserMeshError(ErrorCode.SESSION_CLOSING)
         lease = await directory.lease(replica)
     except DirectoryUnavailable:
         return unreachable(DIRECTORY_UNREACHABLE)
