@@ -43,6 +43,9 @@ CONNECT_S: Final = 2.0
 ANSWER_SLACK_S: Final = 10.0
 """How long past the call's budget the owner may take to answer (it ends its work at the
 budget and then writes the error)."""
+OWNER_GRACE_S: Final = 2.0
+"""How long a call whose owner does not answer waits for the directory to say why."""
+OWNER_POLL_S: Final = 0.1
 LIST_S: Final = 5.0
 """How long another replica's session list may take."""
 
@@ -112,17 +115,24 @@ class FleetRouter:
         if not isinstance(where, fleet_routes.Owner):
             return where
         try:
-            result = await self.send(where, name, args, principal, self._budget_ms(args, started))
+            return await self.send(where, name, args, principal, self._budget_ms(args, started))
         except OwnerUnreachable:
-            # Stopped or lost meanwhile? The directory may know by now.
-            again = await fleet_routes.route(self.fleet, principal, session_id)
-            if isinstance(again, BrowserMeshError):
-                return again
-            return fleet_routes.unreachable(fleet_routes.OWNER_UNREACHABLE)
-        if error_code(result) == ErrorCode.RUNTIME_SHUTTING_DOWN:
-            # The owner is stopping, not this replica: for the caller, the session closed.
-            return BrowserMeshError(ErrorCode.SESSION_CLOSED, details={"reason": REPLICA_STOPPED})
-        return result
+            return await self._why_unreachable(principal, session_id, started, args)
+
+    async def _why_unreachable(
+        self, principal: str, session_id: str, started: float, args: dict[str, Any]
+    ) -> BrowserMeshError:
+        """The owner did not answer: stopping or lost? Its records say so within moments (a
+        stopping replica writes them as it closes its sessions), so the directory is asked
+        again for up to `OWNER_GRACE_S` (within the call's budget)."""
+        grace = min(OWNER_GRACE_S, self._budget_ms(args, started) / 1000)
+        with anyio.move_on_after(grace):
+            while True:
+                again = await fleet_routes.route(self.fleet, principal, session_id)
+                if isinstance(again, BrowserMeshError) and not fleet_routes.needs_channel(again):
+                    return again
+                await anyio.sleep(OWNER_POLL_S)
+        return fleet_routes.unreachable(fleet_routes.OWNER_UNREACHABLE)
 
     async def send(
         self, owner: Owner, name: str, args: dict[str, Any], principal: str, budget_ms: int
@@ -155,6 +165,14 @@ class FleetRouter:
         except (httpx2.HTTPError, OSError, ValueError, ValidationError):
             raise OwnerUnreachable from None
         raise OwnerUnreachable  # the stream ended without an answer
+
+    def stopping(self, args: dict[str, Any]) -> BrowserMeshError | None:
+        """What a call for a session of this replica answers while the replica stops: the fleet
+        goes on, so for the caller the session closed (`replica_stopped`, §37.8); None for a
+        call without a session (RUNTIME_SHUTTING_DOWN: the balancer's next replica takes it)."""
+        if not isinstance(args.get("sessionId"), str):
+            return None
+        return BrowserMeshError(ErrorCode.SESSION_CLOSED, details={"reason": REPLICA_STOPPED})
 
     # ---------------------------------------------------------------- placement and the list
 

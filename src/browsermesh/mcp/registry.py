@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 import mcp.types as types
 
-from browsermesh.errors import BrowserMeshError, error_payload, internal_error
+from browsermesh.errors import BrowserMeshError, ErrorCode, error_payload, internal_error
 from browsermesh.mcp.lean import lean_result
 from browsermesh.mcp.schemas import Schema, with_dialect
 from browsermesh.mcp.validation import first_argument_error, unknown_tool
@@ -194,6 +194,8 @@ class ToolDispatcher:
         except asyncio.CancelledError:
             raise
         except BrowserMeshError as err:
+            if err.code is ErrorCode.RUNTIME_SHUTTING_DOWN and self.router is not None:
+                err = self.router.stopping(args) or err
             return error_result(err)
         except Exception as exc:
             return error_result(internal_error(exc))

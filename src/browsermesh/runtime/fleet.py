@@ -197,7 +197,9 @@ class FleetMember:
         records = self.core.sessions_snapshot()
         live = {sid: records[sid] for sid in batch if sid in records}
         try:
-            await directory.write_records(self._record(rec) for rec in live.values())
+            await directory.write_records(
+                self._record(rec, stopping=sid in self._stopping) for sid, rec in live.items()
+            )
         except BaseException:
             self._dirty |= batch
             raise
