@@ -226,3 +226,31 @@ async def test_the_doctor_checks_the_fleet_token_with_the_live_replicas(
         assert (none.status, none.code) == ("passed", "FLEET_TOKEN_MISSING")
         # Asking ran nothing: no call reached a replica's tools.
         assert not [r for r in a.records if r.get("type") == "operation.started"]
+
+
+async def test_the_session_resources_span_the_fleet(
+    tmp_path: Path, redis: RedisServer, site: FixtureSite
+) -> None:
+    async with (
+        two_replicas(tmp_path, redis) as (a, b),
+        connect(a.url, "auto", TOKENS["alice"]) as via_a,
+        connect(b.url, "auto", TOKENS["alice"]) as via_b,
+        connect(b.url, "auto", TOKENS["bob"]) as bob,
+    ):
+        sid, pid = await via_a.session(name="buyer")
+        await via_a.ok("browser_navigate", {"sessionId": sid, "pageId": pid, "url": site.url("/")})
+        await eventually(lambda: recorded(a, sid), 15, "the record is written")
+        uri = f"browsermesh://sessions/{sid}"
+        listed = await via_b.client.list_resources()
+        assert uri in [str(r.uri) for r in listed.resources]
+        here = json.loads((await via_a.client.read_resource(uri)).contents[0].text)
+        there = json.loads((await via_b.client.read_resource(uri)).contents[0].text)
+        assert there["pages"] == here["pages"] and there["pages"][0]["url"] == site.url("/")
+        assert there["session"]["sessionId"] == sid
+        every = json.loads(
+            (await via_b.client.read_resource("browsermesh://sessions")).contents[0].text
+        )
+        assert [s["sessionId"] for s in every["sessions"]] == [sid]
+        assert uri not in [str(r.uri) for r in (await bob.client.list_resources()).resources]
+        with pytest.raises(Exception, match="Resource not found"):
+            await bob.client.read_resource(uri)

@@ -27,6 +27,7 @@ from browsermesh.errors import BrowserMeshError, ErrorCode
 from browsermesh.model import progress
 from browsermesh.runtime import fleet_routes
 from browsermesh.runtime.fleet import REPLICA_LOST, REPLICA_STOPPED
+from browsermesh.runtime.session import ACTIVE_STATUSES
 
 if TYPE_CHECKING:
     import httpx2
@@ -138,7 +139,6 @@ class FleetRouter:
         self, owner: Owner, name: str, args: dict[str, Any], principal: str, budget_ms: int
     ) -> types.CallToolResult:
         """Run the call on `owner` and relay its progress phases; its answer."""
-        import httpx2
         from pydantic import ValidationError
 
         body = {
@@ -148,6 +148,16 @@ class FleetRouter:
             "budgetMs": budget_ms,
             "progress": progress.active(),
         }
+        answer = await self._exchange(owner, body, budget_ms)
+        try:
+            return types.CallToolResult.model_validate(answer.get("result"))
+        except ValidationError:
+            raise OwnerUnreachable from None
+
+    async def _exchange(self, owner: Owner, body: dict[str, Any], budget_ms: int) -> dict[str, Any]:
+        """POST `body` to `owner`'s channel; relay the phases; the last line (the answer)."""
+        import httpx2
+
         timeout = httpx2.Timeout(CONNECT_S, read=budget_ms / 1000 + ANSWER_SLACK_S)
         url = owner.endpoint + FLEET_CALL_PATH
         try:
@@ -156,13 +166,14 @@ class FleetRouter:
                     raise OwnerUnreachable
                 async for line in response.aiter_lines():
                     message = json.loads(line) if line.strip() else {}
-                    if "result" in message:
-                        return types.CallToolResult.model_validate(message["result"])
+                    if not isinstance(message, dict):
+                        break
                     phase, total = message.get("phase"), message.get("totalS")
-                    if isinstance(phase, str):
-                        total_ms = total * 1000 if isinstance(total, int | float) else None
-                        progress.report(phase[:200], total_ms=total_ms)
-        except (httpx2.HTTPError, OSError, ValueError, ValidationError):
+                    if not isinstance(phase, str):
+                        return message
+                    total_ms = total * 1000 if isinstance(total, int | float) else None
+                    progress.report(phase[:200], total_ms=total_ms)
+        except (httpx2.HTTPError, OSError, ValueError):
             raise OwnerUnreachable from None
         raise OwnerUnreachable  # the stream ended without an answer
 
@@ -224,6 +235,32 @@ class FleetRouter:
                 for owner in found.owners:
                     group.start_soon(ask, owner)
         return views
+
+    async def fleet_records(self, principal: str) -> list[dict[str, Any]]:
+        """The caller's live sessions on other replicas as the directory holds them (the
+        resource listing: no replica is asked)."""
+        found = await fleet_routes.peers(self.fleet, principal)
+        records = [*found.orphans, *(r for held in found.held.values() for r in held)]
+        return [directory_view(r) for r in records if r.get("status") in ACTIVE_STATUSES]
+
+    async def read_elsewhere(
+        self, principal: str, uri: str, session_id: str
+    ) -> types.ReadResourceResult:
+        """A session resource of another replica, read there; raises what the directory says
+        (`SESSION_NOT_FOUND` for what is nobody's to show here)."""
+        where = await fleet_routes.route(self.fleet, principal, session_id)
+        if isinstance(where, BrowserMeshError):
+            raise where
+        if where is None or not self.forwards:
+            raise BrowserMeshError(ErrorCode.SESSION_NOT_FOUND)
+        body = {"resource": uri, "principal": principal, "budgetMs": 5_000, "progress": False}
+        try:
+            answer = await self._exchange(where, body, 5_000)
+        except OwnerUnreachable:
+            raise fleet_routes.unreachable(fleet_routes.OWNER_UNREACHABLE) from None
+        if "resource" not in answer:
+            raise BrowserMeshError(ErrorCode.SESSION_NOT_FOUND)
+        return types.ReadResourceResult.model_validate(answer["resource"])
 
     async def aclose(self) -> None:
         client, self._client = self._client, None

@@ -15,7 +15,7 @@ them to `Clients`, which tells only the owner's connections and listen streams.
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import mcp.types as types
 from mcp import MCPError
@@ -27,6 +27,9 @@ from browsermesh.model.ids import ID_TEXT
 from browsermesh.runtime.runtime import Runtime
 from browsermesh.runtime.session import ACTIVE_STATUSES
 from browsermesh.runtime.watchers import SessionChange
+
+if TYPE_CHECKING:
+    from browsermesh.mcp.forwarding import FleetRouter
 
 INVALID_PARAMS = -32602
 MIME = "application/json"
@@ -107,12 +110,44 @@ def _json(uri: str, data: dict[str, Any]) -> types.ReadResourceResult:
     )
 
 
+def _listing(views: list[dict[str, Any]]) -> types.ListResourcesResult:
+    """The listing of `views`: `browsermesh://sessions`, then each live session and its
+    artifacts (at most `MAX_LISTED_SESSIONS`)."""
+    resources = [SESSIONS_RESOURCE]
+    live = [v for v in views if v["status"] in ACTIVE_STATUSES][:MAX_LISTED_SESSIONS]
+    for view in live:
+        sid = view["sessionId"]
+        label = f"Session {sid}" + (f" ({view['name']})" if "name" in view else "")
+        resources.append(
+            types.Resource(
+                name=f"session-{sid}",
+                title=label,
+                uri=session_uri(sid),
+                description="Status, labels and pages of this session.",
+                mime_type=MIME,
+            )
+        )
+        resources.append(
+            types.Resource(
+                name=f"session-{sid}-artifacts",
+                title=f"Artifacts of session {sid}",
+                uri=artifacts_uri(sid),
+                description="Downloads and PDFs of this session.",
+                mime_type=MIME,
+            )
+        )
+    return types.ListResourcesResult(resources=resources)
+
+
 class SessionResources:
     """Lists and reads the session resources of a principal; tells `clients` when they change."""
 
-    def __init__(self, runtime: Runtime, clients: Clients) -> None:
+    def __init__(
+        self, runtime: Runtime, clients: Clients, router: FleetRouter | None = None
+    ) -> None:
         self.runtime = runtime
         self.clients = clients
+        self.router = router  # with a fleet: the other replicas' sessions too (§37.7)
 
     # ------------------------------------------------------------------ SessionWatcher
 
@@ -138,37 +173,27 @@ class SessionResources:
     def list(self, principal: str) -> types.ListResourcesResult:
         """`browsermesh://sessions`, then each live session and its artifacts (at most
         `MAX_LISTED_SESSIONS` sessions, in registry order)."""
-        resources = [SESSIONS_RESOURCE]
         try:
             _, views = self.runtime.list_sessions(principal)
         except BrowserMeshError:  # shutting down: only the listing itself is left
             views = []
-        live = [v for v in views if v["status"] in ACTIVE_STATUSES][:MAX_LISTED_SESSIONS]
-        for view in live:
-            sid = view["sessionId"]
-            label = f"Session {sid}" + (f" ({view['name']})" if "name" in view else "")
-            resources.append(
-                types.Resource(
-                    name=f"session-{sid}",
-                    title=label,
-                    uri=session_uri(sid),
-                    description="Status, labels and pages of this session.",
-                    mime_type=MIME,
-                )
-            )
-            resources.append(
-                types.Resource(
-                    name=f"session-{sid}-artifacts",
-                    title=f"Artifacts of session {sid}",
-                    uri=artifacts_uri(sid),
-                    description="Downloads and PDFs of this session.",
-                    mime_type=MIME,
-                )
-            )
-        return types.ListResourcesResult(resources=resources)
+        return _listing(views)
 
-    async def read(self, principal: str, uri: str) -> types.ReadResourceResult:
-        """The content of `uri` for `principal`."""
+    async def fleet_list(self, principal: str) -> types.ListResourcesResult:
+        """`list`, then the caller's live sessions on the fleet's other replicas (from the
+        directory: no replica is asked)."""
+        if self.router is None:
+            return self.list(principal)
+        try:
+            _, views = self.runtime.list_sessions(principal)
+        except BrowserMeshError:
+            views = []
+        return _listing([*views, *await self.router.fleet_records(principal)])
+
+    async def read(
+        self, principal: str, uri: str, *, forwarded: bool = False
+    ) -> types.ReadResourceResult:
+        """The content of `uri` for `principal` (`forwarded`: another replica asks, §37.6)."""
         parsed = parse_uri(uri)
         if parsed is None:
             raise not_found(uri)
@@ -176,7 +201,13 @@ class SessionResources:
         try:
             if kind == "sessions":
                 _, views = self.runtime.list_sessions(principal)
+                if self.router is not None and not forwarded:
+                    views = [*views, *await self.router.fleet_sessions(principal)]
                 return _json(uri, {"sessions": views})
+            assert sid is not None
+            held = self.runtime.core.owner_of(sid) is not None
+            if self.router is not None and not forwarded and not held:
+                return await self.router.read_elsewhere(principal, uri, sid)
             if kind == "session":
                 _, view = self.runtime.get_session(principal, sid)
                 _, pages = await self.runtime.session_pages(principal, sid)

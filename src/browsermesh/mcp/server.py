@@ -181,8 +181,9 @@ def create_server(runtime: Runtime, *, instructions: str | None = None) -> Serve
             on_set_logging_level=h.set_logging_level,
             lifespan=h.lifespan,
         )
-    # The fleet's channel runs forwarded calls through the same dispatcher (§37.6).
+    # The fleet's channel runs forwarded calls and reads through the same handlers (§37.6).
     server.dispatcher = h.dispatcher  # type: ignore[attr-defined]
+    server.resources = h.resources  # type: ignore[attr-defined]
     return server
 
 
@@ -199,7 +200,7 @@ class Handlers:
         self.published = publish(specs, runtime.config.schema_refs)
         self.clients = Clients(runtime.owner_of)
         runtime.log.gated.append((self.clients.wants_records, self.clients.on_record))
-        self.resources = SessionResources(runtime, self.clients)
+        self.resources = SessionResources(runtime, self.clients, self.dispatcher.router)
         runtime.watchers.append(self.resources)
         self.completions = Completions(runtime)
 
@@ -248,7 +249,7 @@ class Handlers:
         principal = principal_of(ctx)
         if ctx.protocol_version not in MODERN_ERA:
             self.clients.listener(ctx, principal)  # so that list_changed reaches this connection
-        return self.resources.list(principal)
+        return await self.resources.fleet_list(principal)
 
     async def list_resource_templates(
         self, ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None

@@ -26,6 +26,7 @@ from typing import Any, Final
 
 import anyio
 import mcp.types as types
+from mcp import MCPError
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from browsermesh.log import EventLog
@@ -39,24 +40,30 @@ __all__ = ["FleetChannelMiddleware", "ForwardedCall"]
 MAX_BODY_BYTES: Final = 16 * 1024 * 1024
 """A forwarded call's body at most (its arguments were already bounded by the first replica)."""
 MAX_PHASES_QUEUED: Final = 64
+READ_S: Final = 5.0
+"""A forwarded resource read at most (a session's page titles are peeked within 1 s each)."""
 _PRINCIPAL_RE: Final = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
 _TOOL_RE: Final = re.compile(r"^[a-z_]{1,64}$")
 _NDJSON: Final = b"application/x-ndjson"
+_MAX_URI_CHARS: Final = 2_048
 _TOO_LARGE: Final = b"\x00too large"  # compared by identity
 
 Serve = Callable[[str, dict[str, Any], str], Awaitable[types.CallToolResult]]
 """`serve(tool, arguments, principal)`: the dispatcher's forwarded call."""
+Read = Callable[[str, str], Awaitable[types.ReadResourceResult]]
+"""`read(principal, uri)`: the session resources' forwarded read."""
 
 
 @dataclass(frozen=True, slots=True)
 class ForwardedCall:
-    """A call as the channel received it."""
+    """A call as the channel received it: a tool call, or a resource read (`resource`)."""
 
     tool: str
     arguments: dict[str, Any]
     principal: str
     budget_ms: int
     progress: bool
+    resource: str | None = None
 
 
 def parse_call(body: bytes) -> ForwardedCall | None:
@@ -68,12 +75,14 @@ def parse_call(body: bytes) -> ForwardedCall | None:
     if not isinstance(raw, dict):
         return None
     tool, args, principal = raw.get("tool"), raw.get("arguments"), raw.get("principal")
-    budget, wants = raw.get("budgetMs"), raw.get("progress")
-    if not isinstance(tool, str) or not _TOOL_RE.match(tool) or not isinstance(args, dict):
-        return None
+    budget, wants, resource = raw.get("budgetMs"), raw.get("progress"), raw.get("resource")
     if not isinstance(principal, str) or not _PRINCIPAL_RE.match(principal):
         return None
     if not isinstance(budget, int) or isinstance(budget, bool) or not 1 <= budget <= 3_600_000:
+        return None
+    if isinstance(resource, str) and len(resource) <= _MAX_URI_CHARS:
+        return ForwardedCall("", {}, principal, budget, False, resource)
+    if not isinstance(tool, str) or not _TOOL_RE.match(tool) or not isinstance(args, dict):
         return None
     return ForwardedCall(tool, args, principal, budget, wants is True)
 
@@ -95,10 +104,11 @@ def private_peer(scope: Scope) -> bool:
 class FleetChannelMiddleware:
     """Takes forwarded calls at `FLEET_CALL_PATH`; passes everything else on."""
 
-    def __init__(self, app: ASGIApp, token: str, serve: Serve, log: EventLog) -> None:
+    def __init__(self, app: ASGIApp, token: str, serve: Serve, read: Read, log: EventLog) -> None:
         self.app = app
         self._token = token.encode()
         self._serve = serve
+        self._read = read
         self.log = log
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -121,7 +131,26 @@ class FleetChannelMiddleware:
         if call is None:
             await respond_json(send, 400, {"error": "bad_request"})
             return
+        if call.resource is not None:
+            await self._answer_read(call.principal, call.resource, send)
+            return
         await self._answer(call, receive, send)
+
+    async def _answer_read(self, principal: str, uri: str, send: Send) -> None:
+        """A resource read: `{"resource": ReadResourceResult}`, or `{"notFound": true}`."""
+        try:
+            with anyio.fail_after(READ_S):
+                read = await self._read(principal, uri)
+            answer: dict[str, Any] = {
+                "resource": read.model_dump(mode="json", by_alias=True, exclude_none=True)
+            }
+        except (MCPError, TimeoutError):
+            answer = {"notFound": True}
+        line = json.dumps(answer, ensure_ascii=False).encode() + b"\n"
+        await send(
+            {"type": "http.response.start", "status": 200, "headers": [(b"content-type", _NDJSON)]}
+        )
+        await send({"type": "http.response.body", "body": line, "more_body": False})
 
     def _refusal(self, scope: Scope) -> tuple[int, str] | None:
         if scope.get("method") != "POST":

@@ -167,12 +167,14 @@ def build_http_app(
 
     channel: list[Middleware] = []
     dispatcher = getattr(server, "dispatcher", None)
-    if config.fleet_token is not None and dispatcher is not None:
+    resources = getattr(server, "resources", None)
+    if config.fleet_token is not None and dispatcher is not None and resources is not None:
         channel.append(
             Middleware(
                 FleetChannelMiddleware,
                 token=config.fleet_token,
                 serve=functools.partial(dispatcher.call, forwarded=True),
+                read=functools.partial(resources.read, forwarded=True),
                 log=log,
             )
         )
