@@ -107,12 +107,14 @@ class FleetDirectory:
         if count:
             await self._bounded(pipe.execute())
 
-    async def renew(self, replica_id: str, lease: Mapping[str, Any]) -> None:
-        """Write (or renew) the replica's lease."""
+    async def renew(self, replica_id: str, lease: Mapping[str, Any]) -> bool:
+        """Write (or renew) the replica's lease; whether it was still there (False: it lapsed,
+        or Redis lost its data, so the replica's records may be gone too)."""
         text = json.dumps(dict(lease), separators=(",", ":"))
-        await self._bounded(
-            self._client.set(f"{KEY_PREFIX}replica:{replica_id}", text, px=self.lease_ms)
+        previous = await self._bounded(
+            self._client.set(f"{KEY_PREFIX}replica:{replica_id}", text, px=self.lease_ms, get=True)
         )
+        return previous is not None
 
     async def remove_replica(self, replica_id: str) -> None:
         """Drop the replica's lease (a clean stop)."""

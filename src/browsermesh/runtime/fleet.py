@@ -173,11 +173,13 @@ class FleetMember:
         now = self.core.clock.monotonic()
         lease = self._lease()
         if now - self._renewed_at >= interval or self._reachable is not True or lease != self._sent:
-            await directory.renew(self.replica_id, lease)
+            kept = await directory.renew(self.replica_id, lease)
             self._renewed_at, self._sent = now, lease
             if self._reachable is False:
                 self.core.log.info("fleet.redis_back", endpoint=show_fleet_url(self._url))
-                # Its lease may have lapsed meanwhile: rewrite every own record.
+            if self._reachable is False or not kept:
+                # The lease lapsed or Redis lost its data (a restart between two renewals is
+                # seen only here): rewrite every own record.
                 self._dirty.update(self._written)
             self._reachable = True
         await self._flush(directory)
