@@ -17,7 +17,7 @@ from browsermesh.runtime.calls import PageCall
 from tests.fixtures.site import FixtureSite
 from tests.support.eventually import eventually
 from tests.support.locators import label
-from tests.support.redis_server import running_redis
+from tests.support.redis_server import dump, running_redis
 from tests.support.runtimes import real_runtime
 
 pytestmark = pytest.mark.anyio
@@ -30,27 +30,6 @@ STORE = """(v) => {
   sessionStorage.setItem('bm_canary', v);
   return true;
 }"""
-
-
-async def dump(client: aioredis.Redis) -> list[tuple[str, Any]]:
-    """Every key with its value, whatever its type."""
-    found: list[tuple[str, Any]] = []
-    async for key in client.scan_iter(match="*", count=500):
-        kind = await client.type(key)
-        if kind == "string":
-            value: Any = await client.get(key)
-        elif kind == "set":
-            value = sorted(await client.smembers(key))
-        elif kind == "hash":
-            value = await client.hgetall(key)
-        elif kind == "list":
-            value = await client.lrange(key, 0, -1)
-        elif kind == "zset":
-            value = await client.zrange(key, 0, -1, withscores=True)
-        else:
-            value = kind
-        found.append((key, value))
-    return found
 
 
 async def test_no_canary_reaches_the_directory(tmp_path: Path, site: FixtureSite) -> None:

@@ -31,10 +31,12 @@ from tests.support.eventually import eventually
 from tests.support.fleet_cluster import FleetCluster, running_cluster
 from tests.support.http_transport import TOKENS, connect
 from tests.support.locators import by_test_id, label, role
+from tests.support.redis_server import dump
 
 pytestmark = pytest.mark.anyio
 
 LEASE_MS = 3_000
+CANARY = "fleet-cluster-canary-62d9"
 _REF = re.compile(r"\[[a-z0-9]+\]")
 _TIME = re.compile(r"\d{4}-\d\d-\d\dT[0-9:.]+Z")
 
@@ -118,13 +120,25 @@ async def test_principals_stay_apart_through_the_balancer(
     ):
         sid, pid = await alice.session(name="alices")
         other, _ = await bob.session(name="bobs")
+        addr = {"sessionId": sid, "pageId": pid}
         for _ in range(3):  # each lands on the next replica
-            assert (await bob.err("browser_get_url", {"sessionId": sid, "pageId": pid}))[
-                "code"
-            ] == "SESSION_NOT_FOUND"
+            assert (await bob.err("browser_get_url", addr))["code"] == "SESSION_NOT_FOUND"
             listed = (await bob.ok("browser_session_list"))["sessions"]
             assert [v["sessionId"] for v in listed] == [other]
-            await alice.ok("browser_get_url", {"sessionId": sid, "pageId": pid})
+            await alice.ok("browser_get_url", addr)
+        # A password filled through the fleet (forwarded as an argument) reaches neither the
+        # directory nor any replica's log; nor do the fleet's and the principals' tokens.
+        await alice.ok("browser_navigate", {**addr, "url": site.url("/password")})
+        for _ in range(3):
+            await alice.ok("browser_fill", {**addr, "locator": label("Password"), "value": CANARY})
+        client = aioredis.Redis.from_url(cluster.redis.url, decode_responses=True)
+        try:
+            stored = json.dumps(await dump(client))
+        finally:
+            await client.aclose()
+        logs = json.dumps([r.records() for r in cluster.replicas])
+        for secret in (CANARY, cluster.fleet_token, *TOKENS.values()):
+            assert secret not in stored and secret not in logs
 
 
 async def _owner_of(cluster: FleetCluster, session_id: str) -> str:

@@ -13,6 +13,7 @@ import subprocess
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
+from typing import Any
 
 from tests.support.eventually import eventually
 from tests.support.ports import closed_port
@@ -97,3 +98,24 @@ async def running_redis(directory: Path, password: str | None = None) -> AsyncIt
         yield server
     finally:
         server.stop()
+
+
+async def dump(client: Any) -> list[tuple[str, Any]]:
+    """Every key with its value, whatever its type."""
+    found: list[tuple[str, Any]] = []
+    async for key in client.scan_iter(match="*", count=500):
+        kind = await client.type(key)
+        if kind == "string":
+            value: Any = await client.get(key)
+        elif kind == "set":
+            value = sorted(await client.smembers(key))
+        elif kind == "hash":
+            value = await client.hgetall(key)
+        elif kind == "list":
+            value = await client.lrange(key, 0, -1)
+        elif kind == "zset":
+            value = await client.zrange(key, 0, -1, withscores=True)
+        else:
+            value = kind
+        found.append((key, value))
+    return found
