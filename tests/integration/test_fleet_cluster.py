@@ -266,3 +266,51 @@ async def test_a_redis_restart_stops_only_what_needs_the_directory(
 
             await eventually(answers, 30, "the other replica reaches the session again")
             assert (await on_second.ok("browser_get_url", addr))["url"] == site.url("/")
+
+
+async def test_a_grid_session_of_a_killed_replica_fails_replica_lost(
+    tmp_path: Path, site: FixtureSite
+) -> None:
+    """Reference §37.8: with the Grid backend a killed replica's session is not taken over
+    (its context died with the replica's CDP connection): it fails `replica_lost`; the other
+    replica's Grid sessions go on."""
+    from tests.support.grid import start_grid
+
+    (tmp_path / "grid").mkdir()
+    grid = await anyio.to_thread.run_sync(
+        lambda: start_grid(tmp_path / "grid", nodes=1, max_sessions=3)
+    )
+    try:
+        extra = ["--selenium-grid", grid.url, "--timeout", "30000"]
+        async with running_cluster(
+            tmp_path, replicas=2, lease_ms=LEASE_MS, extra_args=extra
+        ) as cluster:
+            first, second = cluster.replicas
+            async with (
+                connect(first.url, "auto", TOKENS["alice"]) as on_first,
+                connect(second.url, "auto", TOKENS["alice"]) as on_second,
+            ):
+                lost_sid, lost_pid = await on_first.session()
+                kept_sid, kept_pid = await on_second.session()
+                assert await _owner_of(cluster, lost_sid) == first.replica_id
+                client = aioredis.Redis.from_url(cluster.redis.url, decode_responses=True)
+                try:
+                    record = json.loads(await client.get(f"bm:session:{lost_sid}") or "{}")
+                finally:
+                    await client.aclose()
+                assert str(record.get("gridBrowser", "")).startswith("grid-")
+                await first.sigkill()
+
+                async def lost() -> bool:
+                    return await _status(cluster, lost_sid) == ("failed", "replica_lost")
+
+                await eventually(lost, LEASE_MS / 1000 * 3, "the Grid session is marked lost")
+                addr = {"sessionId": lost_sid, "pageId": lost_pid}
+                gone = await on_second.err("browser_get_url", addr)
+                assert gone["code"] == "BROWSER_DISCONNECTED"
+                assert gone["details"] == {"reason": "replica_lost"}
+                kept = {"sessionId": kept_sid, "pageId": kept_pid}
+                await on_second.ok("browser_navigate", {**kept, "url": site.url("/")})
+                await on_second.session()  # and new ones start on the Grid
+    finally:
+        await anyio.to_thread.run_sync(grid.stop)
