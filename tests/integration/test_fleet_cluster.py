@@ -141,28 +141,25 @@ async def test_principals_stay_apart_through_the_balancer(
             assert secret not in stored and secret not in logs
 
 
-async def _owner_of(cluster: FleetCluster, session_id: str) -> str:
-    """The replica id the directory names for `session_id`."""
+async def _record(cluster: FleetCluster, session_id: str) -> dict[str, Any]:
+    """The session's record in the directory ({} when there is none)."""
     client = aioredis.Redis.from_url(cluster.redis.url, decode_responses=True)
     try:
-
-        async def record() -> dict[str, Any] | None:
-            text = await client.get(f"bm:session:{session_id}")
-            return json.loads(text) if text else None
-
-        found = await eventually(record, 15, "the session's record")
-        return str(found["replica"])
+        found: dict[str, Any] = json.loads(await client.get(f"bm:session:{session_id}") or "{}")
+        return found
     finally:
         await client.aclose()
+
+
+async def _owner_of(cluster: FleetCluster, session_id: str) -> str:
+    """The replica id the directory names for `session_id` (once its record is written)."""
+    found = await eventually(lambda: _record(cluster, session_id), 15, "the session's record")
+    return str(found["replica"])
 
 
 async def _status(cluster: FleetCluster, session_id: str) -> tuple[str, str | None]:
-    client = aioredis.Redis.from_url(cluster.redis.url, decode_responses=True)
-    try:
-        record = json.loads(await client.get(f"bm:session:{session_id}") or "{}")
-        return record.get("status"), record.get("reason")
-    finally:
-        await client.aclose()
+    record = await _record(cluster, session_id)
+    return record.get("status", ""), record.get("reason")
 
 
 async def test_sigterm_closes_only_that_replicas_sessions(
@@ -293,11 +290,7 @@ async def test_a_grid_session_of_a_killed_replica_fails_replica_lost(
                 lost_sid, lost_pid = await on_first.session()
                 kept_sid, kept_pid = await on_second.session()
                 assert await _owner_of(cluster, lost_sid) == first.replica_id
-                client = aioredis.Redis.from_url(cluster.redis.url, decode_responses=True)
-                try:
-                    record = json.loads(await client.get(f"bm:session:{lost_sid}") or "{}")
-                finally:
-                    await client.aclose()
+                record = await _record(cluster, lost_sid)
                 assert str(record.get("gridBrowser", "")).startswith("grid-")
                 await first.sigkill()
 

@@ -77,22 +77,14 @@ def _read_channel(reader: Reader) -> None:
         if reader.get(variable) is not None and reader.get(V_FLEET_REDIS) is None:
             reader.problem(variable, f"needs {V_FLEET_REDIS} (the fleet's directory)")
             return
-    raw = reader.get(V_FLEET_TOKEN_FILE)
-    if raw is not None:
-        token, problem = _read_token(reader, raw)
-        if problem is not None:
-            reader.problem(V_FLEET_TOKEN_FILE, problem)
-        else:
-            reader.values["fleet_token"] = token
-    raw = reader.get(V_FLEET_ADVERTISE)
-    if raw is not None:
-        if valid_advertise(raw):
-            reader.values["fleet_advertise"] = raw.rstrip("/")
-        else:
-            reader.problem(
-                V_FLEET_ADVERTISE,
-                "must be http://HOST:PORT with a loopback, private or link-local IP or a host name",
-            )
+    reader.parsed(V_FLEET_TOKEN_FILE, "fleet_token", _read_token)
+    reader.parsed(V_FLEET_ADVERTISE, "fleet_advertise", _read_advertise)
+
+
+def _read_advertise(reader: Reader, raw: str) -> tuple[str, str | None]:
+    if valid_advertise(raw):
+        return raw.rstrip("/"), None
+    return "", "must be http://HOST:PORT with a loopback, private or link-local IP or a host name"
 
 
 def _read_token(reader: Reader, raw: str) -> tuple[str, str | None]:

@@ -74,20 +74,8 @@ def read_grid(reader: Reader) -> bool:
     contexts = reader.integer(GRID_CONTEXTS_SPEC)
     if contexts is not None:
         reader.values["grid_contexts_per_browser"] = contexts
-    raw = reader.get(V_GRID_CAPABILITIES)
-    if raw is not None:
-        capabilities, problem = _read_capabilities(reader, raw)
-        if problem is not None:
-            reader.problem(V_GRID_CAPABILITIES, problem)
-        else:
-            reader.values["grid_capabilities"] = capabilities
-    raw = reader.get(V_GRID_HEADER_FILE)
-    if raw is not None:
-        headers, problem = _read_headers(reader, raw)
-        if problem is not None:
-            reader.problem(V_GRID_HEADER_FILE, problem)
-        else:
-            reader.values["grid_headers"] = headers
+    reader.parsed(V_GRID_CAPABILITIES, "grid_capabilities", _read_capabilities)
+    reader.parsed(V_GRID_HEADER_FILE, "grid_headers", _read_headers)
     return given
 
 

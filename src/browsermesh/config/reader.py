@@ -8,7 +8,7 @@ when the value came from one) for one :class:`ConfigError`.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Final, TypeAlias
 
@@ -81,6 +81,20 @@ class Reader:
             return raw == "true"
         self.problem(spec.variable, "must be true or false")
         return None
+
+    def parsed(
+        self, variable: str, field: str, parse: Callable[[Reader, str], tuple[Any, str | None]]
+    ) -> None:
+        """Read ``variable`` (when given) with ``parse``, which answers ``(value, problem)``:
+        the value into ``values[field]``, or the problem (never quoting the value)."""
+        raw = self.get(variable)
+        if raw is None:
+            return
+        value, problem = parse(self, raw)
+        if problem is not None:
+            self.problem(variable, problem)
+        else:
+            self.values[field] = value
 
     def path(self, raw: str) -> Path:
         return expand_path(raw, self.environ)
