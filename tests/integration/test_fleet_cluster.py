@@ -26,7 +26,7 @@ import pytest
 import redis.asyncio as aioredis
 
 from tests.fixtures.site import FixtureSite
-from tests.support.clients import ToolClient
+from tests.support.clients import ToolClient, whoami
 from tests.support.eventually import eventually
 from tests.support.fleet_cluster import FleetCluster, running_cluster
 from tests.support.http_transport import TOKENS, connect
@@ -307,3 +307,30 @@ async def test_a_grid_session_of_a_killed_replica_fails_replica_lost(
                 await on_second.session()  # and new ones start on the Grid
     finally:
         await anyio.to_thread.run_sync(grid.stop)
+
+
+async def test_a_login_saved_before_a_stop_restores_on_another_replica(
+    tmp_path: Path, site: FixtureSite
+) -> None:
+    """The next step of `replica_stopped` ("create a replacement, pass stateId") works when the
+    replicas share one data directory (README: a ReadWriteMany volume in Kubernetes)."""
+    shared = tmp_path / "shared-data"
+    async with (
+        running_cluster(
+            tmp_path,
+            replicas=2,
+            lease_ms=LEASE_MS,
+            extra_env={"BROWSERMESH_DATA_DIR": str(shared)},
+        ) as cluster,
+        connect(cluster.url, "auto", TOKENS["alice"]) as c,
+    ):
+        sid, pid = await c.session()
+        signed_in = await whoami(c, site, sid, pid, "signed-in-7b2e")
+        assert "cookie:identity=signed-in-7b2e" in signed_in
+        await c.ok("browser_state_save", {"sessionId": sid, "stateId": "login"})
+        await cluster.replica(await _owner_of(cluster, sid)).sigterm()
+        gone = await c.err("browser_get_url", {"sessionId": sid, "pageId": pid})
+        assert gone["code"] == "SESSION_CLOSED" and "stateId" in gone["nextStep"]
+        again = await c.ok("browser_session_create", {"stateId": "login"})
+        new_sid, new_pid = again["session"]["sessionId"], again["initialPage"]["pageId"]
+        assert await whoami(c, site, new_sid, new_pid, None) == signed_in
