@@ -108,6 +108,9 @@ async def test_a_session_is_driven_through_either_replica(
         assert {s["sessionId"] for s in listed_b["sessions"]} == {sid, own_sid}
         names = {s["sessionId"]: s.get("name") for s in listed_b["sessions"]}
         assert names == {sid: "buyer", own_sid: "admin"}
+        # A fork is made where its source lives.
+        fork = await via_b.ok("browser_session_create", {"fromSessionId": sid})
+        assert fork["session"]["sessionId"] in a.runtime.core.sessions_snapshot()
         # Closing through B closes A's session; the next call says so.
         await via_b.ok("browser_session_close", {"sessionId": sid})
         closed = await via_b.err("browser_get_url", addr)

@@ -103,10 +103,15 @@ class FleetRouter:
     # ---------------------------------------------------------------- session-addressed calls
 
     async def route(
-        self, name: str, args: dict[str, Any], principal: str, started: float
+        self,
+        name: str,
+        args: dict[str, Any],
+        principal: str,
+        started: float,
+        session_id: object,
     ) -> types.CallToolResult | BrowserMeshError | None:
-        """The answer for a call this replica should not run itself, or None (run it here)."""
-        session_id = args.get("sessionId")
+        """The answer for a call about `session_id` this replica should not run itself, or
+        None (run it here)."""
         if not isinstance(session_id, str) or self.runtime.core.owner_of(session_id) is not None:
             return None
         where = await fleet_routes.route(self.fleet, principal, session_id)

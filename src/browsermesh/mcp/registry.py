@@ -215,9 +215,13 @@ class ToolDispatcher:
         that error. None: run it here."""
         router = self.router
         assert router is not None
+        session_id = args.get("sessionId")
         if name == "browser_session_create":
-            return await router.place(args, principal, started) if router.over_limit(args) else None
-        routed = await router.route(name, args, principal, started)
+            session_id = args.get("fromSessionId")  # a fork is made where its source lives
+            if session_id is None:
+                over = router.over_limit(args)
+                return await router.place(args, principal, started) if over else None
+        routed = await router.route(name, args, principal, started, session_id)
         if isinstance(routed, BrowserMeshError):
             raise routed
         return routed
