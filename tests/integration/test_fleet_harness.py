@@ -53,6 +53,7 @@ class Upstream:
             "name": self.name,
             "method": scope["method"],
             "path": scope["path"],
+            "raw_path": scope["raw_path"].decode(),
             "query": scope["query_string"].decode(),
             "body": body.decode(),
             "headers": [[k.decode(), v.decode()] for k, v in scope["headers"]],
@@ -127,7 +128,7 @@ async def test_request_passes_through_with_the_proxy_headers() -> None:
         assert response.headers["x-upstream"] == "a"
         answer = response.json()
         assert answer["method"] == "POST" and answer["body"] == '{"hello": 1}'
-        assert answer["path"] == "/echo/x/y" and answer["query"] == "q=1&r=%20"
+        assert answer["raw_path"] == "/echo/x%2Fy" and answer["query"] == "q=1&r=%20"
         # nginx's `proxy_set_header Host $proxy_host`: the upstream's own authority, which a
         # replica's Host allowlist (derived from its bound port) accepts; the balancer's would not.
         assert header(answer, "host") == [a.base.removeprefix("http://")]

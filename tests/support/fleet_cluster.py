@@ -18,7 +18,7 @@ import sys
 import time
 from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -101,7 +101,8 @@ class FleetCluster:
     auth_token_file: Path | None
     started_in_s: float
     """From the first replica spawned to the last one listening."""
-    path: str = field(default="/mcp")
+    path: str = "/mcp"
+    """The replicas' MCP path (the balancer passes paths through unchanged)."""
 
     @property
     def url(self) -> str:
