@@ -91,7 +91,8 @@ async def connect(
     """An MCP client over Streamable HTTP (`token`: its bearer token; `client_options`: the
     SDK client's, e.g. `message_handler`)."""
     headers = {} if token is None else {"Authorization": f"Bearer {token}"}
-    http = httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30, read=60))
-    transport = streamable_http_client(url, http_client=http)
-    async with Client(transport, mode=mode, **client_options) as client:
-        yield await ToolClient.of(client)
+    # The SDK does not close a client it was given: this block does.
+    async with httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30, read=60)) as http:
+        transport = streamable_http_client(url, http_client=http)
+        async with Client(transport, mode=mode, **client_options) as client:
+            yield await ToolClient.of(client)
