@@ -303,9 +303,10 @@ _REASON_NEXT_STEPS: dict[str, str] = {
         "replica keep working)."
     ),
     "owner_unreachable": (
-        "The server replica that holds this session does not answer right now: retry in a few "
-        "seconds; if it keeps failing, check browser_session_get or create a replacement with "
-        "browser_session_create."
+        "The server replica that holds this session did not answer, so the call may or may not "
+        "have run there: retry in a few seconds, but check the page first (browser_snapshot) "
+        "before repeating an action; if it keeps failing, check browser_session_get or create a "
+        "replacement with browser_session_create."
     ),
     "proxy": (
         "The session's proxy refused or failed the connection: check contextSettings.proxy.server "

@@ -257,3 +257,32 @@ async def test_the_session_resources_span_the_fleet(
         assert uri not in [str(r.uri) for r in (await bob.client.list_resources()).resources]
         with pytest.raises(Exception, match="Resource not found"):
             await bob.client.read_resource(uri)
+
+
+async def test_an_owner_that_does_not_answer_is_named_with_a_careful_next_step(
+    tmp_path: Path, redis: RedisServer
+) -> None:
+    from tests.support.ports import closed_port
+
+    async with (
+        two_replicas(tmp_path, redis) as (a, b),
+        connect(a.url, "auto", TOKENS["alice"]) as via_a,
+        connect(b.url, "auto", TOKENS["alice"]) as via_b,
+    ):
+        sid, pid = await via_a.session()
+        await eventually(lambda: recorded(a, sid), 15, "the record is written")
+        fleet = a.runtime.fleet
+        assert fleet is not None and fleet.directory is not None
+        dead = f"http://127.0.0.1:{closed_port()}"
+        fleet.endpoint = dead  # A's lease now names an address nobody answers at
+
+        async def leased_dead() -> bool:
+            assert fleet.directory is not None
+            return (await fleet.directory.leases())["a"].get("endpoint") == dead
+
+        await eventually(leased_dead, 15, "the lease names the dead address")
+        error = await via_b.err("browser_get_url", {"sessionId": sid, "pageId": pid})
+        assert error["code"] == "SESSION_NOT_READY"
+        assert error["details"] == {"reason": "owner_unreachable"}
+        assert "may or may not have run" in error["nextStep"]
+        assert "browser_snapshot" in error["nextStep"]
