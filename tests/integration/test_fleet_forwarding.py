@@ -16,6 +16,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
+import anyio
 import httpx2
 import pytest
 
@@ -286,3 +287,31 @@ async def test_an_owner_that_does_not_answer_is_named_with_a_careful_next_step(
         assert error["details"] == {"reason": "owner_unreachable"}
         assert "may or may not have run" in error["nextStep"]
         assert "browser_snapshot" in error["nextStep"]
+
+
+async def test_a_forwarded_call_the_caller_abandons_ends_on_the_owner(
+    tmp_path: Path, redis: RedisServer
+) -> None:
+    async with (
+        two_replicas(tmp_path, redis) as (a, b),
+        connect(a.url, "auto", TOKENS["alice"]) as via_a,
+        connect(b.url, "auto", TOKENS["alice"]) as via_b,
+    ):
+        sid, pid = await via_a.session()
+        await eventually(lambda: recorded(a, sid), 15, "the record is written")
+        never = {"kind": "text", "text": "never-appears-51c0", "state": "present"}
+        args = {"sessionId": sid, "pageId": pid, "condition": never, "timeoutMs": 60_000}
+
+        def on_a(kind: str) -> list[dict[str, Any]]:
+            return [
+                r for r in a.records if r.get("type") == kind and r.get("tool") == "browser_wait"
+            ]
+
+        async with anyio.create_task_group() as group:
+            group.start_soon(via_b.raw, "browser_wait", args)
+            await eventually(lambda: on_a("operation.started"), 15, "the wait runs on A")
+            group.cancel_scope.cancel()  # the caller gives up: its request closes
+        ended = await eventually(lambda: on_a("operation.failed"), 15, "the wait ends on A")
+        assert ended[0]["code"] == "OPERATION_CANCELLED"
+        # The session goes on.
+        await via_a.ok("browser_get_url", {"sessionId": sid, "pageId": pid})
