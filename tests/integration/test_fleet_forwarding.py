@@ -106,6 +106,8 @@ async def test_a_session_is_driven_through_either_replica(
         listed_a = await via_a.ok("browser_session_list")
         listed_b = await via_b.ok("browser_session_list")
         assert {s["sessionId"] for s in listed_a["sessions"]} == {sid, own_sid}
+        info = (await via_b.ok("browser_runtime_info"))["fleet"]
+        assert info["replicaId"] == "b" and info["forwarding"] is True
         assert {s["sessionId"] for s in listed_b["sessions"]} == {sid, own_sid}
         names = {s["sessionId"]: s.get("name") for s in listed_b["sessions"]}
         assert names == {sid: "buyer", own_sid: "admin"}

@@ -106,7 +106,8 @@ async def test_records_follow_a_sessions_life(
         assert closed["reason"] is None
         assert 0 < await peek.pttl(f"bm:session:{sid}") <= 3_600_000  # a tombstone
         info = runtime.info()
-        assert info["fleet"] == {"replicaId": "replica-a", "directory": "connected", "replicas": 1}
+        expected = {"replicaId": "replica-a", "directory": "connected", "forwarding": False}
+        assert info["fleet"] == {**expected, "replicas": 1}
     finally:
         await runtime.shutdown()
     assert all(key.startswith("bm:") for key in await peek.keys("*"))

@@ -277,6 +277,8 @@ class FleetMember:
         out: dict[str, Any] = {
             "replicaId": self.replica_id,
             "directory": "connected" if self._reachable else "unreachable",
+            # Whether calls for other replicas' sessions are forwarded (the fleet token, §37.6).
+            "forwarding": self.core.config.fleet_token is not None,
         }
         if self.replicas is not None:
             out["replicas"] = self.replicas
