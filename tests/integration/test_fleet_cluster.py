@@ -28,7 +28,7 @@ import redis.asyncio as aioredis
 from tests.fixtures.site import FixtureSite
 from tests.support.clients import ToolClient, whoami
 from tests.support.eventually import eventually
-from tests.support.fleet_cluster import FleetCluster, running_cluster
+from tests.support.fleet_cluster import FleetCluster, Replica, running_cluster
 from tests.support.http_transport import TOKENS, connect
 from tests.support.locators import by_test_id, label, role
 from tests.support.redis_server import dump
@@ -162,6 +162,17 @@ async def _status(cluster: FleetCluster, session_id: str) -> tuple[str, str | No
     return record.get("status", ""), record.get("reason")
 
 
+async def _one_on_each(
+    cluster: FleetCluster, c: ToolClient
+) -> tuple[list[tuple[str, str]], Replica]:
+    """Three sessions made through the balancer (round robin puts one on each replica) and
+    the replica that holds the first."""
+    made = [await c.session() for _ in range(3)]
+    owners = {sid: await _owner_of(cluster, sid) for sid, _ in made}
+    assert len(set(owners.values())) == 3, owners
+    return made, cluster.replica(owners[made[0][0]])
+
+
 async def test_sigterm_closes_only_that_replicas_sessions(
     tmp_path: Path, site: FixtureSite
 ) -> None:
@@ -169,11 +180,8 @@ async def test_sigterm_closes_only_that_replicas_sessions(
         running_cluster(tmp_path, replicas=3, lease_ms=LEASE_MS) as cluster,
         connect(cluster.url, "auto", TOKENS["alice"]) as c,
     ):
-        made = [await c.session() for _ in range(3)]
-        owners = {sid: await _owner_of(cluster, sid) for sid, _ in made}
-        assert len(set(owners.values())) == 3, owners  # round robin placed one on each
+        made, victim = await _one_on_each(cluster, c)
         victim_sid, victim_pid = made[0]
-        victim = cluster.replica(owners[victim_sid])
         never = {"kind": "text", "text": "never-appears-3c1d", "state": "present"}
         waiting: dict[str, Any] = {}
 
@@ -214,10 +222,8 @@ async def test_sigkill_loses_that_replicas_sessions_within_the_lease(
         running_cluster(tmp_path, replicas=3, lease_ms=LEASE_MS) as cluster,
         connect(cluster.url, "auto", TOKENS["alice"]) as c,
     ):
-        made = [await c.session() for _ in range(3)]
-        owners = {sid: await _owner_of(cluster, sid) for sid, _ in made}
+        made, victim = await _one_on_each(cluster, c)
         victim_sid, victim_pid = made[0]
-        victim = cluster.replica(owners[victim_sid])
         await victim.sigkill()
         killed_at = anyio.current_time()
 

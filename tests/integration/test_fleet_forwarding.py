@@ -13,6 +13,7 @@ import contextlib
 import json
 import re
 from collections.abc import AsyncIterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +23,7 @@ import pytest
 
 from browsermesh.mcp.forwarding import FLEET_CALL_PATH
 from tests.fixtures.site import FixtureSite
+from tests.support.clients import ToolClient
 from tests.support.eventually import eventually
 from tests.support.http_transport import TOKENS, Running, connect, http_server
 from tests.support.redis_server import RedisServer, running_redis
@@ -69,6 +71,34 @@ async def recorded(running: Running, session_id: str) -> bool:
     assert fleet is not None and fleet.directory is not None
     record = await fleet.directory.record(session_id)
     return record is not None and record["status"] == "ready"
+
+
+@dataclass
+class Pair:
+    """Two replicas, alice connected to each, and her session made through `a` (recorded)."""
+
+    a: Running
+    b: Running
+    via_a: ToolClient
+    via_b: ToolClient
+    sid: str
+    pid: str
+
+    @property
+    def addr(self) -> dict[str, str]:
+        return {"sessionId": self.sid, "pageId": self.pid}
+
+
+@contextlib.asynccontextmanager
+async def alice_on_both(tmp_path: Path, redis: RedisServer, **session: Any) -> AsyncIterator[Pair]:
+    async with (
+        two_replicas(tmp_path, redis) as (a, b),
+        connect(a.url, "auto", TOKENS["alice"]) as via_a,
+        connect(b.url, "auto", TOKENS["alice"]) as via_b,
+    ):
+        sid, pid = await via_a.session(**session)
+        await eventually(lambda: recorded(a, sid), 15, "the record is written")
+        yield Pair(a, b, via_a, via_b, sid, pid)
 
 
 @pytest.fixture
@@ -123,21 +153,15 @@ async def test_a_session_is_driven_through_either_replica(
 async def test_progress_of_a_forwarded_call_reaches_the_caller(
     tmp_path: Path, redis: RedisServer
 ) -> None:
-    async with (
-        two_replicas(tmp_path, redis) as (a, b),
-        connect(a.url, "auto", TOKENS["alice"]) as via_a,
-        connect(b.url, "auto", TOKENS["alice"]) as via_b,
-    ):
-        sid, pid = await via_a.session()
-        await eventually(lambda: recorded(a, sid), 15, "the record is written")
+    async with alice_on_both(tmp_path, redis) as pair:
         seen: list[str | None] = []
 
         async def on_progress(value: float, total: float | None, message: str | None) -> None:
             seen.append(message)
 
         condition = {"kind": "text", "text": "Saved", "state": "present"}
-        args = {"sessionId": sid, "pageId": pid, "condition": condition, "timeoutMs": 1600}
-        error = await via_b.err("browser_wait", args, progress_callback=on_progress)
+        args = {**pair.addr, "condition": condition, "timeoutMs": 1600}
+        error = await pair.via_b.err("browser_wait", args, progress_callback=on_progress)
         assert error["code"] == "OPERATION_TIMEOUT"
         pattern = re.compile(r"waiting for text 'Saved' \(\d+(\.\d)? s of 1(\.\d)? s\)")
         assert seen and all(m is not None and pattern.fullmatch(m) for m in seen), seen
@@ -267,14 +291,8 @@ async def test_an_owner_that_does_not_answer_is_named_with_a_careful_next_step(
 ) -> None:
     from tests.support.ports import closed_port
 
-    async with (
-        two_replicas(tmp_path, redis) as (a, b),
-        connect(a.url, "auto", TOKENS["alice"]) as via_a,
-        connect(b.url, "auto", TOKENS["alice"]) as via_b,
-    ):
-        sid, pid = await via_a.session()
-        await eventually(lambda: recorded(a, sid), 15, "the record is written")
-        fleet = a.runtime.fleet
+    async with alice_on_both(tmp_path, redis) as pair:
+        fleet = pair.a.runtime.fleet
         assert fleet is not None and fleet.directory is not None
         dead = f"http://127.0.0.1:{closed_port()}"
         fleet.endpoint = dead  # A's lease now names an address nobody answers at
@@ -284,7 +302,7 @@ async def test_an_owner_that_does_not_answer_is_named_with_a_careful_next_step(
             return (await fleet.directory.leases())["a"].get("endpoint") == dead
 
         await eventually(leased_dead, 15, "the lease names the dead address")
-        error = await via_b.err("browser_get_url", {"sessionId": sid, "pageId": pid})
+        error = await pair.via_b.err("browser_get_url", pair.addr)
         assert error["code"] == "SESSION_NOT_READY"
         assert error["details"] == {"reason": "owner_unreachable"}
         assert "may or may not have run" in error["nextStep"]
@@ -294,26 +312,18 @@ async def test_an_owner_that_does_not_answer_is_named_with_a_careful_next_step(
 async def test_a_forwarded_call_the_caller_abandons_ends_on_the_owner(
     tmp_path: Path, redis: RedisServer
 ) -> None:
-    async with (
-        two_replicas(tmp_path, redis) as (a, b),
-        connect(a.url, "auto", TOKENS["alice"]) as via_a,
-        connect(b.url, "auto", TOKENS["alice"]) as via_b,
-    ):
-        sid, pid = await via_a.session()
-        await eventually(lambda: recorded(a, sid), 15, "the record is written")
+    async with alice_on_both(tmp_path, redis) as pair:
         never = {"kind": "text", "text": "never-appears-51c0", "state": "present"}
-        args = {"sessionId": sid, "pageId": pid, "condition": never, "timeoutMs": 60_000}
+        args = {**pair.addr, "condition": never, "timeoutMs": 60_000}
 
         def on_a(kind: str) -> list[dict[str, Any]]:
-            return [
-                r for r in a.records if r.get("type") == kind and r.get("tool") == "browser_wait"
-            ]
+            records = pair.a.records
+            return [r for r in records if r.get("type") == kind and r.get("tool") == "browser_wait"]
 
         async with anyio.create_task_group() as group:
-            group.start_soon(via_b.raw, "browser_wait", args)
+            group.start_soon(pair.via_b.raw, "browser_wait", args)
             await eventually(lambda: on_a("operation.started"), 15, "the wait runs on A")
             group.cancel_scope.cancel()  # the caller gives up: its request closes
         ended = await eventually(lambda: on_a("operation.failed"), 15, "the wait ends on A")
         assert ended[0]["code"] == "OPERATION_CANCELLED"
-        # The session goes on.
-        await via_a.ok("browser_get_url", {"sessionId": sid, "pageId": pid})
+        await pair.via_a.ok("browser_get_url", pair.addr)  # the session goes on

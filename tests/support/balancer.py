@@ -34,27 +34,14 @@ import httpx2
 import uvicorn
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from tests.fixtures.proxy import HOP_BY_HOP
+
 READ_TIMEOUT_S: float | None = None
 """The proxy's client waits for an upstream's next bytes without limit: a tool call may wait
 minutes before its result, and a standalone SSE stream may stay silent; the MCP client in
 front has its own read timeout, and its disconnect ends the upstream request here."""
 CONNECT_TIMEOUT_S = 15.0
 """Generous for a loaded 2-core machine; a closed loopback port is refused at once anyway."""
-HOP_BY_HOP = frozenset(
-    {
-        "connection",
-        "keep-alive",
-        "proxy-authenticate",
-        "proxy-authorization",
-        "proxy-connection",
-        "te",
-        "trailer",
-        "trailers",
-        "transfer-encoding",
-        "upgrade",
-    }
-)
-"""Headers about one connection (RFC 9110 §7.6.1), never passed to the other side."""
 START_WITHIN_S = 30.0
 """Bounds a failure to start only; uvicorn serves a pre-bound socket within milliseconds."""
 NON_IDEMPOTENT = frozenset({"POST", "PATCH", "LOCK"})
