@@ -149,8 +149,11 @@ async def test_css_refuses_playwright_engines(
     mcp_client: ToolClient, site: FixtureSite, value: str
 ) -> None:
     addr = await open_identity(mcp_client, site)
+    # A selector that reached Playwright would poll for the whole budget: a long budget keeps
+    # that apart from a refusal however loaded the machine is (one CI run took > 3 s here while
+    # three fleet replicas ran beside it).
     error, elapsed = await timed_err(
-        mcp_client, "browser_visible_text", {**addr, "locator": css(value), "timeoutMs": 5_000}
+        mcp_client, "browser_visible_text", {**addr, "locator": css(value), "timeoutMs": 60_000}
     )
     assert error["code"] == "INVALID_ARGUMENT"
     details = error["details"]
@@ -158,7 +161,7 @@ async def test_css_refuses_playwright_engines(
     assert details["selectorEngine"] == NON_CSS[value]
     assert details["field"] == "locator.value" and details["rule"].startswith("CSS only")
     assert value not in json.dumps(error)
-    assert elapsed < FAST_S  # refused at parse time, not after polling for 5 s
+    assert elapsed < 30  # refused at parse time, not after polling for 60 s
 
 
 async def test_ordinary_css_still_works(mcp_client: ToolClient, site: FixtureSite) -> None:
