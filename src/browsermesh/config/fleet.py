@@ -56,19 +56,21 @@ _TOKEN_MAX: Final = 256
 def read_fleet(reader: Reader) -> None:
     """Read the fleet URL and the replica id into ``reader.values`` (the lease is in the
     integer table)."""
-    raw = reader.get(V_FLEET_REDIS)
-    if raw is not None:
-        if valid_fleet_url(raw):
-            reader.values["fleet_redis"] = raw
-        else:
-            reader.problem(V_FLEET_REDIS, "must be a redis://, rediss:// or unix:// URL")
-    raw = reader.get(V_REPLICA_ID)
-    if raw is not None:
-        if _REPLICA_RE.match(raw):
-            reader.values["replica_id"] = raw
-        else:
-            reader.problem(V_REPLICA_ID, "must be 1 to 64 characters of a-z, 0-9 and -")
+    reader.parsed(V_FLEET_REDIS, "fleet_redis", _read_url)
+    reader.parsed(V_REPLICA_ID, "replica_id", _read_replica)
     _read_channel(reader)
+
+
+def _read_url(reader: Reader, raw: str) -> tuple[str, str | None]:
+    if valid_fleet_url(raw):
+        return raw, None
+    return "", "must be a redis://, rediss:// or unix:// URL"
+
+
+def _read_replica(reader: Reader, raw: str) -> tuple[str, str | None]:
+    if _REPLICA_RE.match(raw):
+        return raw, None
+    return "", "must be 1 to 64 characters of a-z, 0-9 and -"
 
 
 def _read_channel(reader: Reader) -> None:

@@ -267,11 +267,6 @@ class FleetRouter:
             raise BrowserMeshError(ErrorCode.SESSION_NOT_FOUND)
         return types.ReadResourceResult.model_validate(answer["resource"])
 
-    async def aclose(self) -> None:
-        client, self._client = self._client, None
-        if client is not None:
-            await client.aclose()
-
 
 def directory_view(record: dict[str, Any]) -> dict[str, Any]:
     """A SessionView (§3.4) from a directory record, for a session whose replica cannot show

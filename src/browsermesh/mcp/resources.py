@@ -15,6 +15,7 @@ them to `Clients`, which tells only the owner's connections and listen streams.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import mcp.types as types
@@ -110,7 +111,7 @@ def _json(uri: str, data: dict[str, Any]) -> types.ReadResourceResult:
     )
 
 
-def _listing(views: list[dict[str, Any]]) -> types.ListResourcesResult:
+def _listing(views: Sequence[dict[str, Any]]) -> types.ListResourcesResult:
     """The listing of `views`: `browsermesh://sessions`, then each live session and its
     artifacts (at most `MAX_LISTED_SESSIONS`)."""
     resources = [SESSIONS_RESOURCE]
@@ -173,22 +174,23 @@ class SessionResources:
     def list(self, principal: str) -> types.ListResourcesResult:
         """`browsermesh://sessions`, then each live session and its artifacts (at most
         `MAX_LISTED_SESSIONS` sessions, in registry order)."""
-        try:
-            _, views = self.runtime.list_sessions(principal)
-        except BrowserMeshError:  # shutting down: only the listing itself is left
-            views = []
-        return _listing(views)
+        return _listing(self._own_views(principal))
 
     async def fleet_list(self, principal: str) -> types.ListResourcesResult:
         """`list`, then the caller's live sessions on the fleet's other replicas (from the
         directory: no replica is asked)."""
         if self.router is None:
             return self.list(principal)
+        others = await self.router.fleet_records(principal)
+        return _listing([*self._own_views(principal), *others])
+
+    def _own_views(self, principal: str) -> Sequence[dict[str, Any]]:
+        """The caller's sessions on this replica; none while shutting down (only the listing
+        itself is left)."""
         try:
-            _, views = self.runtime.list_sessions(principal)
+            return self.runtime.list_sessions(principal)[1]
         except BrowserMeshError:
-            views = []
-        return _listing([*views, *await self.router.fleet_records(principal)])
+            return []
 
     async def read(
         self, principal: str, uri: str, *, forwarded: bool = False

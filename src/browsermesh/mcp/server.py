@@ -120,6 +120,11 @@ class BrowserMeshServer(Server[Any]):
     message that nobody records), and the 2026-07-28 `serverInfo` stamp is copied flat instead
     of deep-copied (its values are strings, so both copies are equal and unshared)."""
 
+    dispatcher: ToolDispatcher | None = None
+    """The tool dispatcher, which the fleet's channel also runs forwarded calls through."""
+    resources: SessionResources | None = None
+    """The session resources, which the fleet's channel also reads for other replicas."""
+
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         if not tracing_configured():
@@ -163,7 +168,7 @@ def create_server(runtime: Runtime, *, instructions: str | None = None) -> Serve
         # The SDK marks logging deprecated for the 2026-07-28 wire; handshake-era clients
         # (most in the field) still use logging/setLevel.
         warnings.simplefilter("ignore", MCPDeprecationWarning)
-        server: Server[Any] = BrowserMeshServer(
+        server = BrowserMeshServer(
             "browsermesh",
             version=__version__,
             instructions=instructions,
@@ -182,8 +187,8 @@ def create_server(runtime: Runtime, *, instructions: str | None = None) -> Serve
             lifespan=h.lifespan,
         )
     # The fleet's channel runs forwarded calls and reads through the same handlers (§37.6).
-    server.dispatcher = h.dispatcher  # type: ignore[attr-defined]
-    server.resources = h.resources  # type: ignore[attr-defined]
+    server.dispatcher = h.dispatcher
+    server.resources = h.resources
     return server
 
 

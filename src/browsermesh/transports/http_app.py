@@ -41,6 +41,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from browsermesh.config import Config
 from browsermesh.log import EventLog
+from browsermesh.mcp.server import BrowserMeshServer
 from browsermesh.runtime.live import LiveView
 from browsermesh.runtime.runtime import Runtime
 from browsermesh.transports.access import AccessPolicy
@@ -166,8 +167,8 @@ def build_http_app(
                 await live.aclose()
 
     channel: list[Middleware] = []
-    dispatcher = getattr(server, "dispatcher", None)
-    resources = getattr(server, "resources", None)
+    dispatcher = server.dispatcher if isinstance(server, BrowserMeshServer) else None
+    resources = server.resources if isinstance(server, BrowserMeshServer) else None
     if config.fleet_token is not None and dispatcher is not None and resources is not None:
         channel.append(
             Middleware(
