@@ -43,83 +43,89 @@ def auth(now: Now) -> ViewAuth:
     return ViewAuth(AccessPolicy(["*"], ["*"], TOKENS), now=now)
 
 
-def test_a_code_works_once_and_only_within_its_lifetime() -> None:
+@pytest.mark.anyio
+async def test_a_code_works_once_and_only_within_its_lifetime() -> None:
     now = Now()
     view = auth(now)
     assert view.required
-    code = view.issue_code("alice")
+    code = await view.issue_code("alice")
     assert len(code) >= 32 and "alice" not in code
-    assert view.redeem(code) == "alice"
-    assert view.redeem(code) is None  # used up
-    late = view.issue_code("bob")
+    assert await view.redeem(code) == "alice"
+    assert await view.redeem(code) is None  # used up
+    late = await view.issue_code("bob")
     now.t += CODE_TTL_S
-    assert view.redeem(late) is None  # expired
-    assert view.redeem("") is None and view.redeem("guess") is None
+    assert await view.redeem(late) is None  # expired
+    assert await view.redeem("") is None and await view.redeem("guess") is None
 
 
-def test_sessions_expire_and_the_tables_are_bounded() -> None:
+@pytest.mark.anyio
+async def test_sessions_expire_and_the_tables_are_bounded() -> None:
     now = Now()
     view = auth(now)
-    cookie = view.open_session("bob")
+    cookie = await view.open_session("bob")
     header = f"other=1; bm_view={cookie}; x=y".encode()
-    assert view.principal_of(header) == "bob"
-    assert view.principal_of(header) == "bob"  # a session is not used up
-    assert view.principal_of(None) is None and view.principal_of(b"bm_view=nope") is None
+    assert await view.principal_of(header) == "bob"
+    assert await view.principal_of(header) == "bob"  # a session is not used up
+    assert await view.principal_of(None) is None and await view.principal_of(b"bm_view=nope") is None
     now.t += SESSION_TTL_S
-    assert view.principal_of(header) is None
-    codes = [view.issue_code("alice") for _ in range(300)]
+    assert await view.principal_of(header) is None
+    codes = [await view.issue_code("alice") for _ in range(300)]
     assert len(view._codes) == MAX_CODES_PER_PRINCIPAL  # the oldest went
-    assert view.redeem(codes[0]) is None and view.redeem(codes[-1]) == "alice"
+    assert await view.redeem(codes[0]) is None and await view.redeem(codes[-1]) == "alice"
 
 
-def test_the_bounds_are_per_principal() -> None:
+@pytest.mark.anyio
+async def test_the_bounds_are_per_principal() -> None:
     """Issue 30 #6: one principal's flood evicts only its own entries, oldest first."""
     now = Now()
     view = auth(now)
-    bob = view.open_session("bob")
-    bobs_code = view.issue_code("bob")
+    bob = await view.open_session("bob")
+    bobs_code = await view.issue_code("bob")
     alice = []
     for _ in range(MAX_VIEW_SESSIONS_PER_PRINCIPAL + 200):
         now.t += 0.1  # oldest first, all within a code's lifetime
-        alice.append(view.open_session("alice"))
-        view.issue_code("alice")
-    assert view.principal_of(f"bm_view={bob}".encode()) == "bob"
-    assert view.peek(bobs_code) == "bob"
+        alice.append(await view.open_session("alice"))
+        await view.issue_code("alice")
+    assert await view.principal_of(f"bm_view={bob}".encode()) == "bob"
+    assert await view.peek(bobs_code) == "bob"
     kept = MAX_VIEW_SESSIONS_PER_PRINCIPAL
-    assert [view.principal_of(f"bm_view={c}".encode()) for c in alice[-kept:]] == ["alice"] * kept
-    assert view.principal_of(f"bm_view={alice[-kept - 1]}".encode()) is None
+    assert [await view.principal_of(f"bm_view={c}".encode()) for c in alice[-kept:]] == ["alice"] * kept
+    assert await view.principal_of(f"bm_view={alice[-kept - 1]}".encode()) is None
     assert view._sessions.count("alice") == kept and view._sessions.count("bob") == 1
 
 
-def test_the_global_bound_takes_from_the_largest_principal() -> None:
+@pytest.mark.anyio
+async def test_the_global_bound_takes_from_the_largest_principal() -> None:
     now = Now()
     view = auth(now)
     names = [f"p{n}" for n in range(MAX_VIEW_SESSIONS // MAX_VIEW_SESSIONS_PER_PRINCIPAL)]
     for name in names:
         for _ in range(MAX_VIEW_SESSIONS_PER_PRINCIPAL):
-            view.open_session(name)
+            await view.open_session(name)
     assert len(view._sessions) == MAX_VIEW_SESSIONS
-    newcomer = view.open_session("late")
+    newcomer = await view.open_session("late")
     assert len(view._sessions) == MAX_VIEW_SESSIONS
-    assert view.principal_of(f"bm_view={newcomer}".encode()) == "late"
+    assert await view.principal_of(f"bm_view={newcomer}".encode()) == "late"
     assert sorted(view._sessions.count(n) for n in names)[0] == MAX_VIEW_SESSIONS_PER_PRINCIPAL - 1
 
 
-def test_peeking_at_a_code_does_not_use_it_up() -> None:
+@pytest.mark.anyio
+async def test_peeking_at_a_code_does_not_use_it_up() -> None:
     now = Now()
     view = auth(now)
-    code = view.issue_code("bob")
-    assert view.peek(code) == "bob" and view.peek(code) == "bob"
-    assert view.redeem(code) == "bob" and view.peek(code) is None
-    assert view.peek("") is None and view.peek("guess") is None
-    late = view.issue_code("bob")
+    code = await view.issue_code("bob")
+    assert await view.peek(code) == "bob" and await view.peek(code) == "bob"
+    assert await view.redeem(code) == "bob" and await view.peek(code) is None
+    assert await view.peek("") is None and await view.peek("guess") is None
+    late = await view.issue_code("bob")
     now.t += CODE_TTL_S
-    assert view.peek(late) is None
+    assert await view.peek(late) is None
 
 
-def test_without_tokens_every_viewer_is_local() -> None:
+@pytest.mark.anyio
+async def test_without_tokens_every_viewer_is_local() -> None:
     view = ViewAuth(AccessPolicy(["*"], ["*"]))
-    assert not view.required and view.principal_of(None) == "local"
+    assert not view.required and await view.principal_of(None) == "local"
 
 
 def test_cookie_attributes_and_parsing() -> None:

@@ -36,9 +36,11 @@ if TYPE_CHECKING:
     from browsermesh.runtime.fleet_routes import Owner
     from browsermesh.runtime.runtime import Runtime
 
-__all__ = ["FLEET_CALL_PATH", "FleetRouter", "OwnerUnreachable"]
+__all__ = ["CONNECT_S", "FLEET_CALL_PATH", "FLEET_VIEW_PATH", "FleetRouter", "OwnerUnreachable"]
 
 FLEET_CALL_PATH: Final = "/fleet/v1/call"
+FLEET_VIEW_PATH: Final = "/fleet/v1/view"
+"""The live view's part of the channel (transports/view_channel.py, reference §37.9)."""
 CONNECT_S: Final = 2.0
 """How long reaching the owner may take (a private network answers in milliseconds)."""
 ANSWER_SLACK_S: Final = 10.0
@@ -82,7 +84,8 @@ class FleetRouter:
         """Whether this replica may send calls to others (it holds the fleet token)."""
         return self._token is not None
 
-    def _http(self) -> httpx2.AsyncClient:
+    def http(self) -> httpx2.AsyncClient:
+        """The channel's HTTP client (it sends the fleet token); only when `forwards`."""
         if self._client is None:
             import httpx2
 
@@ -166,7 +169,7 @@ class FleetRouter:
         timeout = httpx2.Timeout(CONNECT_S, read=budget_ms / 1000 + ANSWER_SLACK_S)
         url = owner.endpoint + FLEET_CALL_PATH
         try:
-            async with self._http().stream("POST", url, json=body, timeout=timeout) as response:
+            async with self.http().stream("POST", url, json=body, timeout=timeout) as response:
                 if response.status_code != 200:
                     raise OwnerUnreachable
                 async for line in response.aiter_lines():

@@ -8,7 +8,12 @@ Keys, all under ``bm:``:
   expired is removed when the set is read);
 - ``bm:replica:<replicaId>``: a replica's lease, a JSON object written with ``PX`` = the lease;
 - ``bm:reap:<sessionId>``: a short claim (``SET NX PX``) so that one replica alone marks a lost
-  replica's session failed.
+  replica's session failed;
+- ``bm:view:<kind>:<digest>``: the live view's one-time codes (``code``) and view sessions
+  (``session``) shared by the fleet, keyed by the SHA-256 digest of the secret (the secret itself
+  is never written), holding the principal, with ``PX`` = its lifetime;
+  ``bm:viewindex:<kind>:<principal>``: a sorted set of that principal's digests by expiry, which
+  bounds how many one principal has (its entry closest to expiry goes first).
 
 Every call is bounded (:data:`CALL_TIMEOUT_S`, and socket timeouts of the same size, no
 retries): a dead Redis answers :class:`DirectoryUnavailable` within seconds and never hangs a
@@ -20,6 +25,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import time
 from collections.abc import Iterable, Mapping
 from typing import Any, Final
 
@@ -166,6 +172,34 @@ class FleetDirectory:
             self._client.set(f"{KEY_PREFIX}reap:{session_id}", "1", nx=True, px=self.lease_ms)
         )
         return bool(won)
+
+    async def view_put(
+        self, kind: str, digest: str, principal: str, ttl_ms: int, per_principal: int
+    ) -> None:
+        """Keep a live-view secret's `digest` for `principal` for `ttl_ms`; past
+        `per_principal` of its `kind`, the principal's entries closest to expiry go."""
+        index = f"{KEY_PREFIX}viewindex:{kind}:{principal}"
+        now_ms = int(time.time() * 1000)
+        pipe = self._client.pipeline(transaction=False)
+        pipe.set(f"{KEY_PREFIX}view:{kind}:{digest}", principal, px=ttl_ms)
+        pipe.zremrangebyscore(index, "-inf", now_ms)
+        pipe.zadd(index, {digest: now_ms + ttl_ms})
+        pipe.pexpire(index, ttl_ms)
+        pipe.zcard(index)
+        count = (await self._bounded(pipe.execute()))[-1]
+        if isinstance(count, int) and count > per_principal:
+            dropped = await self._bounded(self._client.zpopmin(index, count - per_principal))
+            keys = [f"{KEY_PREFIX}view:{kind}:{member}" for member, _ in dropped]
+            if keys:
+                await self._bounded(self._client.delete(*keys))
+
+    async def view_get(self, kind: str, digest: str, *, remove: bool) -> str | None:
+        """The principal of a live-view secret's `digest`, or None (unknown or expired);
+        `remove` uses it up (``GETDEL``: one replica alone gets it)."""
+        key = f"{KEY_PREFIX}view:{kind}:{digest}"
+        command = self._client.getdel(key) if remove else self._client.get(key)
+        value = await self._bounded(command)
+        return value if isinstance(value, str) else None
 
     async def aclose(self) -> None:
         """Close the client's connections (bounded; a dead Redis is simply let go)."""

@@ -8,7 +8,9 @@ reference §37.5-§37.7), read from the fleet's directory.
 - `placement`: the live replica with the fewest sessions that has room, for a new session
   this replica has no room for.
 - `peers`: the other replicas holding the caller's sessions, and the records of those whose
-  replica cannot answer (for a fleet-wide session list).
+  replica cannot answer (for a fleet-wide session list and live view);
+- `holder`: the replica that holds or held one of the caller's sessions (the live view's
+  take-over and downloads).
 
 Only the directory is read here; the calls themselves travel in `mcp.forwarding`.
 """
@@ -30,6 +32,7 @@ __all__ = [
     "OWNER_UNREACHABLE",
     "Owner",
     "Peers",
+    "holder",
     "peers",
     "placement",
     "route",
@@ -117,6 +120,27 @@ async def route(
     if lease is None:  # lapsed: the reaper will mark it so within a third of the lease
         return BrowserMeshError(ErrorCode.BROWSER_DISCONNECTED, details={"reason": REPLICA_LOST})
     return _owner(replica, lease) or unreachable(OWNER_UNREACHABLE)
+
+
+async def holder(member: FleetMember, principal: str, session_id: str) -> Owner | None:
+    """The other live replica that holds (or held: a closed session's traces and videos stay
+    with it) the caller's session `session_id`, if the directory knows one with a channel;
+    None otherwise, also when the directory does not answer."""
+    from browsermesh.persistence.fleet_directory import DirectoryUnavailable
+
+    directory = member.directory
+    if directory is None or not session_id:
+        return None
+    try:
+        record = await directory.record(session_id)
+        if not record or record.get("principal") != principal:
+            return None
+        replica = str(record.get("replica"))
+        if replica == member.replica_id:
+            return None
+        return _owner(replica, await directory.lease(replica))
+    except DirectoryUnavailable:
+        return None
 
 
 async def placement(member: FleetMember) -> Owner | None:

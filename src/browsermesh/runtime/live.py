@@ -48,6 +48,7 @@ __all__ = [
     "FrameSource",
     "FrameStream",
     "LiveView",
+    "Viewer",
     "ViewerFeed",
     "shown_url",
 ]
@@ -86,6 +87,16 @@ def shown_url(url: str) -> str:
     if url == "about:blank":
         return url
     return sanitize_url(url, max_chars=_URL_CHARS, origin_and_path=True)
+
+
+class Viewer(Protocol):
+    """What the watch hands a principal's grid and pictures to (`ViewerFeed`, or a feed that
+    merges several replicas' grids, transports/view_fleet.py)."""
+
+    principal: str
+
+    def put_state(self, state: dict[str, Any]) -> None: ...
+    def put_frame(self, session_id: str, page_id: str, frame: Frame) -> None: ...
 
 
 class ViewerFeed:
@@ -135,7 +146,7 @@ class _Watch:
     """What runs for one principal while it has viewers."""
 
     principal: str
-    viewers: set[ViewerFeed] = field(default_factory=set)
+    viewers: set[Viewer] = field(default_factory=set)
     streams: dict[tuple[str, str], FrameStream] = field(default_factory=dict)
     dirty: asyncio.Event = field(default_factory=asyncio.Event)
     state: dict[str, Any] | None = None
@@ -214,9 +225,16 @@ class LiveView:
 
     def join(self, principal: str) -> ViewerFeed:
         """Add a viewer (the first one starts the watch); `leave` must follow."""
+        feed = ViewerFeed(principal)
+        self.add(feed)
+        return feed
+
+    def add(self, feed: Viewer) -> None:
+        """Add `feed` as a viewer of its principal (the first one starts the watch); it gets
+        the newest grid and pictures at once; `leave` must follow."""
         if self._closed:
             raise RuntimeError("the live view is closed")
-        feed = ViewerFeed(principal)
+        principal = feed.principal
         watch = self._watches.get(principal)
         if watch is None:
             watch = _Watch(principal)
@@ -227,9 +245,8 @@ class LiveView:
             feed.put_state(watch.state)
         for (session_id, page_id), frame in watch.frames.items():
             feed.put_frame(session_id, page_id, frame)
-        return feed
 
-    def leave(self, feed: ViewerFeed) -> None:
+    def leave(self, feed: Viewer) -> None:
         """Remove a viewer; the last one's leaving stops the watch (in an owned task)."""
         watch = self._watches.get(feed.principal)
         if watch is None or feed not in watch.viewers:

@@ -1,6 +1,7 @@
 """The fleet's internal channel, the owner's side (issue 37 item 2, reference §37.6).
 
-`FleetChannelMiddleware` answers `POST /fleet/v1/call` before access control (the channel has
+`FleetChannelMiddleware` answers `POST /fleet/v1/call` (and, with the live view on, the view's
+`POST /fleet/v1/view`, handed to transports/view_channel.py) before access control (the channel has
 its own credential, the fleet token, and callers are other replicas, not MCP clients); every
 other request passes through. A call is taken only from a loopback, private or link-local peer
 address with `Authorization: Bearer <fleet token>` (compared in constant time); anything else
@@ -30,7 +31,7 @@ from mcp import MCPError
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from browsermesh.log import EventLog
-from browsermesh.mcp.forwarding import ANSWER_SLACK_S, FLEET_CALL_PATH
+from browsermesh.mcp.forwarding import ANSWER_SLACK_S, FLEET_CALL_PATH, FLEET_VIEW_PATH
 from browsermesh.model import progress
 from browsermesh.transports.asgi import header, respond_json
 from browsermesh.transports.auth import bearer_token
@@ -52,6 +53,9 @@ Serve = Callable[[str, dict[str, Any], str], Awaitable[types.CallToolResult]]
 """`serve(tool, arguments, principal)`: the dispatcher's forwarded call."""
 Read = Callable[[str, str], Awaitable[types.ReadResourceResult]]
 """`read(principal, uri)`: the session resources' forwarded read."""
+View = Callable[[bytes, Scope, Receive, Send], Awaitable[None]]
+"""`view(body, scope, receive, send)`: the live view's channel requests (transports/
+view_channel.py), answered in full."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,17 +106,28 @@ def private_peer(scope: Scope) -> bool:
 
 
 class FleetChannelMiddleware:
-    """Takes forwarded calls at `FLEET_CALL_PATH`; passes everything else on."""
+    """Takes forwarded calls at `FLEET_CALL_PATH` and the view's at `FLEET_VIEW_PATH`;
+    passes everything else on."""
 
-    def __init__(self, app: ASGIApp, token: str, serve: Serve, read: Read, log: EventLog) -> None:
+    def __init__(
+        self,
+        app: ASGIApp,
+        token: str,
+        serve: Serve,
+        read: Read,
+        log: EventLog,
+        view: View | None = None,
+    ) -> None:
         self.app = app
         self._token = token.encode()
         self._serve = serve
         self._read = read
+        self._view = view
         self.log = log
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or scope.get("path") != FLEET_CALL_PATH:
+        path = scope.get("path") if scope["type"] == "http" else None
+        if path != FLEET_CALL_PATH and (path != FLEET_VIEW_PATH or self._view is None):
             await self.app(scope, receive, send)
             return
         refusal = self._refusal(scope)
@@ -126,6 +141,9 @@ class FleetChannelMiddleware:
             return  # gone before it finished sending
         if body is _TOO_LARGE:
             await respond_json(send, 413, {"error": "too_large"})
+            return
+        if path == FLEET_VIEW_PATH and self._view is not None:
+            await self._view(body, scope, receive, send)
             return
         call = parse_call(body)
         if call is None:

@@ -134,7 +134,12 @@ class HttpService:
         self.drain = RequestDrain(drain_grace_s(config.shutdown_grace_ms))
         self.policy = AccessPolicy.from_config(config)
         self.reaper = IdleReaper(runtime, config.session_idle_ms, log)
-        self.view_auth = ViewAuth(self.policy)
+        fleet = runtime.fleet
+        # In a fleet with its token the view's sign-in is the fleet's (reference §37.9).
+        shared = fleet if fleet is not None and config.fleet_token is not None else None
+        self.view_auth = ViewAuth(
+            self.policy, shared=None if shared is None else (lambda: shared.directory)
+        )
         self.app = build_http_app(
             server,
             runtime,
@@ -248,7 +253,7 @@ class HttpService:
             )
             principals = [name for name, _ in self.config.auth_tokens]
             quiet = self.config.log_level == "silent"
-            announce_view(self.view_auth, self.base, principals, quiet)
+            await announce_view(self.view_auth, self.base, principals, quiet)
 
     def stop(self) -> None:
         """Begin a graceful stop. A second call hurries it: the runtime cancels its work now

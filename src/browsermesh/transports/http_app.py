@@ -51,8 +51,12 @@ from browsermesh.transports.drain import DrainMiddleware, RequestDrain, drain_gr
 from browsermesh.transports.fleet_channel import FleetChannelMiddleware
 from browsermesh.transports.jsonrpc import check_message
 from browsermesh.transports.mcp_limits import McpSessionLimit
-from browsermesh.transports.view import VIEW_PATH, view_routes
+from browsermesh.transports.view import VIEW_HEADERS, VIEW_PATH, view_routes
+from browsermesh.transports.view_artifacts import artifact_server
 from browsermesh.transports.view_auth import ViewAuth
+from browsermesh.transports.view_channel import ViewChannel
+from browsermesh.transports.view_fleet import FleetViews
+from browsermesh.transports.view_input import input_actions
 
 __all__ = ["JsonRpcGuardMiddleware", "build_http_app"]
 
@@ -153,9 +157,21 @@ def build_http_app(
 
     policy = policy or AccessPolicy.from_config(config)
     live = LiveView(runtime) if config.view else None
+    dispatcher = server.dispatcher if isinstance(server, BrowserMeshServer) else None
+    resources = server.resources if isinstance(server, BrowserMeshServer) else None
+    router = None if dispatcher is None else dispatcher.router
+    # The view across the fleet: with the fleet token, this replica follows the others' views
+    # and answers theirs (reference §37.9).
+    fleet_views = (
+        FleetViews(live, router, runtime.fleet)
+        if live is not None and router is not None and router.forwards and runtime.fleet
+        else None
+    )
     routes: list[BaseRoute] = [Mount("/", app=mcp_app)]
     if live is not None:
-        routes[:0] = view_routes(live, view_auth or ViewAuth(policy), log, runtime.handover)
+        routes[:0] = view_routes(
+            live, view_auth or ViewAuth(policy), log, runtime.handover, fleet_views
+        )
 
     @contextlib.asynccontextmanager
     async def lifespan(_app: Starlette) -> AsyncIterator[None]:
@@ -163,13 +179,20 @@ def build_http_app(
             async with server.session_manager.run():
                 yield
         finally:
+            if fleet_views is not None:
+                await fleet_views.aclose()
             if live is not None:
                 await live.aclose()
 
     channel: list[Middleware] = []
-    dispatcher = server.dispatcher if isinstance(server, BrowserMeshServer) else None
-    resources = server.resources if isinstance(server, BrowserMeshServer) else None
     if config.fleet_token is not None and dispatcher is not None and resources is not None:
+        view_channel = None
+        if live is not None:
+            view_channel = ViewChannel(
+                live,
+                input_actions(runtime.handover, VIEW_HEADERS),
+                artifact_server(runtime.core, log, VIEW_HEADERS),
+            )
         channel.append(
             Middleware(
                 FleetChannelMiddleware,
@@ -177,6 +200,7 @@ def build_http_app(
                 serve=functools.partial(dispatcher.call, forwarded=True),
                 read=functools.partial(resources.read, forwarded=True),
                 log=log,
+                view=view_channel,
             )
         )
     return Starlette(

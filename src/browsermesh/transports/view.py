@@ -21,6 +21,11 @@ Served by the HTTP transport under ``/view`` (``--no-view`` turns it off), behin
 
 - ``POST /view/hold``, ``/view/input``, ``/view/release``: a person takes a session's page over,
   drives it and hands it back (issue 34, `transports.view_input`).
+
+In a fleet with its token (reference §37.9) the sign-in is the fleet's (`ViewAuth` keeps codes
+and view sessions in its directory), the event stream shows the principal's sessions on every
+replica and take-overs and downloads reach the session's replica (`transports.view_fleet`); a
+directory that does not answer makes a view request 503, not 401.
 - ``GET /view/artifacts/{sessionId}/{artifactId}``: a session's artifact (its traces and videos
   are linked from its card), for its principal only (issue 35, `transports.view_artifacts`).
 
@@ -36,24 +41,27 @@ import json
 import sys
 from collections.abc import AsyncIterator, Sequence
 from importlib import resources
-from typing import Final
+from typing import Any, Final, Protocol
 from urllib.parse import parse_qs, quote
 
+from starlette.middleware import Middleware
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import BaseRoute, Mount, Route
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from browsermesh.config.http_options import VIEW_PATH
 from browsermesh.log import EventLog
 from browsermesh.model.clock import iso_now
 from browsermesh.runtime.handover import Handover
-from browsermesh.runtime.live import LiveView
+from browsermesh.runtime.live import LiveView, ViewerFeed
+from browsermesh.transports.asgi import respond_json
 from browsermesh.transports.auth import bearer_token
 from browsermesh.transports.view_artifacts import artifact_routes
-from browsermesh.transports.view_auth import ViewAuth
+from browsermesh.transports.view_auth import ViewAuth, ViewAuthUnavailable
 from browsermesh.transports.view_input import input_routes
 
-__all__ = ["HEARTBEAT_S", "VIEW_PATH", "announce_view", "view_routes"]
+__all__ = ["HEARTBEAT_S", "VIEW_HEADERS", "VIEW_PATH", "FleetSide", "announce_view", "view_routes"]
 
 HEARTBEAT_S: Final = 15.0
 """An idle event stream gets a comment this often (proxies and browsers keep it open)."""
@@ -66,13 +74,15 @@ _CSP: Final = (
     "default-src 'none'; script-src 'self'; style-src 'self'; img-src data:; "
     "connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
 )
-_HEADERS: Final = {
+VIEW_HEADERS: Final = {
     "cache-control": "no-store",
     "referrer-policy": "no-referrer",
     "x-content-type-options": "nosniff",
     "x-frame-options": "DENY",
     "content-security-policy": _CSP,
 }
+"""Every view answer's headers: no caching, framing or referrers; the page's own CSP."""
+_HEADERS: Final = VIEW_HEADERS
 _UNAUTHORIZED: Final = (
     "<!doctype html><meta charset=utf-8><title>BrowserMesh live view</title>"
     "<p>401: this view needs a link. Run <code>browsermesh view-link</code> and open the link "
@@ -93,6 +103,44 @@ _LOGIN_DONE: Final = (
     '<!doctype html><meta charset=utf-8><meta http-equiv="refresh" content="0;url=/view/">'
     '<title>BrowserMesh live view</title><p><a href="/view/">Open the live view</a></p>'
 )
+
+
+class FleetSide(Protocol):
+    """The view across the fleet (transports/view_fleet.py's `FleetViews`, reference §37.9):
+    fleet-wide feeds, and take-over requests and downloads relayed to the session's replica."""
+
+    def join(self, principal: str) -> ViewerFeed: ...
+    def leave(self, feed: ViewerFeed) -> None: ...
+    async def relay_input(
+        self, action: str, principal: str, session_id: str, body: dict[str, Any]
+    ) -> Response | None: ...
+    async def relay_artifact(
+        self, principal: str, session_id: str, artifact_id: str
+    ) -> Response | None: ...
+
+
+class _StoreUnavailable:
+    """A view request whose sign-in could not be checked because the fleet's directory did
+    not answer gets 503 (try again), never a 401 that would send the person to a new link."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        started = False
+
+        async def tracked(message: Any) -> None:
+            nonlocal started
+            started = started or message["type"] == "http.response.start"
+            await send(message)
+
+        try:
+            await self.app(scope, receive, tracked)
+        except ViewAuthUnavailable:
+            if started:
+                raise
+            message = "the fleet's directory does not answer; try again shortly"
+            await respond_json(send, 503, {"error": "directory_unreachable", "message": message})
 
 
 def _confirm_page(principal: str, current: str | None, code: str) -> str:
@@ -160,18 +208,22 @@ def _sse(kind: str, data: object) -> bytes:
 
 
 def view_routes(
-    live: LiveView, auth: ViewAuth, log: EventLog, handover: Handover | None = None
+    live: LiveView,
+    auth: ViewAuth,
+    log: EventLog,
+    handover: Handover | None = None,
+    fleet: FleetSide | None = None,
 ) -> list[BaseRoute]:
     """The ``/view`` routes of one listener (see the module doc); without `handover`, no
-    take-over."""
+    take-over; with `fleet`, the view spans the fleet (reference §37.9)."""
     assets = {name: _asset(name) for name in _ASSETS}
 
-    def viewer(request: Request) -> str | None:
+    async def viewer(request: Request) -> str | None:
         cookie = request.headers.get("cookie")
-        return auth.principal_of(None if cookie is None else cookie.encode("latin-1"))
+        return await auth.principal_of(None if cookie is None else cookie.encode("latin-1"))
 
     async def page(request: Request) -> Response:
-        if viewer(request) is None:
+        if await viewer(request) is None:
             return _html(_UNAUTHORIZED, 401)
         return Response(assets["index.html"], 200, _HEADERS, media_type=_ASSETS["index.html"])
 
@@ -179,16 +231,16 @@ def view_routes(
         name = request.path_params["name"]
         if name not in _ASSETS or name == "index.html":
             return Response(b"not found", 404, _HEADERS, media_type="text/plain")
-        if viewer(request) is None:
+        if await viewer(request) is None:
             return Response(b"unauthorized", 401, _HEADERS, media_type="text/plain")
         return Response(assets[name], 200, _HEADERS, media_type=_ASSETS[name])
 
     async def events(request: Request) -> Response:
-        principal = viewer(request)
+        principal = await viewer(request)
         if principal is None:
             return Response(b"unauthorized", 401, _HEADERS, media_type="text/plain")
         return StreamingResponse(
-            _stream(live, principal, log),
+            _stream(fleet or live, principal, log),
             200,
             {**_HEADERS, "x-accel-buffering": "no"},
             media_type="text/event-stream",
@@ -196,11 +248,11 @@ def view_routes(
 
     async def confirm(request: Request) -> Response:
         code = request.query_params.get("code", "")
-        principal = auth.peek(code)
+        principal = await auth.peek(code)
         if principal is None:
             log.warn("view.login_refused", reason="unknown_expired_or_used_code")
             return _html(_UNAUTHORIZED, 401)
-        body = _confirm_page(principal, viewer(request), code)
+        body = _confirm_page(principal, await viewer(request), code)
         return _html(body, 200, _LOGIN_HEADERS)
 
     async def login(request: Request) -> Response:
@@ -211,11 +263,11 @@ def view_routes(
             code = await _form_code(request)
         except (ValueError, ClientDisconnect):
             code = ""
-        principal = auth.redeem(code)
+        principal = await auth.redeem(code)
         if principal is None:
             log.warn("view.login_refused", reason="unknown_expired_or_used_code")
             return _html(_UNAUTHORIZED, 401)
-        cookie = auth.open_session(principal)
+        cookie = await auth.open_session(principal)
         log.info("view.login", principal=principal)
         return _html(_LOGIN_DONE, 200, {"set-cookie": auth.set_cookie(cookie).decode("latin-1")})
 
@@ -234,7 +286,7 @@ def view_routes(
             )
         return JSONResponse(
             {
-                "url": login_url(base, auth.issue_code(principal)),
+                "url": login_url(base, await auth.issue_code(principal)),
                 "principal": principal,
                 "expiresInS": int(auth.code_ttl_s),
             },
@@ -244,8 +296,11 @@ def view_routes(
 
     # One mount: a path under /view that no route takes, or a method a route does not take,
     # is answered here (404, 405), never by the MCP app behind.
+    relay_input = None if fleet is None else fleet.relay_input
+    relay_artifact = None if fleet is None else fleet.relay_artifact
+    unavailable = [Middleware(_StoreUnavailable)]
     return [
-        Route(VIEW_PATH, page, methods=["GET"]),
+        Route(VIEW_PATH, page, methods=["GET"], middleware=unavailable),
         Mount(
             VIEW_PATH,
             routes=[
@@ -255,13 +310,14 @@ def view_routes(
                 Route("/login", confirm, methods=["GET"]),
                 Route("/login", login, methods=["POST"]),
                 Route("/link", link, methods=["POST"]),
-                *artifact_routes(live.core, viewer, log, _HEADERS),
+                *artifact_routes(live.core, viewer, log, _HEADERS, relay_artifact),
                 *(
                     []
                     if handover is None
-                    else input_routes(handover, viewer, _same_origin, log, _HEADERS)
+                    else input_routes(handover, viewer, _same_origin, log, _HEADERS, relay_input)
                 ),
             ],
+            middleware=unavailable,
         ),
     ]
 
@@ -270,9 +326,11 @@ def login_url(base: str, code: str) -> str:
     return f"{base}{VIEW_PATH}/login?code={quote(code, safe='')}"
 
 
-async def _stream(live: LiveView, principal: str, log: EventLog) -> AsyncIterator[bytes]:
+async def _stream(
+    feeds: LiveView | FleetSide, principal: str, log: EventLog
+) -> AsyncIterator[bytes]:
     """One viewer's event stream: joins the live view first, leaves it when the stream ends."""
-    feed = live.join(principal)
+    feed = feeds.join(principal)
     log.info("view.opened", principal=principal)
     try:
         yield b"retry: 3000\n\n"
@@ -285,11 +343,11 @@ async def _stream(live: LiveView, principal: str, log: EventLog) -> AsyncIterato
             for kind, data in news:
                 yield _sse(kind, data)
     finally:
-        live.leave(feed)
+        feeds.leave(feed)
         log.info("view.closed", principal=principal)
 
 
-def announce_view(auth: ViewAuth, base: str, principals: Sequence[str], quiet: bool) -> None:
+async def announce_view(auth: ViewAuth, base: str, principals: Sequence[str], quiet: bool) -> None:
     """At start-up, on stderr: where the view is (without tokens) or one one-time link per
     principal (never a token). One JSON line each, like the other start-up lines."""
     if quiet:
@@ -302,7 +360,7 @@ def announce_view(auth: ViewAuth, base: str, principals: Sequence[str], quiet: b
             {
                 "message": "view.link",
                 "principal": principal,
-                "url": login_url(base, auth.issue_code(principal)),
+                "url": login_url(base, await auth.issue_code(principal)),
                 "expiresInS": int(auth.code_ttl_s),
             }
             for principal in principals

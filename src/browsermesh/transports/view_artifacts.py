@@ -8,6 +8,9 @@ content is always an attachment with a fixed type per kind: a page's download ma
 this origin must never render it (a trace is `application/zip`, a video `video/mp4` so the
 view's player can play it; every other kind `application/octet-stream`).
 
+In a fleet (reference §37.9) the artifact of a session another replica holds (or held) is
+fetched from that replica over the fleet's channel.
+
 The file is opened before the answer starts and sent from that open file: a file removed
 after the lookup (a prune, a session's records forgotten) is 404 like an unknown id if it went
 before the open, and is sent whole if it went after (an open file outlives its name), never a
@@ -17,7 +20,7 @@ before the open, and is sent whole if it went after (an open file outlives its n
 from __future__ import annotations
 
 import os
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from typing import Final
 from urllib.parse import quote
 
@@ -32,7 +35,14 @@ from browsermesh.log import EventLog
 from browsermesh.persistence.artifact_record import ArtifactKind
 from browsermesh.runtime.core import RuntimeCore
 
-__all__ = ["ARTIFACTS_PATH", "artifact_path", "artifact_routes"]
+__all__ = [
+    "ARTIFACTS_PATH",
+    "Relay",
+    "Serve",
+    "artifact_path",
+    "artifact_routes",
+    "artifact_server",
+]
 
 ARTIFACTS_PATH: Final = "/artifacts"
 _SERVED_TYPES: Final[dict[ArtifactKind, str]] = {
@@ -49,26 +59,25 @@ def artifact_path(session_id: str, artifact_id: str) -> str:
     return f"{ARTIFACTS_PATH}/{quote(session_id, safe='')}/{quote(artifact_id, safe='')}"
 
 
-def artifact_routes(
-    core: RuntimeCore,
-    viewer: Callable[[Request], str | None],
-    log: EventLog,
-    headers: Mapping[str, str],
-) -> list[Route]:
-    """The download route (see the module doc)."""
+Serve = Callable[[str, str, str], Awaitable[Response]]
+"""`serve(principal, sessionId, artifactId)`: the artifact's answer for a checked principal."""
+Relay = Callable[[str, str, str], Awaitable[Response | None]]
+"""`relay(principal, sessionId, artifactId)`: the answer of the replica that holds (or held)
+the session, when it is another replica of the fleet (reference §37.9), else None."""
+
+
+def artifact_server(core: RuntimeCore, log: EventLog, headers: Mapping[str, str]) -> Serve:
+    """The download of this replica's sessions' artifacts (see the module doc), for a
+    principal already checked: by this listener's cookie, or by the fleet's channel."""
 
     def not_found() -> Response:
         return Response(b"not found", 404, dict(headers), media_type="text/plain")
 
-    async def download(request: Request) -> Response:
-        principal = viewer(request)
-        if principal is None:
-            return Response(b"unauthorized", 401, dict(headers), media_type="text/plain")
-        session_id = request.path_params["session_id"]
+    async def serve(principal: str, session_id: str, artifact_id: str) -> Response:
         if core.owner_of(session_id) != principal:
             return not_found()
         try:
-            artifact = core.files.store.get(session_id, request.path_params["artifact_id"])
+            artifact = core.files.store.get(session_id, artifact_id)
         except BrowserMeshError:
             return not_found()
         if artifact.state != "completed":
@@ -84,6 +93,32 @@ def artifact_routes(
             {**headers, "content-disposition": disposition},
             _SERVED_TYPES[artifact.kind],
         )
+
+    return serve
+
+
+def artifact_routes(
+    core: RuntimeCore,
+    viewer: Callable[[Request], Awaitable[str | None]],
+    log: EventLog,
+    headers: Mapping[str, str],
+    relay: Relay | None = None,
+) -> list[Route]:
+    """The download route (see the module doc); with `relay`, another replica's session's
+    artifact is fetched from it."""
+    serve = artifact_server(core, log, headers)
+
+    async def download(request: Request) -> Response:
+        principal = await viewer(request)
+        if principal is None:
+            return Response(b"unauthorized", 401, dict(headers), media_type="text/plain")
+        session_id = request.path_params["session_id"]
+        artifact_id = request.path_params["artifact_id"]
+        if relay is not None and core.owner_of(session_id) is None:
+            relayed = await relay(principal, session_id, artifact_id)
+            if relayed is not None:
+                return relayed
+        return await serve(principal, session_id, artifact_id)
 
     return [
         Route(ARTIFACTS_PATH + "/{session_id}/{artifact_id}", download, methods=["GET"]),

@@ -12,14 +12,16 @@ the MCP endpoint, and no cookie is needed. With tokens:
    the code (issue 30 #6: a link sent by someone else could otherwise sign a victim's browser
    into the sender's view, login CSRF). Redeeming a code opens a view session: a random cookie
    value, ``HttpOnly``, ``SameSite=Strict``, ``Path=/view``, valid `SESSION_TTL_S`, kept in
-   memory only (a restart ends every view session).
+   memory only (a restart ends every view session) — or, in a fleet with its token, in the
+   fleet's directory, so any replica takes them (reference §37.9).
 
-Only SHA-256 digests of codes and cookie values are kept. Both tables are bounded per principal
-(`MAX_CODES_PER_PRINCIPAL`, `MAX_VIEW_SESSIONS_PER_PRINCIPAL`): past its bound a principal's
-own entry closest to expiry goes, so one principal opening many view sessions signs out only
-its own oldest browsers (issue 30 #6). Global bounds (`MAX_CODES`, `MAX_VIEW_SESSIONS`) cap the
-memory; past one, the principal with the most entries loses its entry closest to expiry. Pure
-bookkeeping: no ASGI, no I/O.
+Only SHA-256 digests of codes and cookie values are kept (in memory or in Redis). Both tables
+are bounded per principal (`MAX_CODES_PER_PRINCIPAL`, `MAX_VIEW_SESSIONS_PER_PRINCIPAL`): past
+its bound a principal's own entry closest to expiry goes, so one principal opening many view
+sessions signs out only its own oldest browsers (issue 30 #6). Global bounds (`MAX_CODES`,
+`MAX_VIEW_SESSIONS`) cap the memory (the fleet's store has only the per-principal bounds:
+principals come from the token file); past one, the principal with the most entries loses its
+entry closest to expiry. No ASGI.
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ import secrets
 import time
 from collections import Counter
 from collections.abc import Callable
-from typing import Final
+from typing import Final, Literal, Protocol
 
 from browsermesh.runtime.runtime import LOCAL_PRINCIPAL
 from browsermesh.transports.access import AccessPolicy
@@ -42,7 +44,9 @@ __all__ = [
     "MAX_VIEW_SESSIONS",
     "MAX_VIEW_SESSIONS_PER_PRINCIPAL",
     "SESSION_TTL_S",
+    "SharedSecrets",
     "ViewAuth",
+    "ViewAuthUnavailable",
     "cookie_value",
 ]
 
@@ -58,6 +62,9 @@ MAX_VIEW_SESSIONS: Final = 4096
 """Global bounds of the two tables (memory), far above what the per-principal bounds allow for
 a token file of a few dozen principals; past one, the largest principal's entry closest to
 expiry goes, so a principal that floods the table evicts only its own entries (issue 30 #6)."""
+
+
+Kind = Literal["code", "session"]
 
 
 def _digest(secret: str) -> bytes:
@@ -134,8 +141,26 @@ class _Expiring:
             self._delete(key)
 
 
+class SharedSecrets(Protocol):
+    """Where a fleet keeps the view's codes and sessions (the directory, reference §37.9):
+    digests only, each with its lifetime, bounded per principal."""
+
+    async def view_put(
+        self, kind: str, digest: str, principal: str, ttl_ms: int, per_principal: int
+    ) -> None: ...
+
+    async def view_get(self, kind: str, digest: str, *, remove: bool) -> str | None: ...
+
+
+class ViewAuthUnavailable(Exception):
+    """The fleet's shared store did not answer: the view answers 503 (try again)."""
+
+
 class ViewAuth:
-    """The live view's codes and sessions for one listener (see the module doc)."""
+    """The live view's codes and sessions for one listener (see the module doc). With
+    `shared` (a fleet with its token, reference §37.9) they live in the fleet's directory, so
+    a link from any replica signs in on any replica, once, and its cookie works on all;
+    `shared()` returning None, or a store that fails, raises `ViewAuthUnavailable`."""
 
     def __init__(
         self,
@@ -144,10 +169,12 @@ class ViewAuth:
         now: Callable[[], float] = time.monotonic,
         code_ttl_s: float = CODE_TTL_S,
         session_ttl_s: float = SESSION_TTL_S,
+        shared: Callable[[], SharedSecrets | None] | None = None,
     ) -> None:
         self.policy = policy
         self.code_ttl_s = code_ttl_s
         self.session_ttl_s = session_ttl_s
+        self._shared = shared
         self._codes = _Expiring(MAX_CODES_PER_PRINCIPAL, MAX_CODES, now)
         self._sessions = _Expiring(MAX_VIEW_SESSIONS_PER_PRINCIPAL, MAX_VIEW_SESSIONS, now)
 
@@ -160,33 +187,29 @@ class ViewAuth:
         """The principal of a bearer token (the MCP endpoint's rule)."""
         return self.policy.principal_for(token)
 
-    def issue_code(self, principal: str) -> str:
+    async def issue_code(self, principal: str) -> str:
         """A new one-time code for `principal`'s link."""
-        return self._codes.add(principal, self.code_ttl_s)
+        return await self._add("code", principal)
 
-    def peek(self, code: str) -> str | None:
+    async def peek(self, code: str) -> str | None:
         """The principal of a valid, unused, unexpired `code`, which stays unused (the login
         page names it before the viewer agrees), else None."""
-        if not code:
-            return None
-        return self._codes.get(code, remove=False)
+        return await self._get("code", code, remove=False)
 
-    def redeem(self, code: str) -> str | None:
+    async def redeem(self, code: str) -> str | None:
         """The principal of a valid, unused, unexpired `code` (used up now), else None."""
-        if not code:
-            return None
-        return self._codes.get(code, remove=True)
+        return await self._get("code", code, remove=True)
 
-    def open_session(self, principal: str) -> str:
+    async def open_session(self, principal: str) -> str:
         """A new view session's cookie value."""
-        return self._sessions.add(principal, self.session_ttl_s)
+        return await self._add("session", principal)
 
-    def principal_of(self, cookie_header: bytes | None) -> str | None:
+    async def principal_of(self, cookie_header: bytes | None) -> str | None:
         """The viewer's principal: ``local`` without tokens, else its live view session's."""
         if not self.required:
             return LOCAL_PRINCIPAL
         value = cookie_value(cookie_header)
-        return None if value is None else self._sessions.get(value, remove=False)
+        return None if value is None else await self._get("session", value, remove=False)
 
     def set_cookie(self, value: str) -> bytes:
         """The ``Set-Cookie`` header value of a new view session."""
@@ -194,3 +217,44 @@ class ViewAuth:
             f"{COOKIE_NAME}={value}; Path=/view; HttpOnly; SameSite=Strict; "
             f"Max-Age={int(self.session_ttl_s)}"
         ).encode("latin-1")
+
+    def _store(self) -> SharedSecrets | None:
+        if self._shared is None:
+            return None
+        store = self._shared()
+        if store is None:
+            raise ViewAuthUnavailable
+        return store
+
+    async def _add(self, kind: Kind, principal: str) -> str:
+        store = self._store()
+        if store is None:
+            table = self._codes if kind == "code" else self._sessions
+            return table.add(principal, self._ttl(kind))
+        secret = secrets.token_urlsafe(24)
+        bound = MAX_CODES_PER_PRINCIPAL if kind == "code" else MAX_VIEW_SESSIONS_PER_PRINCIPAL
+        ttl_ms = int(self._ttl(kind) * 1000)
+        from browsermesh.persistence.fleet_directory import DirectoryUnavailable
+
+        try:
+            await store.view_put(kind, _digest(secret).hex(), principal, ttl_ms, bound)
+        except DirectoryUnavailable as exc:
+            raise ViewAuthUnavailable from exc
+        return secret
+
+    async def _get(self, kind: Kind, secret: str, *, remove: bool) -> str | None:
+        if not secret:
+            return None
+        store = self._store()
+        if store is None:
+            table = self._codes if kind == "code" else self._sessions
+            return table.get(secret, remove=remove)
+        from browsermesh.persistence.fleet_directory import DirectoryUnavailable
+
+        try:
+            return await store.view_get(kind, _digest(secret).hex(), remove=remove)
+        except DirectoryUnavailable as exc:
+            raise ViewAuthUnavailable from exc
+
+    def _ttl(self, kind: Kind) -> float:
+        return self.code_ttl_s if kind == "code" else self.session_ttl_s

@@ -14,7 +14,9 @@ of this server: ``Origin`` must be this server's, as for the view's sign-in form
 cannot post input with the person's cookie. `viewer` is the view tab's own random id: it tells
 the principal's tabs apart (one holder per session). Bodies are JSON, at most 64 KiB.
 
-Every answer forbids caching and framing, like the view's. Nothing here reads a page.
+In a fleet (reference §37.9) a request for a session another replica holds is relayed to it
+over the fleet's channel, which runs the same `input_actions` there. Every answer forbids
+caching and framing, like the view's. Nothing here reads a page.
 """
 
 from __future__ import annotations
@@ -31,8 +33,10 @@ from browsermesh.errors import BrowserMeshError, ErrorCode, error_payload
 from browsermesh.log import EventLog
 from browsermesh.runtime.handover import Handover, HoldRefused, NotHolder
 
-__all__ = ["MAX_INPUT_BODY_BYTES", "input_routes"]
+__all__ = ["ACTIONS", "MAX_INPUT_BODY_BYTES", "Perform", "Relay", "input_actions", "input_routes"]
 
+ACTIONS: Final = ("hold", "input", "release")
+"""The take-over's requests, each ``POST /view/<action>``."""
 MAX_INPUT_BODY_BYTES: Final = 65_536
 _VIEWER_CHARS: Final = 64
 _ID_CHARS: Final = 128
@@ -68,26 +72,17 @@ def _text(body: dict[str, Any], key: str, limit: int) -> str | None:
     return None
 
 
-def input_routes(
-    handover: Handover,
-    viewer_of: Callable[[Request], str | None],
-    same_origin: Callable[[Request], bool],
-    log: EventLog,
-    headers: dict[str, str],
-) -> list[BaseRoute]:
-    """The take-over routes, mounted under ``/view`` (see the module doc)."""
+Perform = Callable[[str, str, dict[str, Any]], Awaitable[Response]]
+"""`perform(action, principal, body)`: one take-over request of a principal, answered."""
+Relay = Callable[[str, str, str, dict[str, Any]], Awaitable[Response | None]]
+"""`relay(action, principal, sessionId, body)`: the owner's answer when the session is held by
+another replica of the fleet (reference §37.9), else None (answered here)."""
 
-    async def guarded(request: Request) -> tuple[str, dict[str, Any]] | Response:
-        principal = viewer_of(request)
-        if principal is None:
-            return _answer(401, {"error": "unauthorized"}, headers)
-        if not same_origin(request):
-            log.warn("view.input_refused", principal=principal, reason="not_same_origin")
-            return _answer(403, {"error": "forbidden"}, headers)
-        body = await _body(request)
-        if body is None:
-            return _answer(400, {"error": "bad_request", "message": "a JSON object"}, headers)
-        return principal, body
+
+def input_actions(handover: Handover, headers: dict[str, str]) -> Perform:
+    """The take-over actions (`ACTIONS`) of this replica's sessions, for a principal already
+    checked: by this listener's cookie and ``Origin``, or by the replica that took the
+    request (the fleet's channel)."""
 
     def addressed(body: dict[str, Any], *, page: bool) -> tuple[str, str, str] | Response:
         viewer = _text(body, "viewer", _VIEWER_CHARS)
@@ -112,30 +107,6 @@ def input_routes(
             status = 409  # not now
         return _answer(status, {"error": err.code.value, **error_payload(err)["error"]}, headers)
 
-    async def answered(
-        request: Request, *, page: bool, act: Callable[[str, str, str, str, Any], Awaitable[Any]]
-    ) -> Response:
-        """Check the request, then `act(principal, viewer, sessionId, pageId, body)`; its
-        refusals as answers (the module doc)."""
-        checked = await guarded(request)
-        if isinstance(checked, Response):
-            return checked
-        principal, body = checked
-        where = addressed(body, page=page)
-        if isinstance(where, Response):
-            return where
-        try:
-            result = await act(principal, *where, body)
-        except HoldRefused as held:
-            message = f"{held.held_by} holds this session in another view"
-            refusal = {"error": "held", "heldBy": held.held_by, "message": message}
-            return _answer(409, refusal, headers)
-        except NotHolder:
-            return _answer(409, {"error": "not_holder"}, headers)
-        except BrowserMeshError as err:
-            return refused(err)
-        return _answer(200, result if isinstance(result, dict) else {"ok": True}, headers)
-
     async def take(principal: str, viewer: str, sid: str, pid: str, _: Any) -> dict[str, Any]:
         held = await handover.take(principal, viewer, sid, pid)
         return {
@@ -151,17 +122,70 @@ def input_routes(
     async def give_back(principal: str, viewer: str, sid: str, _pid: str, _: Any) -> None:
         await handover.release(principal, viewer, sid)
 
-    async def hold(request: Request) -> Response:
-        return await answered(request, page=True, act=take)
+    # action -> (whether it names a page, what it does), in the order of `ACTIONS`.
+    acts: dict[str, tuple[bool, Callable[[str, str, str, str, Any], Awaitable[Any]]]] = dict(
+        zip(ACTIONS, [(True, take), (False, play), (False, give_back)], strict=True)
+    )
 
-    async def send(request: Request) -> Response:
-        return await answered(request, page=False, act=play)
+    async def perform(action: str, principal: str, body: dict[str, Any]) -> Response:
+        if action not in acts:
+            return _answer(404, {"error": "not_found"}, headers)
+        page, act = acts[action]
+        where = addressed(body, page=page)
+        if isinstance(where, Response):
+            return where
+        try:
+            result = await act(principal, *where, body)
+        except HoldRefused as held:
+            message = f"{held.held_by} holds this session in another view"
+            refusal = {"error": "held", "heldBy": held.held_by, "message": message}
+            return _answer(409, refusal, headers)
+        except NotHolder:
+            return _answer(409, {"error": "not_holder"}, headers)
+        except BrowserMeshError as err:
+            return refused(err)
+        return _answer(200, result if isinstance(result, dict) else {"ok": True}, headers)
 
-    async def release(request: Request) -> Response:
-        return await answered(request, page=False, act=give_back)
+    return perform
 
-    return [
-        Route("/hold", hold, methods=["POST"]),
-        Route("/input", send, methods=["POST"]),
-        Route("/release", release, methods=["POST"]),
-    ]
+
+def input_routes(
+    handover: Handover,
+    viewer_of: Callable[[Request], Awaitable[str | None]],
+    same_origin: Callable[[Request], bool],
+    log: EventLog,
+    headers: dict[str, str],
+    relay: Relay | None = None,
+) -> list[BaseRoute]:
+    """The take-over routes, mounted under ``/view`` (see the module doc); with `relay`, a
+    session of another replica's is taken over there."""
+    perform = input_actions(handover, headers)
+
+    async def guarded(request: Request) -> tuple[str, dict[str, Any]] | Response:
+        principal = await viewer_of(request)
+        if principal is None:
+            return _answer(401, {"error": "unauthorized"}, headers)
+        if not same_origin(request):
+            log.warn("view.input_refused", principal=principal, reason="not_same_origin")
+            return _answer(403, {"error": "forbidden"}, headers)
+        body = await _body(request)
+        if body is None:
+            return _answer(400, {"error": "bad_request", "message": "a JSON object"}, headers)
+        return principal, body
+
+    def route(action: str) -> Callable[[Request], Awaitable[Response]]:
+        async def endpoint(request: Request) -> Response:
+            checked = await guarded(request)
+            if isinstance(checked, Response):
+                return checked
+            principal, body = checked
+            session_id = _text(body, "sessionId", _ID_CHARS)
+            if relay is not None and session_id is not None:
+                relayed = await relay(action, principal, session_id, body)
+                if relayed is not None:
+                    return relayed
+            return await perform(action, principal, body)
+
+        return endpoint
+
+    return [Route(f"/{action}", route(action), methods=["POST"]) for action in ACTIONS]
