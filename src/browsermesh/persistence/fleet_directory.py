@@ -179,11 +179,11 @@ class FleetDirectory:
         """Keep a live-view secret's `digest` for `principal` for `ttl_ms`; past
         `per_principal` of its `kind`, the principal's entries closest to expiry go."""
         index = f"{KEY_PREFIX}viewindex:{kind}:{principal}"
-        now_ms = int(time.time() * 1000)
+        now = time.time()  # seconds to the microsecond: entries made one after another differ
         pipe = self._client.pipeline(transaction=False)
         pipe.set(f"{KEY_PREFIX}view:{kind}:{digest}", principal, px=ttl_ms)
-        pipe.zremrangebyscore(index, "-inf", now_ms)
-        pipe.zadd(index, {digest: now_ms + ttl_ms})
+        pipe.zremrangebyscore(index, "-inf", now)
+        pipe.zadd(index, {digest: now + ttl_ms / 1000})
         pipe.pexpire(index, ttl_ms)
         pipe.zcard(index)
         count = (await self._bounded(pipe.execute()))[-1]
