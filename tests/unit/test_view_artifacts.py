@@ -22,7 +22,7 @@ HEADERS = {"x-content-type-options": "nosniff", "cache-control": "no-store"}
 DATA = bytes(range(256)) * 1000  # 256 kB: several chunks
 
 
-def _viewer(request: Request) -> str | None:
+async def _viewer(request: Request) -> str | None:
     return "alice" if request.headers.get("x-viewer") == "alice" else None
 
 
