@@ -29,6 +29,8 @@ from tests.fixtures.site import FixtureSite
 from tests.support.clients import ToolClient, whoami
 from tests.support.eventually import eventually
 from tests.support.fleet_cluster import FleetCluster, Replica, running_cluster
+from tests.support.fleet_records import owner_of as _owner_of
+from tests.support.fleet_records import session_record as _record
 from tests.support.http_transport import TOKENS, connect
 from tests.support.locators import by_test_id, label, role
 from tests.support.redis_server import dump
@@ -139,22 +141,6 @@ async def test_principals_stay_apart_through_the_balancer(
         logs = json.dumps([r.records() for r in cluster.replicas])
         for secret in (CANARY, cluster.fleet_token, *TOKENS.values()):
             assert secret not in stored and secret not in logs
-
-
-async def _record(cluster: FleetCluster, session_id: str) -> dict[str, Any]:
-    """The session's record in the directory ({} when there is none)."""
-    client = aioredis.Redis.from_url(cluster.redis.url, decode_responses=True)
-    try:
-        found: dict[str, Any] = json.loads(await client.get(f"bm:session:{session_id}") or "{}")
-        return found
-    finally:
-        await client.aclose()
-
-
-async def _owner_of(cluster: FleetCluster, session_id: str) -> str:
-    """The replica id the directory names for `session_id` (once its record is written)."""
-    found = await eventually(lambda: _record(cluster, session_id), 15, "the session's record")
-    return str(found["replica"])
 
 
 async def _status(cluster: FleetCluster, session_id: str) -> tuple[str, str | None]:

@@ -30,6 +30,7 @@ from tests.support.clients import ToolClient
 from tests.support.http_process import HttpServerProcess
 from tests.support.http_transport import TOKENS, connect, write_token_file
 from tests.support.servers import CHECKOUT_ENV
+from tests.support.view_client import new_link, sign_in
 
 pytestmark = pytest.mark.anyio
 
@@ -121,32 +122,6 @@ async def chromium() -> AsyncIterator[Any]:
             yield browser
         finally:
             await browser.close()
-
-
-async def new_link(server: Server, principal: str) -> str:
-    async with httpx2.AsyncClient(trust_env=False) as http:
-        answer = await http.post(
-            server.base + "/view/link", headers={"Authorization": f"Bearer {TOKENS[principal]}"}
-        )
-    assert answer.status_code == 200, answer.text
-    data = answer.json()
-    assert data["principal"] == principal and data["expiresInS"] == 60
-    url: str = data["url"]
-    assert TOKENS[principal] not in url and re.search(r"/view/login\?code=[\w-]{20,}$", url)
-    return url
-
-
-async def sign_in(http: httpx2.AsyncClient, server: Server, link: str) -> httpx2.Response:
-    """What a browser does with a link: open its page (which names the principal and sets no
-    cookie), then press Continue (a same-origin form POST); the answer to the POST."""
-    page = await http.get(link)
-    assert page.status_code == 200 and "set-cookie" not in page.headers, page.text
-    code = link.split("code=", 1)[1]
-    return await http.post(
-        server.base + "/view/login",
-        data={"code": code},
-        headers={"Origin": server.base, "Sec-Fetch-Site": "same-origin"},
-    )
 
 
 @asynccontextmanager

@@ -142,10 +142,14 @@ def replica_command(
     auth_token_file: Path | None,
     fleet_token_file: Path | None,
     extra_args: Sequence[str] = (),
+    view: bool = False,
 ) -> list[str]:
-    """The command line of one replica of this checkout."""
+    """The command line of one replica of this checkout (`view`: with the live view, §30;
+    without it by default)."""
     cmd = [sys.executable, "-m", "browsermesh", "--transport", "http"]
-    cmd += ["--host", "127.0.0.1", "--port", "0", "--headless", "--no-view"]
+    cmd += ["--host", "127.0.0.1", "--port", "0", "--headless"]
+    if not view:
+        cmd.append("--no-view")
     cmd += ["--fleet-redis", redis_url, "--replica-id", replica_id]
     if auth_token_file is not None:
         cmd += ["--auth-token-file", str(auth_token_file)]
@@ -212,6 +216,7 @@ async def running_cluster(
     lease_ms: int = 3000,
     auth_tokens: bool = True,
     forwarding: bool = True,
+    view: bool = False,
     extra_args: Sequence[str] = (),
     extra_env: Mapping[str, str] | None = None,
 ) -> AsyncIterator[FleetCluster]:
@@ -220,6 +225,7 @@ async def running_cluster(
 
     `auth_tokens`: the replicas take alice's and bob's bearer tokens (tests.support.
     http_transport.TOKENS); `forwarding`: they get the fleet token file (`--fleet-token-file`);
+    `view`: they serve the live view (`/view`, §30; off by default, `--no-view`);
     `extra_args`/`extra_env`: more flags and variables for every replica. At the end every
     replica still running gets SIGTERM (all at once), then the balancer and Redis stop; a
     replica that had to be killed fails the block (unless the block itself failed)."""
@@ -238,6 +244,7 @@ async def running_cluster(
                     auth_token_file=auth_file,
                     fleet_token_file=fleet_token_file if forwarding else None,
                     extra_args=extra_args,
+                    view=view,
                 )
                 env = replica_env(tmp_path / replica_id, lease_ms, extra_env)
                 members.append(Replica(replica_id, HttpServerProcess(cmd, env, ROOT)))

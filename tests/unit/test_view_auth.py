@@ -66,7 +66,8 @@ async def test_sessions_expire_and_the_tables_are_bounded() -> None:
     header = f"other=1; bm_view={cookie}; x=y".encode()
     assert await view.principal_of(header) == "bob"
     assert await view.principal_of(header) == "bob"  # a session is not used up
-    assert await view.principal_of(None) is None and await view.principal_of(b"bm_view=nope") is None
+    assert await view.principal_of(None) is None
+    assert await view.principal_of(b"bm_view=nope") is None
     now.t += SESSION_TTL_S
     assert await view.principal_of(header) is None
     codes = [await view.issue_code("alice") for _ in range(300)]
@@ -89,7 +90,8 @@ async def test_the_bounds_are_per_principal() -> None:
     assert await view.principal_of(f"bm_view={bob}".encode()) == "bob"
     assert await view.peek(bobs_code) == "bob"
     kept = MAX_VIEW_SESSIONS_PER_PRINCIPAL
-    assert [await view.principal_of(f"bm_view={c}".encode()) for c in alice[-kept:]] == ["alice"] * kept
+    newest = [await view.principal_of(f"bm_view={c}".encode()) for c in alice[-kept:]]
+    assert newest == ["alice"] * kept
     assert await view.principal_of(f"bm_view={alice[-kept - 1]}".encode()) is None
     assert view._sessions.count("alice") == kept and view._sessions.count("bob") == 1
 
