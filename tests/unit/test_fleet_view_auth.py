@@ -7,14 +7,20 @@ from __future__ import annotations
 import hashlib
 from collections.abc import AsyncIterator
 from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
 
 import pytest
 import redis.asyncio as aioredis
+from starlette.applications import Starlette
+from starlette.testclient import TestClient
 
+from browsermesh.log import EventLog
 from browsermesh.model.frame_pacing import Frame
 from browsermesh.persistence.fleet_directory import FleetDirectory
 from browsermesh.runtime.live import MAX_VIEW_SESSIONS
 from browsermesh.transports.access import AccessPolicy
+from browsermesh.transports.view import view_routes
 from browsermesh.transports.view_auth import (
     MAX_VIEW_SESSIONS_PER_PRINCIPAL,
     ViewAuth,
@@ -119,3 +125,19 @@ async def test_a_fleet_feed_merges_the_replicas_grids() -> None:
     feed.put_part("r1", [{"sessionId": f"x{n}"} for n in range(MAX_VIEW_SESSIONS + 5)])
     (kind, state), *_ = await feed.next()
     assert kind == "state" and len(state["sessions"]) == MAX_VIEW_SESSIONS
+
+
+def test_the_view_answers_503_when_the_directory_does_not() -> None:
+    """A sign-in that cannot be checked is 503 (try again), never a 401 that sends the person
+    for a new link, on every view route that checks one, and never a 500."""
+    live: Any = SimpleNamespace(core=SimpleNamespace(owner_of=lambda _sid: None))
+    app = Starlette(routes=view_routes(live, replica(None), EventLog()))
+    cookie = {"Cookie": "bm_view=anything"}
+    with TestClient(app, raise_server_exceptions=False) as http:
+        for path in ("/view", "/view/", "/view/events", "/view/static/view.js"):
+            answer = http.get(path, headers=cookie)
+            assert answer.status_code == 503, path
+            assert answer.json()["error"] == "directory_unreachable"
+        assert http.get("/view/login?code=abc").status_code == 503
+        assert http.get("/view/artifacts/s1/a1", headers=cookie).status_code == 503
+        assert http.get("/view/nope").status_code == 404  # no sign-in read: as ever
