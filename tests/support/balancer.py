@@ -84,7 +84,10 @@ class RoundRobinBalancer:
     time; requests in flight keep their upstream.
     """
 
-    def __init__(self, upstreams: Sequence[str]) -> None:
+    def __init__(self, upstreams: Sequence[str], *, keep_host: bool = False) -> None:
+        self.keep_host = keep_host
+        """Pass the client's ``Host`` on (nginx's ``proxy_set_header Host $host``) instead of
+        the upstream's own address."""
         self.upstreams: list[str] = []
         self.hits: dict[str, int] = {}
         self.refused: dict[str, int] = {}
@@ -205,8 +208,9 @@ class RoundRobinBalancer:
             forwarded.append(str(client[0]).encode("latin-1"))
         if forwarded:
             passed.append((b"x-forwarded-for", b", ".join(forwarded)))
-        host = upstream.split("://", 1)[1]
-        passed.insert(0, (b"host", host.encode("latin-1")))
+        own = upstream.split("://", 1)[1].encode("latin-1")
+        client_host = next((v for n, v in headers if n.lower() == b"host"), None)
+        passed.insert(0, (b"host", client_host if self.keep_host and client_host else own))
         target = scope.get("raw_path") or scope["path"].encode()
         url = upstream + target.decode("latin-1")
         if scope.get("query_string"):
@@ -315,10 +319,12 @@ async def serving(app: ASGIApp) -> AsyncIterator[int]:
 
 
 @asynccontextmanager
-async def running_balancer(upstreams: Sequence[str]) -> AsyncIterator[RoundRobinBalancer]:
+async def running_balancer(
+    upstreams: Sequence[str], *, keep_host: bool = False
+) -> AsyncIterator[RoundRobinBalancer]:
     """A `RoundRobinBalancer` over `upstreams`, served on 127.0.0.1 (a free port) until the block
     ends; then its open responses are cut and its connections closed."""
-    balancer = RoundRobinBalancer(upstreams)
+    balancer = RoundRobinBalancer(upstreams, keep_host=keep_host)
     try:
         async with serving(balancer) as port:
             balancer.port = port

@@ -38,6 +38,7 @@ three starting at once on a loaded 2-core machine."""
 STOP_WITHIN_S = 30.0
 """Bounds a replica's exit after SIGTERM (its drain and the runtime's grace come first)."""
 FLEET_TOKEN_CHARS = 48
+_ANY_LOOPBACK = ("--allowed-hosts", "127.0.0.1:*", "--allowed-origins", "http://127.0.0.1:*")
 
 
 class Replica:
@@ -217,6 +218,7 @@ async def running_cluster(
     auth_tokens: bool = True,
     forwarding: bool = True,
     view: bool = False,
+    keep_host: bool = False,
     extra_args: Sequence[str] = (),
     extra_env: Mapping[str, str] | None = None,
 ) -> AsyncIterator[FleetCluster]:
@@ -226,6 +228,9 @@ async def running_cluster(
     `auth_tokens`: the replicas take alice's and bob's bearer tokens (tests.support.
     http_transport.TOKENS); `forwarding`: they get the fleet token file (`--fleet-token-file`);
     `view`: they serve the live view (`/view`, §30; off by default, `--no-view`);
+    `keep_host`: the balancer passes the client's ``Host`` on, as the README's nginx does, and
+    the replicas accept any loopback ``Host`` and ``Origin`` (`--allowed-hosts`,
+    `--allowed-origins`), so a browser can use the view through the balancer;
     `extra_args`/`extra_env`: more flags and variables for every replica. At the end every
     replica still running gets SIGTERM (all at once), then the balancer and Redis stop; a
     replica that had to be killed fails the block (unless the block itself failed)."""
@@ -243,7 +248,7 @@ async def running_cluster(
                     redis.url,
                     auth_token_file=auth_file,
                     fleet_token_file=fleet_token_file if forwarding else None,
-                    extra_args=extra_args,
+                    extra_args=[*(_ANY_LOOPBACK if keep_host else ()), *extra_args],
                     view=view,
                 )
                 env = replica_env(tmp_path / replica_id, lease_ms, extra_env)
@@ -252,7 +257,8 @@ async def running_cluster(
             started_in_s = time.monotonic() - began
             paths = {urlsplit(m.url).path for m in members}
             assert len(paths) == 1, f"the replicas serve MCP on different paths: {paths}"
-            async with running_balancer([m.base for m in members]) as balancer:
+            bases = [m.base for m in members]
+            async with running_balancer(bases, keep_host=keep_host) as balancer:
                 try:
                     yield FleetCluster(
                         redis=redis,
