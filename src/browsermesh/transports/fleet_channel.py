@@ -1,11 +1,11 @@
 """The fleet's internal channel, the owner's side (issue 37 item 2, reference §37.6).
 
-`FleetChannelMiddleware` answers `POST /fleet/v1/call` (and, with the live view on, the view's
-`POST /fleet/v1/view`, handed to transports/view_channel.py) before access control (the channel has
-its own credential, the fleet token, and callers are other replicas, not MCP clients); every
-other request passes through. A call is taken only from a loopback, private or link-local peer
-address with `Authorization: Bearer <fleet token>` (compared in constant time); anything else
-is refused (403/401) and logged `fleet.refused` with the reason, never the header.
+`FleetChannelMiddleware` answers `POST /fleet/v1/call` and the live view's `POST /fleet/v1/view`
+(handed to transports/view_channel.py; 404 on a replica without the view) before access control
+(the channel has its own credential, the fleet token, and callers are other replicas, not MCP
+clients); every other request passes through. A call is taken only from a loopback, private or
+link-local peer address with `Authorization: Bearer <fleet token>` (compared in constant time);
+anything else is refused (403/401) and logged `fleet.refused` with the reason, never the header.
 
 A taken call runs through the tool dispatcher as a call of the principal the body names,
 marked forwarded (it never travels further), within its `budgetMs` plus
@@ -127,7 +127,7 @@ class FleetChannelMiddleware:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         path = scope.get("path") if scope["type"] == "http" else None
-        if path != FLEET_CALL_PATH and (path != FLEET_VIEW_PATH or self._view is None):
+        if path != FLEET_CALL_PATH and path != FLEET_VIEW_PATH:
             await self.app(scope, receive, send)
             return
         refusal = self._refusal(scope)
@@ -142,8 +142,11 @@ class FleetChannelMiddleware:
         if body is _TOO_LARGE:
             await respond_json(send, 413, {"error": "too_large"})
             return
-        if path == FLEET_VIEW_PATH and self._view is not None:
-            await self._view(body, scope, receive, send)
+        if path == FLEET_VIEW_PATH:
+            if self._view is None:  # this replica serves no live view (--no-view)
+                await respond_json(send, 404, {"error": "no_view"})
+            else:
+                await self._view(body, scope, receive, send)
             return
         call = parse_call(body)
         if call is None:

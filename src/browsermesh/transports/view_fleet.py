@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import time
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any, Final
 
@@ -48,6 +49,9 @@ __all__ = ["PEERS_S", "FleetFeed", "FleetViews"]
 
 PEERS_S: Final = 1.0
 """How often a viewer's feed reads the directory for the replicas to follow."""
+REFUSED_PAUSE_S: Final = 30.0
+"""How long a replica that refused to be followed (no live view there, or another version) is
+left alone before it is asked again."""
 RELAY_S: Final = 30.0
 """How long a relayed take-over request or the start of a download may take."""
 _ORPHANS: Final = ""
@@ -140,14 +144,21 @@ class FleetViews:
 
     async def _follow(self, feed: FleetFeed) -> None:
         """Follow the replicas holding the viewer's sessions, until cancelled."""
-        streams: dict[str, asyncio.Task[None]] = {}
+        streams: dict[str, asyncio.Task[bool]] = {}
+        paused: dict[str, float] = {}  # replica -> when it may be asked again
         try:
             while True:
                 found = await fleet_routes.peers(self.member, feed.principal)
                 shown = [r for r in found.orphans if r.get("status") != "closed"]
                 feed.put_part(_ORPHANS, [_orphan_card(r) for r in shown] if shown else None)
+                now = time.monotonic()
                 for owner in found.owners:
                     running = streams.get(owner.replica)
+                    if running is not None and _refused(running):
+                        paused[owner.replica] = now + REFUSED_PAUSE_S
+                        del streams[owner.replica]
+                    if paused.get(owner.replica, 0.0) > now:
+                        continue
                     if running is None or running.done():
                         streams[owner.replica] = self.tasks.spawn(
                             self._stream(feed, owner), name=f"view-peer-{owner.replica}"
@@ -156,8 +167,9 @@ class FleetViews:
         finally:
             await cancel_and_await(*streams.values())
 
-    async def _stream(self, feed: FleetFeed, owner: Owner) -> None:
-        """One replica's grid and pictures of the viewer's principal, while it answers."""
+    async def _stream(self, feed: FleetFeed, owner: Owner) -> bool:
+        """One replica's grid and pictures of the viewer's principal, while it answers; False
+        when it refused to be followed (followed again only after `REFUSED_PAUSE_S`)."""
         import httpx2
 
         body = {"principal": feed.principal, "watch": True}
@@ -166,13 +178,14 @@ class FleetViews:
         try:
             async with self.router.http().stream("POST", url, json=body, timeout=timeout) as reply:
                 if reply.status_code != 200 or ANSWER_HEADER not in reply.headers:
-                    return
+                    return False
                 async for line in reply.aiter_lines():
                     self._take(feed, owner.replica, json.loads(line) if line.strip() else {})
         except (httpx2.HTTPError, OSError, ValueError):
-            return  # followed again once the directory still lists it
+            pass  # followed again once the directory still lists it
         finally:
             feed.put_part(owner.replica, None)
+        return True
 
     @staticmethod
     def _take(feed: FleetFeed, replica: str, message: object) -> None:
@@ -248,6 +261,11 @@ async def _body(reply: httpx2.Response) -> AsyncIterator[bytes]:
                 yield chunk
     finally:
         await reply.aclose()
+
+
+def _refused(task: asyncio.Task[bool]) -> bool:
+    """Whether a follower's task ended because its replica refused to be followed."""
+    return task.done() and not task.cancelled() and task.exception() is None and not task.result()
 
 
 def _unreachable() -> Response:
