@@ -349,22 +349,34 @@ async def _stream(
 
 async def announce_view(auth: ViewAuth, base: str, principals: Sequence[str], quiet: bool) -> None:
     """At start-up, on stderr: where the view is (without tokens) or one one-time link per
-    principal (never a token). One JSON line each, like the other start-up lines."""
+    principal (never a token). One JSON line each, like the other start-up lines. A fleet's
+    directory that does not answer yet costs the links, never the start (a warning says to run
+    ``browsermesh view-link`` later)."""
     if quiet:
         return
     lines: list[dict[str, object]]
     if not auth.required:
         lines = [{"message": "view.ready", "url": f"{base}{VIEW_PATH}/"}]
     else:
-        lines = [
-            {
-                "message": "view.link",
-                "principal": principal,
-                "url": login_url(base, await auth.issue_code(principal)),
-                "expiresInS": int(auth.code_ttl_s),
-            }
-            for principal in principals
-        ]
+        try:
+            lines = [
+                {
+                    "message": "view.link",
+                    "principal": principal,
+                    "url": login_url(base, await auth.issue_code(principal)),
+                    "expiresInS": int(auth.code_ttl_s),
+                }
+                for principal in principals
+            ]
+        except ViewAuthUnavailable:
+            lines = [
+                {
+                    "level": "warn",
+                    "message": "view.links_unavailable",
+                    "reason": "directory_unreachable",
+                    "hint": "run `browsermesh view-link` once the fleet's directory answers",
+                }
+            ]
     for line in lines:
         record = {"level": "info", **line, "type": line["message"], "timestamp": iso_now()}
         print(json.dumps(record, separators=(",", ":")), file=sys.stderr, flush=True)

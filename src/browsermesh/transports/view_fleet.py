@@ -8,8 +8,9 @@ sessions on every replica, and takes them over and downloads their recordings th
   sessions, each followed over the channel (``{"watch": true}``, transports/view_channel.py)
   while the viewer stays; the directory is read again every `PEERS_S`, so a replica that gets
   the principal's first session joins within that, and one whose stream breaks is followed
-  again once the directory still lists it. Sessions whose replica is gone show as the
-  directory has them (no pages, no pictures). Pictures pass through as they come.
+  again once the directory still lists it. Sessions whose replica is gone, or refuses to be
+  followed (no live view there), show as the directory has them (no pages, no pictures).
+  Pictures pass through as they come.
 - `FleetViews.relay_input` and `relay_artifact`: a take-over request or a download for a
   session another replica holds (or held) goes there, and its answer comes back as it is.
 
@@ -149,20 +150,21 @@ class FleetViews:
         try:
             while True:
                 found = await fleet_routes.peers(self.member, feed.principal)
-                shown = [r for r in found.orphans if r.get("status") != "closed"]
-                feed.put_part(_ORPHANS, [_orphan_card(r) for r in shown] if shown else None)
                 now = time.monotonic()
+                records = list(found.orphans)  # shown as the directory has them
                 for owner in found.owners:
                     running = streams.get(owner.replica)
                     if running is not None and _refused(running):
                         paused[owner.replica] = now + REFUSED_PAUSE_S
                         del streams[owner.replica]
                     if paused.get(owner.replica, 0.0) > now:
-                        continue
-                    if running is None or running.done():
+                        records += found.held.get(owner.replica, [])
+                    elif running is None or running.done():
                         streams[owner.replica] = self.tasks.spawn(
                             self._stream(feed, owner), name=f"view-peer-{owner.replica}"
                         )
+                shown = [_orphan_card(r) for r in records if r.get("status") != "closed"]
+                feed.put_part(_ORPHANS, shown or None)
                 await anyio.sleep(PEERS_S)  # a poll of the directory, not an ordering
         finally:
             await cancel_and_await(*streams.values())
