@@ -59,6 +59,8 @@ def print_view_link(config: Config, principal: str | None) -> int:
     except urllib.error.HTTPError as exc:
         if exc.code == 404:
             return _fail("the server does not serve the live view (started with --no-view?)")
+        if exc.code == 503:  # a fleet's directory (reference §37.9)
+            return _fail("the fleet's directory does not answer; try again shortly")
         return _fail(f"the server refused the request (HTTP {exc.code})")
     except (OSError, ValueError):
         return _fail(f"no BrowserMesh HTTP server answered at {link_endpoint(config)}")

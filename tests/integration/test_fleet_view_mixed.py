@@ -5,6 +5,8 @@ real `redis-server`, real Chromium.
 B's channel answers the view's part ``404 no_view`` itself (never through access control, which
 would log a refused bearer token every second a viewer watches), and A's viewer sees B's
 session as the directory holds it (its card without pages or pictures) instead of not at all.
+When the directory stops answering, A's view and `browsermesh view-link` say to try again
+(503), not to sign in again.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import httpx2
 import pytest
 
 from browsermesh.mcp.forwarding import FLEET_VIEW_PATH
+from browsermesh.view_link import print_view_link
 from tests.support.http_transport import TOKENS, Running, connect, http_server
 from tests.support.redis_server import running_redis
 from tests.support.view_client import new_link, sign_in, view_events
@@ -36,7 +39,7 @@ class Base:
 
 
 async def test_a_replica_without_the_view_shows_in_the_grid_from_the_directory(
-    tmp_path: Path,
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     common = {"fleet_token": FLEET_TOKEN, "fleet_lease_ms": 3_000}
     for name in ("a", "b"):
@@ -81,3 +84,15 @@ async def test_a_replica_without_the_view_shows_in_the_grid_from_the_directory(
             rejected = [r for r in b.records if r.get("message") == "auth.rejected"]
             assert not rejected, f"B's access control saw the view's channel: {rejected}"
             await on_b.ok("browser_session_close", {"sessionId": sid})
+
+        # The directory stops answering: the view says "try again" (503), never "sign in again"
+        # (401), and so does `browsermesh view-link`.
+        redis.stop()
+        async with httpx2.AsyncClient(trust_env=False, timeout=30) as http:
+            page = await http.get(a_base.base + "/view/", headers={"Cookie": cookie})
+        assert page.status_code == 503 and page.json()["error"] == "directory_unreachable"
+        port = int(urlsplit(a.url).port or 0)
+        config = a.runtime.config.replace(http_port=port)
+        failed = await anyio.to_thread.run_sync(print_view_link, config, "alice")
+        assert failed == 1
+        assert "the fleet's directory does not answer" in capsys.readouterr().err
