@@ -103,24 +103,29 @@ async def test_a_directory_that_does_not_answer_is_unavailable_not_signed_out(
 
 
 async def test_a_fleet_feed_merges_the_replicas_grids() -> None:
-    feed = FleetFeed("alice", own="r2")
-    feed.put_part("r3", [{"sessionId": "c"}])
-    feed.put_part("r2", [{"sessionId": "b"}, "not a card"])
-    feed.put_part("r1", [{"sessionId": "a"}])
+    feed = FleetFeed("alice")
+
+    def card(sid: str, at: str) -> dict[str, str]:
+        return {"sessionId": sid, "createdAt": f"2026-12-06T10:00:0{at}Z"}
+
+    feed.put_part("r3", [card("c", "1")])
+    feed.put_part("r2", [card("b", "3"), "not a card"])
+    feed.put_part("r1", [card("a", "2")])
     feed.put_frame("c", "p1", Frame(data="AAAA", source="screencast"))
     news = await feed.next()
+    # Creation order, whichever replica holds which (and whichever serves the view).
     assert news[0] == (
         "state",
-        {"principal": "alice", "sessions": [{"sessionId": s} for s in "bac"]},  # own first
+        {"principal": "alice", "sessions": [card("c", "1"), card("a", "2"), card("b", "3")]},
     )
     assert news[1] == (
         "frame",
         {"sessionId": "c", "pageId": "p1", "source": "screencast", "data": "AAAA"},
     )
-    feed.put_part("r1", [{"sessionId": "a"}])  # unchanged: no new state
+    feed.put_part("r1", [card("a", "2")])  # unchanged: no new state
     feed.put_part("r3", None)  # its stream ended
     assert await feed.next() == [
-        ("state", {"principal": "alice", "sessions": [{"sessionId": "b"}, {"sessionId": "a"}]})
+        ("state", {"principal": "alice", "sessions": [card("a", "2"), card("b", "3")]})
     ]
     feed.put_part("r1", [{"sessionId": f"x{n}"} for n in range(MAX_VIEW_SESSIONS + 5)])
     (kind, state), *_ = await feed.next()

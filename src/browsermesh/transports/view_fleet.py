@@ -64,12 +64,12 @@ _NOT_RELAYED: Final = frozenset(
 
 
 class FleetFeed(ViewerFeed):
-    """One viewer's feed across the fleet: the grids of the replicas it follows, merged (this
-    replica's first, then the others by id), and every replica's pictures."""
+    """One viewer's feed across the fleet: the grids of the replicas it follows, merged in
+    creation order (a reload served by another replica shows the same order), and every
+    replica's pictures."""
 
-    def __init__(self, principal: str, own: str) -> None:
+    def __init__(self, principal: str) -> None:
         super().__init__(principal)
-        self._own = own
         self._parts: dict[str, list[dict[str, Any]]] = {}
         self._shown: list[dict[str, Any]] | None = None
         self.task: asyncio.Task[None] | None = None
@@ -80,11 +80,17 @@ class FleetFeed(ViewerFeed):
             self._parts[replica] = [s for s in sessions if isinstance(s, dict)]
         else:
             self._parts.pop(replica, None)
-        order = sorted(self._parts, key=lambda name: (name != self._own, name))
-        merged = [card for name in order for card in self._parts[name]][:MAX_VIEW_SESSIONS]
+        cards = [card for part in self._parts.values() for card in part]
+        merged = sorted(cards, key=_created)[:MAX_VIEW_SESSIONS]
         if merged != self._shown:
             self._shown = merged
             super().put_state({"principal": self.principal, "sessions": merged})
+
+
+def _created(card: dict[str, Any]) -> tuple[str, str]:
+    """Cards in creation order, as one replica lists them, whichever replica serves the view
+    (every replica writes `createdAt` the same way, ISO 8601 UTC)."""
+    return (str(card.get("createdAt") or ""), str(card.get("sessionId") or ""))
 
 
 class _Part:
@@ -119,7 +125,7 @@ class FleetViews:
 
     def join(self, principal: str) -> FleetFeed:
         """A viewer of `principal`'s sessions across the fleet; `leave` must follow."""
-        feed = FleetFeed(principal, self.member.replica_id)
+        feed = FleetFeed(principal)
         part = _Part(feed, self.member.replica_id)
         self.live.add(part)
         self._parts[feed] = part
