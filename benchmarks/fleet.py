@@ -68,12 +68,12 @@ def fleet_cpu_s(cluster: FleetCluster) -> float:
 
 
 class Connected:
-    """An MCP client over Streamable HTTP with alice's token."""
+    """An MCP client over Streamable HTTP with a principal's token (alice's by default)."""
 
-    def __init__(self, url: str) -> None:
+    def __init__(self, url: str, principal: str = "alice") -> None:
         self.url = url
         self._http = httpx2.AsyncClient(
-            headers={"Authorization": f"Bearer {TOKENS['alice']}"},
+            headers={"Authorization": f"Bearer {TOKENS[principal]}"},
             timeout=httpx2.Timeout(60, read=120),
         )
         self._client: Client | None = None

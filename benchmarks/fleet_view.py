@@ -51,12 +51,14 @@ class Watcher:
         self.shown: dict[str, float] = {}
         self.frames: dict[str, int] = {}
         self.first_frame: dict[str, float] = {}
+        self.states = 0
         self.changed = asyncio.Event()
 
     async def run(self, http: httpx2.AsyncClient, replica: Replica, cookie: str) -> None:
         async for kind, data in view_events(http, replica, cookie):
             now = time.perf_counter() - self.started
             if kind == "state":
+                self.states += 1
                 for card in data["sessions"]:
                     self.shown.setdefault(card["sessionId"], now)
             elif kind == "frame":
@@ -80,6 +82,20 @@ async def _session(replica: Replica, url: str) -> tuple[str, str]:
         sid, pid = made["session"]["sessionId"], made["initialPage"]["pageId"]
         await client.call_tool("browser_navigate", {"sessionId": sid, "pageId": pid, "url": url})
     return sid, pid
+
+
+async def _appears(watcher: Watcher, replica: Replica, principal: str) -> tuple[float, float]:
+    """Create a session of `principal` on `replica`: milliseconds from sending the create to
+    its card in `watcher`'s grid, and to the create's answer; the session is closed after."""
+    async with Connected(replica.url, principal) as client:
+        sent = time.perf_counter()
+        made = await client.call_tool("browser_session_create", {})
+        answered = (time.perf_counter() - sent) * 1000
+        sid = (made.structured_content or {})["session"]["sessionId"]
+        await watcher.until(lambda: sid in watcher.shown)
+        shown = (watcher.shown[sid] + watcher.started - sent) * 1000
+        await client.call_tool("browser_session_close", {"sessionId": sid})
+    return shown, answered
 
 
 async def _inputs(
@@ -130,23 +146,27 @@ async def measure(cluster: FleetCluster, site: FixtureSite) -> dict[str, Any]:
                 rid: watcher.frames.get(sid, 0) - before_frames.get(sid, 0)
                 for rid, (sid, _) in own.items()
             }
-            appear: list[float] = []
-            for _ in range(NEW_SESSIONS):
-                async with Connected(r3.url) as client:
-                    made = await client.call_tool("browser_session_create", {})
-                    created = time.perf_counter()
-                    sid = (made.structured_content or {})["session"]["sessionId"]
-                    await watcher.until(lambda sid=sid: sid in watcher.shown)
-                    appear.append((time.perf_counter() - created) * 1000)
-                    await client.call_tool("browser_session_close", {"sessionId": sid})
+            appear = [await _appears(watcher, r3, "alice") for _ in range(NEW_SESSIONS)]
             inputs = await _inputs(http, r1, cookie, {"own (r1)": own["r1"], "relayed": own["r2"]})
         finally:
             reader.cancel()
+        # Bob has no session anywhere yet: r1 follows r3 for him only once the directory says.
+        bob_login = await sign_in(http, r1, await new_link(r1, "bob"))
+        bob_watcher = Watcher()
+        bob_cookie = "bm_view=" + bob_login.cookies["bm_view"]
+        bob_reader = asyncio.create_task(bob_watcher.run(http, r1, bob_cookie))
+        try:
+            await bob_watcher.until(lambda: bob_watcher.states > 0)  # the stream is open
+            first = await _appears(bob_watcher, r3, "bob")
+        finally:
+            bob_reader.cancel()
     return {
         "join": {"grid_s": round(grid_s, 2), "pictures_s": round(pictures_s, 2)},
         "frames": frames,
         "cpu_s": cpu,
-        "new_session_ms": latency_stats(appear),
+        "new_session_ms": latency_stats([ms for ms, _ in appear]),
+        "create_ms": latency_stats([ms for _, ms in appear]),
+        "first_session": {"shown_ms": round(first[0], 1), "create_ms": round(first[1], 1)},
         "input": inputs,
     }
 
@@ -165,7 +185,7 @@ def report(data: dict[str, Any]) -> str:
         [rid, "own" if rid == "r1" else "relayed", frames[rid], f"{frames[rid] / WATCH_S:.1f}"]
         for rid in sorted(frames)
     ]
-    new = data["new_session_ms"]
+    new, create, first = data["new_session_ms"], data["create_ms"], data["first_session"]
     input_rows = [
         [k, s["n"], s["p50_ms"], s["p95_ms"], s["max_ms"]] for k, s in data["input"].items()
     ]
@@ -176,9 +196,12 @@ def report(data: dict[str, Any]) -> str:
         "(`/view/events`). Run: `python -m benchmarks.fleet_view`.\n\n"
         f"- Joining: the grid listed all three sessions {data['join']['grid_s']} s after the "
         f"stream opened, with a picture of each after {data['join']['pictures_s']} s.\n"
-        f"- A new session on r3 showed in r1's grid {new['p50_ms']} ms (p50; max "
-        f"{new['max_ms']} ms, n = {new['n']}) after its create answered (the viewer's replica "
-        "reads the directory every second).\n\n"
+        f"- Another session of alice on r3 (which r1 already follows for her): its card showed "
+        f"in r1's grid {new['p50_ms']} ms after the create was sent (p50, max {new['max_ms']} "
+        f"ms, n = {new['n']}); the create itself answered in {create['p50_ms']} ms (p50).\n"
+        f"- Bob's first session anywhere, on r3, watched through r1 (which follows r3 for him "
+        f"only once the directory, read every second, lists it there): card after "
+        f"{first['shown_ms']} ms, the create answered in {first['create_ms']} ms.\n\n"
         f"## Pictures reaching the viewer in {WATCH_S:.0f} s\n\n"
         + md_table(["session on", "path", "pictures", "per s"], picture_rows)
         + "\n\nCPU of each replica's process tree (the replica and its Chromium) over those "
