@@ -13,7 +13,9 @@ bash scripts/grid.sh >/dev/null  # Java, chromedriver, the Selenium Grid jar for
 if [ "$#" -eq 0 ]; then
   # The whole suite: measure coverage (child servers included, see pyproject) and apply the gate.
   rm -f .coverage .coverage.*
-  echo "== pytest (with coverage)" && python -m pytest --durations=30 --cov --cov-report=term --cov-report=json:.coverage.json.tmp
+  # Two workers (the machines have two cores; a browser test waits on Chromium much of its
+  # time), each taking whole files, so a file's tests keep their order and module fixtures.
+  echo "== pytest (with coverage, 2 workers)" && python -m pytest -n 2 --dist loadfile --durations=30 --cov --cov-report=term --cov-report=json:.coverage.json.tmp
   python scripts/coverage_gate.py .coverage.json.tmp && rm -f .coverage.json.tmp
 else
   echo "== pytest $*" && python -m pytest "$@"
