@@ -36,14 +36,15 @@ from browsermesh.model import progress
 from browsermesh.transports.asgi import header, respond_json
 from browsermesh.transports.auth import bearer_token
 
-__all__ = ["FleetChannelMiddleware", "ForwardedCall"]
+__all__ = ["PRINCIPAL_RE", "FleetChannelMiddleware", "ForwardedCall"]
 
 MAX_BODY_BYTES: Final = 16 * 1024 * 1024
 """A forwarded call's body at most (its arguments were already bounded by the first replica)."""
 MAX_PHASES_QUEUED: Final = 64
 READ_S: Final = 5.0
 """A forwarded resource read at most (a session's page titles are peeked within 1 s each)."""
-_PRINCIPAL_RE: Final = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
+PRINCIPAL_RE: Final = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
+"""A principal's name as the channel takes it (the view's part of the channel too)."""
 _TOOL_RE: Final = re.compile(r"^[a-z_]{1,64}$")
 _NDJSON: Final = b"application/x-ndjson"
 _MAX_URI_CHARS: Final = 2_048
@@ -80,7 +81,7 @@ def parse_call(body: bytes) -> ForwardedCall | None:
         return None
     tool, args, principal = raw.get("tool"), raw.get("arguments"), raw.get("principal")
     budget, wants, resource = raw.get("budgetMs"), raw.get("progress"), raw.get("resource")
-    if not isinstance(principal, str) or not _PRINCIPAL_RE.match(principal):
+    if not isinstance(principal, str) or not PRINCIPAL_RE.match(principal):
         return None
     if not isinstance(budget, int) or isinstance(budget, bool) or not 1 <= budget <= 3_600_000:
         return None

@@ -21,7 +21,6 @@ of the channel itself.
 from __future__ import annotations
 
 import json
-import re
 from typing import Any, Final
 
 import anyio
@@ -30,23 +29,16 @@ from starlette.types import Receive, Scope, Send
 
 from browsermesh.runtime.live import LiveView
 from browsermesh.transports.asgi import respond_json
+from browsermesh.transports.fleet_channel import PRINCIPAL_RE
 from browsermesh.transports.view import HEARTBEAT_S
 from browsermesh.transports.view_artifacts import Serve
-from browsermesh.transports.view_input import Perform
+from browsermesh.transports.view_input import ID_CHARS, Perform, text_field
 
 __all__ = ["ANSWER_HEADER", "ViewChannel"]
 
 ANSWER_HEADER: Final = "x-browsermesh-view-answer"
 """Set on every answer of this side (its value ``1``)."""
-_PRINCIPAL_RE: Final = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
-_ID_CHARS: Final = 128
 _NDJSON: Final = b"application/x-ndjson"
-
-
-def _id(value: object) -> str | None:
-    if isinstance(value, str) and 0 < len(value) <= _ID_CHARS and value.isprintable():
-        return value
-    return None
 
 
 class ViewChannel:
@@ -63,10 +55,8 @@ class ViewChannel:
         except ValueError:
             raw = None
         principal = raw.get("principal") if isinstance(raw, dict) else None
-        if not isinstance(raw, dict) or not isinstance(principal, str):
-            await respond_json(send, 400, {"error": "bad_request"})
-            return
-        if not _PRINCIPAL_RE.match(principal):
+        valid = isinstance(principal, str) and PRINCIPAL_RE.match(principal) is not None
+        if not isinstance(raw, dict) or not isinstance(principal, str) or not valid:
             await respond_json(send, 400, {"error": "bad_request"})
             return
         answer = await self._answer(principal, raw, receive, send)
@@ -85,7 +75,8 @@ class ViewChannel:
             return await self._perform(action, principal, inner)
         wanted = raw.get("artifact")
         if isinstance(wanted, dict):
-            session_id, artifact_id = _id(wanted.get("sessionId")), _id(wanted.get("artifactId"))
+            session_id = text_field(wanted, "sessionId", ID_CHARS)
+            artifact_id = text_field(wanted, "artifactId", ID_CHARS)
             if session_id is not None and artifact_id is not None:
                 return await self._serve(principal, session_id, artifact_id)
         return Response(b'{"error":"bad_request"}', 400, media_type="application/json")

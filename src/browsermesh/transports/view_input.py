@@ -33,13 +33,23 @@ from browsermesh.errors import BrowserMeshError, ErrorCode, error_payload
 from browsermesh.log import EventLog
 from browsermesh.runtime.handover import Handover, HoldRefused, NotHolder
 
-__all__ = ["ACTIONS", "MAX_INPUT_BODY_BYTES", "Perform", "Relay", "input_actions", "input_routes"]
+__all__ = [
+    "ACTIONS",
+    "ID_CHARS",
+    "MAX_INPUT_BODY_BYTES",
+    "Perform",
+    "Relay",
+    "input_actions",
+    "input_routes",
+    "text_field",
+]
 
 ACTIONS: Final = ("hold", "input", "release")
 """The take-over's requests, each ``POST /view/<action>``."""
 MAX_INPUT_BODY_BYTES: Final = 65_536
 _VIEWER_CHARS: Final = 64
-_ID_CHARS: Final = 128
+ID_CHARS: Final = 128
+"""A session, page or artifact id in a view request, at most."""
 
 
 def _answer(status: int, body: dict[str, Any], headers: dict[str, str]) -> Response:
@@ -65,7 +75,7 @@ async def _body(request: Request) -> dict[str, Any] | None:
     return value if isinstance(value, dict) else None
 
 
-def _text(body: dict[str, Any], key: str, limit: int) -> str | None:
+def text_field(body: dict[str, Any], key: str, limit: int) -> str | None:
     value = body.get(key)
     if isinstance(value, str) and 0 < len(value) <= limit and value.isprintable():
         return value
@@ -85,9 +95,9 @@ def input_actions(handover: Handover, headers: dict[str, str]) -> Perform:
     request (the fleet's channel)."""
 
     def addressed(body: dict[str, Any], *, page: bool) -> tuple[str, str, str] | Response:
-        viewer = _text(body, "viewer", _VIEWER_CHARS)
-        session_id = _text(body, "sessionId", _ID_CHARS)
-        page_id = _text(body, "pageId", _ID_CHARS) if page else ""
+        viewer = text_field(body, "viewer", _VIEWER_CHARS)
+        session_id = text_field(body, "sessionId", ID_CHARS)
+        page_id = text_field(body, "pageId", ID_CHARS) if page else ""
         if viewer is None or session_id is None or page_id is None:
             missing = (
                 "viewer" if viewer is None else "sessionId" if session_id is None else "pageId"
@@ -179,7 +189,7 @@ def input_routes(
             if isinstance(checked, Response):
                 return checked
             principal, body = checked
-            session_id = _text(body, "sessionId", _ID_CHARS)
+            session_id = text_field(body, "sessionId", ID_CHARS)
             if relay is not None and session_id is not None:
                 relayed = await relay(action, principal, session_id, body)
                 if relayed is not None:
