@@ -14,8 +14,9 @@ if [ "$#" -eq 0 ]; then
   # The whole suite: measure coverage (child servers included, see pyproject) and apply the gate.
   rm -f .coverage .coverage.*
   # Two workers (the machines have two cores; a browser test waits on Chromium much of its
-  # time), each taking whole files, so a file's tests keep their order and module fixtures.
-  echo "== pytest (with coverage, 2 workers)" && python -m pytest -n 2 --dist loadfile --durations=30 --cov --cov-report=term --cov-report=json:.coverage.json.tmp
+  # time), each taking whole files, so a file's tests keep their order and module fixtures;
+  # files marked `long` first (tests/support/long_first.py), then in collected order.
+  echo "== pytest (with coverage, 2 workers)" && python -m pytest -n 2 --dist loadfile --no-loadscope-reorder --durations=30 --cov --cov-report=term --cov-report=json:.coverage.json.tmp
   python scripts/coverage_gate.py .coverage.json.tmp && rm -f .coverage.json.tmp
 else
   echo "== pytest $*" && python -m pytest "$@"

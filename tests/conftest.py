@@ -23,7 +23,7 @@ from tests.support.clients import ERAS, ToolClient, tool_client
 from tests.support.examples import FEW
 from tests.support.runtimes import real_config
 
-pytest_plugins = ["tests.support.chromium_guard", "pytester"]
+pytest_plugins = ["tests.support.chromium_guard", "tests.support.long_first", "pytester"]
 """Marks every test that uses Chromium `chromium`, and fails an unmarked one that does."""
 
 if FEW:  # BM_TEST_FEW_EXAMPLES=1 (tests/support/examples.py): a tenth of the default too

@@ -35,7 +35,7 @@ from tests.support.http_transport import TOKENS, connect
 from tests.support.locators import by_test_id, label, role
 from tests.support.redis_server import dump
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.long]
 
 LEASE_MS = 3_000
 CANARY = "fleet-cluster-canary-62d9"

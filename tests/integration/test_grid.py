@@ -42,7 +42,7 @@ from tests.support.results import assert_clean
 from tests.support.runtimes import real_runtime
 from tests.support.servers import CHECKOUT_ENV
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.long]
 
 PASSWORD = "grid-pw-canary-7f3a"
 HEADER_VALUE = "grid-header-canary-91bc"

@@ -23,7 +23,7 @@ from tests.fixtures.apps import AdminApp, Credentials, DatasetteApp
 from tests.support.clients import ToolClient
 from tests.support.locators import css, label, role
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.long]
 
 PRODUCTS = "/admin/shop/product/"
 

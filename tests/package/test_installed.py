@@ -54,7 +54,7 @@ from tests.support.jsonrpc import INITIALIZE
 from tests.support.release import changelog_version
 from tests.support.servers import assert_no_chromium_left
 
-pytestmark = pytest.mark.package
+pytestmark = [pytest.mark.package, pytest.mark.long]
 
 REPO = Path(__file__).resolve().parents[2]
 NODE = REPO / ".tools/node22/node_modules/node/bin/node"

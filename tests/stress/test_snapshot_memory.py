@@ -21,7 +21,7 @@ from tests.support.clients import tool_client
 from tests.support.procs import driver_rss_kib, rss_kib
 from tests.support.runtimes import real_runtime
 
-pytestmark = [pytest.mark.anyio, pytest.mark.timeout(400)]
+pytestmark = [pytest.mark.anyio, pytest.mark.timeout(400), pytest.mark.long]
 
 # 60 pairs measured after 20: the old leak (200 element handles, 660 KiB of this process and
 # 1.1-1.8 MiB of the driver per pair) stays several times over every bound, and the test takes
