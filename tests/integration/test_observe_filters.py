@@ -201,7 +201,7 @@ async def test_newest_first_then_polling_misses_and_repeats_nothing(
             break
         if await poll() == 0:
             settle = {"kind": "load", "state": "load"}
-            await client.ok("browser_wait", {**obs.addr, "timeoutMs": 100, "condition": settle})
+            await client.ok("browser_wait", {**obs.addr, "timeoutMs": 5_000, "condition": settle})
     assert seen == [str(n) for n in range(6)]
     # a forward read from the final cursor returns nothing; the same read without it, all six
     assert (await obs.ok(source="network", sinceEventId=cursor, **wanted)).get("events", []) == []

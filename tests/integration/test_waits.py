@@ -53,7 +53,7 @@ async def test_each_wait_kind_satisfied_and_timing_out(
         {"kind": "text", "text": "Never shown anywhere", "state": "absent"},
     ]
     for condition in conditions:
-        data = await c.ok("browser_wait", {**addr, "condition": condition, "timeoutMs": 3000})
+        data = await c.ok("browser_wait", {**addr, "condition": condition, "timeoutMs": 10_000})
         assert data["satisfied"] is True
     failing = [
         {"kind": "url", "matcher": {"kind": "glob", "value": "**/elsewhere"}},

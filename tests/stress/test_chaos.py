@@ -203,7 +203,7 @@ async def test_drag_and_drop_on_a_blocked_page_times_out_within_its_budget(
                 s, p = await c.session(name=name)
                 addr = {"sessionId": s, "pageId": p}
                 await c.ok("browser_navigate", {**addr, "url": site.url("/interactions")})
-                await c.ok("browser_evaluate", {**addr, "expression": busy, "timeoutMs": 2000})
+                await c.ok("browser_evaluate", {**addr, "expression": busy, "timeoutMs": 10_000})
                 await anyio.sleep(0.3)  # the loop has started; the renderer is stuck
                 started = time.monotonic()
                 with anyio.move_on_after(15):
