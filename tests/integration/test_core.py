@@ -272,7 +272,8 @@ async def test_page_close_on_a_reloading_page_never_wedges_the_session(
 
             for index in range(SESSIONS):
                 site.pages[f"/reload-loop-{index}"] = RELOAD_LOOP
-            sessions = [await c.session() for _ in range(SESSIONS)]
+            # The first create starts Chromium within the 2 s default: tried again if it ran out.
+            sessions = [await c.session(tries=3) for _ in range(SESSIONS)]
             async with anyio.create_task_group() as tg:
                 for index, (s, first) in enumerate(sessions):
                     tg.start_soon(close_reloading_pages, index, s, first)

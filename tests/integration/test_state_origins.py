@@ -136,7 +136,7 @@ async def test_a_restore_past_its_budget_times_out_on_time_and_leaks_nothing(
         elapsed = time.monotonic() - started
         assert info.value.code is ErrorCode.OPERATION_TIMEOUT
         assert info.value.details == {"timeoutMs": budget_ms, "reason": "timeout"}
-        assert elapsed < budget_ms / 1000 + 0.5
+        assert elapsed < budget_ms / 1000 + 1.0  # on time: well before the ~2 s restore ends
         # Chromium finishes the creation later; that context is closed as soon as it exists
         await eventually(lambda: not engine.abandoned_creations(), 30, "the late context closed")
         assert engine.live_contexts() == 0

@@ -119,21 +119,6 @@ HOSTILE_PAGE = f"""<!doctype html><title>Hostile</title>
 <script>copy.textContent = p.value; console.log('loaded');</script>"""
 
 
-async def _new_session(c: ToolClient) -> tuple[str, str]:
-    """A session for the test itself. Its create has the runtime's 2 s budget (it takes no
-    `timeoutMs`), which a loaded machine can pass while making a browser context: a create
-    that ran out of time is tried again, up to `SETUP_ATTEMPTS` times; any other error fails."""
-    for _ in range(SETUP_ATTEMPTS - 1):
-        result = await c.client.call_tool("browser_session_create", {})
-        if check(result) != "OPERATION_TIMEOUT":
-            break
-    else:
-        result = await c.client.call_tool("browser_session_create", {})
-    data = result.structured_content or {}
-    assert not result.is_error, result.content
-    return data["session"]["sessionId"], data["initialPage"]["pageId"]
-
-
 async def _fuzz(tmp_path: Path, start_url: str, examples: int) -> tuple[dict[str, int], list[str]]:
     """Run `examples` fuzzed calls over every tool on a live session at `start_url`."""
     texts: list[str] = []
@@ -146,7 +131,7 @@ async def _fuzz(tmp_path: Path, start_url: str, examples: int) -> tuple[dict[str
         # The test's own set-up and last checks are not fuzzed: they get a budget that holds on
         # a loaded machine (the runtime's 2 s default keeps the fuzzed calls short).
         setup = {"timeoutMs": SETUP_TIMEOUT_MS}
-        s, p = await _new_session(c)
+        s, p = await c.session(tries=SETUP_ATTEMPTS)
         await c.ok("browser_navigate", {"sessionId": s, "pageId": p, "url": start_url, **setup})
         live = {"sessionId": s, "pageId": p}
         calls: list[tuple[str, dict[str, Any]]] = []
@@ -176,7 +161,7 @@ async def _fuzz(tmp_path: Path, start_url: str, examples: int) -> tuple[dict[str
             outcomes[kind] = outcomes.get(kind, 0) + 1
         info = await c.ok("browser_runtime_info")
         assert info["activeSessions"] >= 1
-        s2, p2 = await _new_session(c)  # the server still serves new work
+        s2, p2 = await c.session(tries=SETUP_ATTEMPTS)  # the server still serves new work
         ok = await c.ok(
             "browser_navigate", {"sessionId": s2, "pageId": p2, "url": start_url, **setup}
         )

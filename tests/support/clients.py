@@ -56,7 +56,10 @@ class ToolClient:
         return result
 
     async def ok(self, name: str, args: dict[str, Any] | None = None, **kw: Any) -> dict[str, Any]:
-        result = await self.raw(name, args, **kw)
+        return self.success(name, args, await self.raw(name, args, **kw))
+
+    def success(self, name: str, args: dict[str, Any] | None, result: Any) -> dict[str, Any]:
+        """`result` of `name(args)`, checked to be a lean success; its structuredContent."""
         assert not result.is_error, result.content[0].text
         data: dict[str, Any] = result.structured_content
         schema = self.tools[name].output_schema
@@ -75,8 +78,18 @@ class ToolClient:
         assert payload["ok"] is False
         return payload["error"]
 
-    async def session(self, **args: Any) -> tuple[str, str]:
-        data = await self.ok("browser_session_create", args)
+    async def session(self, *, tries: int = 1, **args: Any) -> tuple[str, str]:
+        """A new session's (sessionId, initial pageId). A create has the runtime's default
+        budget (it takes no `timeoutMs`, reference §15.2), which a loaded machine can pass while
+        it starts Chromium or makes a context: tests whose runtime has a small default give
+        `tries` > 1, and a create that ran out of time is tried again (any other error fails)."""
+        for _ in range(tries - 1):
+            result = await self.raw("browser_session_create", args)
+            if not result.is_error or '"OPERATION_TIMEOUT"' not in result.content[0].text:
+                break
+        else:
+            result = await self.raw("browser_session_create", args)
+        data = self.success("browser_session_create", args, result)
         return data["session"]["sessionId"], data["initialPage"]["pageId"]
 
 
