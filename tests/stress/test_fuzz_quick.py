@@ -183,6 +183,8 @@ async def test_fuzzed_calls_on_a_hostile_page_never_leak_its_password(
     tmp_path: Path, site: FixtureSite
 ) -> None:
     site.pages["/fuzz/hostile"] = HOSTILE_PAGE
-    outcomes, texts = await _fuzz(tmp_path, site.url("/fuzz/hostile"), 80)
+    # As many examples as the test above: with 80, a run of random draws could reach the page
+    # only twice (2 successes among 76 refusals, seen once); with 150, 13-27 in six runs.
+    outcomes, texts = await _fuzz(tmp_path, site.url("/fuzz/hostile"), 150)
     assert outcomes.get("success", 0) >= 3, outcomes
     assert not [t for t in texts if HOSTILE_SECRET in t]
