@@ -145,7 +145,7 @@ async def test_iframe_chains(mcp_client: ToolClient, site: FixtureSite) -> None:
     missing = role(
         "button", "x", frame={"kind": "iframe", "chain": [{"strategy": "css", "value": "#nope"}]}
     )
-    err = await c.err("browser_click", {**addr, "locator": missing, "timeoutMs": 300})
+    err = await c.err("browser_click", {**addr, "locator": missing, "timeoutMs": 10_000})
     assert err["code"] == "ELEMENT_NOT_FOUND"
 
 

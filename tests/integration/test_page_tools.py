@@ -84,7 +84,7 @@ async def test_listing_marks_annotations_and_frames(tmp_path: Path, shop: WebMcp
         err = await c.err("browser_page_tool_call", {**at, "name": "frame_tool"})
         assert err["details"]["reason"] == "page_tool_not_found"
         bad = {"kind": "iframe", "chain": [{"strategy": "css", "value": "#no-such"}]}
-        missing = await c.err("browser_page_tools", {**at, "frame": bad, "timeoutMs": 1_500})
+        missing = await c.err("browser_page_tools", {**at, "frame": bad, "timeoutMs": 10_000})
         assert missing["code"] == "ELEMENT_NOT_FOUND"
 
 

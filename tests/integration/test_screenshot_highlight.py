@@ -266,7 +266,7 @@ async def test_highlight_errors(client: ToolClient, layout: _LayoutSite) -> None
     addr = await open_layout(c, layout.url("/layout"))
     before = await page_html(c, addr)
     missing = {"locator": {"strategy": "css", "value": "#missing"}}
-    err = await c.err("browser_screenshot", {**addr, "timeoutMs": 2000, "highlight": missing})
+    err = await c.err("browser_screenshot", {**addr, "timeoutMs": 10_000, "highlight": missing})
     assert err["code"] == "ELEMENT_NOT_FOUND", err
     both = {**BY_LOCATOR, "ref": "s1e1"}
     err = await c.err("browser_screenshot", {**addr, "highlight": both})

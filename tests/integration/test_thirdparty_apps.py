@@ -175,7 +175,7 @@ async def test_admin_and_editor_in_parallel_sessions(
     # (the admin's CSS upper-cases the link: innerText is "ADD PRODUCT")
     assert "add product" in (await text(c, admin, "#content")).casefold()
     assert "add product" not in (await text(c, editor, "#content")).casefold()
-    missing = await c.err("browser_hover", {**editor, "locator": add_link, "timeoutMs": 1000})
+    missing = await c.err("browser_hover", {**editor, "locator": add_link, "timeoutMs": 10_000})
     assert missing["code"] == "ELEMENT_NOT_FOUND"
     count_before = django_admin.query("SELECT count(*) FROM shop_product")
     await c.ok("browser_navigate", {**editor, "url": django_admin.url(PRODUCTS + "add/")})

@@ -64,7 +64,7 @@ async def test_two_traced_sessions_open_with_their_steps_and_no_password(
         await c.ok("browser_click", {**b, "locator": {"strategy": "text", "value": "Log"}})
         missing = await c.err(
             "browser_click",
-            {**b, "locator": {"strategy": "text", "value": "Nowhere"}, "timeoutMs": 800},
+            {**b, "locator": {"strategy": "text", "value": "Nowhere"}, "timeoutMs": 10_000},
         )
         assert missing["code"] == "ELEMENT_NOT_FOUND"
         await c.ok("browser_snapshot", {**a, "format": "actions"})
