@@ -85,7 +85,9 @@ class ToolClient:
         `tries` > 1, and a create that ran out of time is tried again (any other error fails)."""
         for _ in range(tries - 1):
             result = await self.raw("browser_session_create", args)
-            if not result.is_error or '"OPERATION_TIMEOUT"' not in result.content[0].text:
+            if not result.is_error:
+                break
+            if json.loads(result.content[0].text)["error"]["code"] != "OPERATION_TIMEOUT":
                 break
         else:
             result = await self.raw("browser_session_create", args)

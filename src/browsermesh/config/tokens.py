@@ -14,9 +14,11 @@ from typing import Final
 
 from browsermesh.config.constants import TOKEN_FILE_MAX_BYTES
 
-__all__ = ["parse_auth_token_file", "world_readable"]
+__all__ = ["PRINCIPAL_RE", "parse_auth_token_file", "world_readable"]
 
-_PRINCIPAL_RE: Final = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
+PRINCIPAL_RE: Final = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
+"""A principal's name: in the token files, and wherever a replica is told one (the fleet's
+channel, the view's part of it)."""
 _TOKEN_MIN: Final = 16
 _TOKEN_MAX: Final = 512
 _MAX_TOKEN_FILE_PROBLEMS: Final = 20
@@ -48,8 +50,8 @@ def _read_text(path: Path) -> str:
 def _line_problem(number: int, name: str, token: str, colon: str) -> str | None:
     if not colon:
         return f"line {number}: expected name:token"
-    if not _PRINCIPAL_RE.match(name):
-        return f"line {number}: principal name must match ^[a-z0-9][a-z0-9_-]{{0,63}}$"
+    if not PRINCIPAL_RE.match(name):
+        return f"line {number}: principal name must match {PRINCIPAL_RE.pattern}"
     if not (_TOKEN_MIN <= len(token) <= _TOKEN_MAX and all("!" <= ch <= "~" for ch in token)):
         return (
             f"line {number}: token must be {_TOKEN_MIN} to {_TOKEN_MAX} printable ASCII "

@@ -30,21 +30,20 @@ import mcp.types as types
 from mcp import MCPError
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from browsermesh.config.tokens import PRINCIPAL_RE
 from browsermesh.log import EventLog
 from browsermesh.mcp.forwarding import ANSWER_SLACK_S, FLEET_CALL_PATH, FLEET_VIEW_PATH
 from browsermesh.model import progress
 from browsermesh.transports.asgi import header, respond_json
 from browsermesh.transports.auth import bearer_token
 
-__all__ = ["PRINCIPAL_RE", "FleetChannelMiddleware", "ForwardedCall"]
+__all__ = ["FleetChannelMiddleware", "ForwardedCall"]
 
 MAX_BODY_BYTES: Final = 16 * 1024 * 1024
 """A forwarded call's body at most (its arguments were already bounded by the first replica)."""
 MAX_PHASES_QUEUED: Final = 64
 READ_S: Final = 5.0
 """A forwarded resource read at most (a session's page titles are peeked within 1 s each)."""
-PRINCIPAL_RE: Final = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
-"""A principal's name as the channel takes it (the view's part of the channel too)."""
 _TOOL_RE: Final = re.compile(r"^[a-z_]{1,64}$")
 _NDJSON: Final = b"application/x-ndjson"
 _MAX_URI_CHARS: Final = 2_048

@@ -27,9 +27,9 @@ import anyio
 from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
 
+from browsermesh.config.tokens import PRINCIPAL_RE
 from browsermesh.runtime.live import LiveView
 from browsermesh.transports.asgi import respond_json
-from browsermesh.transports.fleet_channel import PRINCIPAL_RE
 from browsermesh.transports.view import HEARTBEAT_S
 from browsermesh.transports.view_artifacts import Serve
 from browsermesh.transports.view_input import ID_CHARS, Perform, text_field
@@ -55,8 +55,7 @@ class ViewChannel:
         except ValueError:
             raw = None
         principal = raw.get("principal") if isinstance(raw, dict) else None
-        valid = isinstance(principal, str) and PRINCIPAL_RE.match(principal) is not None
-        if not isinstance(raw, dict) or not isinstance(principal, str) or not valid:
+        if not isinstance(principal, str) or not PRINCIPAL_RE.match(principal):
             await respond_json(send, 400, {"error": "bad_request"})
             return
         answer = await self._answer(principal, raw, receive, send)
